@@ -1,0 +1,82 @@
+/**
+ * The block-range manifest: a small root per chain that points at immutable shards,
+ * each listing the partitions of one dataset inside a fixed block span. A query loads
+ * the root and only the shards its range touches. Format documented in
+ * `partitions-manifest/README.md` and `partitions-manifest/manifest.schema.json`.
+ */
+import type { Family } from '../schema/dataset.ts'
+
+export const MANIFEST_FORMAT = 'edge-chain-data/manifest@1'
+
+/** Inclusive block range. */
+export type BlockRange = [from: number, to: number]
+
+export interface ChainRef {
+  family: Family
+  id: number
+  code: string
+}
+
+export interface ManifestRoot {
+  format: typeof MANIFEST_FORMAT
+  chain: ChainRef
+  /** Bumped by every publication; shard keys carry the generation that wrote them. */
+  generation: number
+  /** Blocks per shard: shard i covers blocks [i * shardSpan, (i + 1) * shardSpan - 1]. */
+  shardSpan: number
+  updatedAt: string
+  datasets: Record<string, DatasetIndex>
+}
+
+export interface DatasetIndex {
+  /** Covered block ranges, sorted, merged, never overlapping; the holes between them are gaps. */
+  coverage: BlockRange[]
+  rows: number
+  bytes: number
+  shards: ShardRef[]
+}
+
+export interface ShardRef {
+  index: number
+  key: string
+  /** Lowest and highest block covered by the shard's partitions. */
+  from: number
+  to: number
+  partitions: number
+  rows: number
+  bytes: number
+}
+
+export interface ManifestShard {
+  format: typeof MANIFEST_FORMAT
+  chain: ChainRef
+  dataset: string
+  index: number
+  generation: number
+  /** Sorted by `from`; ranges never overlap. */
+  partitions: PartitionEntry[]
+}
+
+export interface PartitionEntry {
+  key: string
+  from: number
+  to: number
+  rows: number
+  bytes: number
+  /**
+   * Start of everything after the last data page (bloom filters, page indexes,
+   * footer): one ranged read of [tailOffset, bytes) opens the file.
+   */
+  tailOffset: number
+  rowGroups: RowGroupEntry[]
+}
+
+export interface RowGroupEntry {
+  /** Block range of the rows in the group (from column statistics). */
+  from: number
+  to: number
+  rows: number
+  /** Byte span of the group's column chunks. */
+  offset: number
+  length: number
+}

@@ -1,0 +1,47 @@
+/**
+ * A dataset is declared once, as data. The Parquet schema, filter validation and
+ * every output encoder are derived from these declarations (see `derive.ts`), so a
+ * field added here appears everywhere or the declaration test fails.
+ */
+import type { Kind } from './kinds.ts'
+
+export type Family = 'evm' | 'move'
+
+export interface FieldDecl {
+  /** Output name, in the spec's spelling. */
+  name: string
+  kind: Kind
+  /** The field may be null (JSON null, empty CSV cell, Arrow null). */
+  nullable?: boolean
+  /** Stored under another column name (a dataset that renames a stored field). */
+  column?: string
+  /**
+   * Not stored: `chain` is the chain id of the request, `null` is always null
+   * (the spec's `raw`). Virtual fields are filterable against that constant.
+   */
+  virtual?: 'chain' | 'null'
+  /** Not in the default field set; returned when asked for with `fields=`. */
+  extra?: boolean
+  /** Write a split-block bloom filter: the column is hit by `__in` lookups of rare values. */
+  bloom?: boolean
+}
+
+export interface DatasetDecl {
+  /** Dataset name as it appears in the URL and in object keys. */
+  name: string
+  family: Family
+  /** Path under /v1/api/ that serves it. */
+  path: string
+  /** Partitions this dataset reads; two datasets may share one storage (Move transactions and decoded). */
+  storage: string
+  /** Range key: stored column holding the block number (or Move version). */
+  rangeKey: string
+  /** Stored columns that order rows inside a partition and in every response. */
+  orderBy: readonly string[]
+  fields: readonly FieldDecl[]
+}
+
+/** The stored column behind a field. */
+export const columnOf = (f: FieldDecl): string => f.column ?? f.name
+
+export const isStored = (f: FieldDecl): boolean => f.virtual === undefined

@@ -1,0 +1,204 @@
+/**
+ * The closed vocabulary of column kinds. A field's kind decides how it is stored
+ * in Parquet, how it is written as JSON and CSV text, its Arrow type, which filter
+ * operators it takes and how a filter value is parsed. Nothing else in the code
+ * switches on field names.
+ *
+ * In-memory values (what the ingester writes and the scanner reads back):
+ * u64 kinds → bigint; u256, hash, address, bytes → Uint8Array; bool → boolean;
+ * string and json → string (json holds JSON text).
+ */
+import { bytesToHex, hexToBytes } from './hex.ts'
+
+export type Kind =
+  | 'u64hex' // INT64 (UINT_64); JSON "0x1a": block numbers and small quantities
+  | 'u64int' // INT64 (UINT_64); JSON number: indexes, timestamps, types
+  | 'u256hex' // 32-byte big-endian; JSON "0x1a": wei quantities that can pass 2^64
+  | 'u256pad' // 32-byte big-endian; JSON "0x" + 64 digits (the spec's padded `value`)
+  | 'hash' // 32 bytes
+  | 'address' // 20 bytes
+  | 'address32' // 32 bytes (Move-VM account addresses)
+  | 'bytes' // variable-length bytes; JSON "0x…"
+  | 'bool'
+  | 'string'
+  | 'json' // JSON text; written into JSON output as a nested value
+
+export type Operator = 'eq' | 'in' | 'gte' | 'lte'
+
+export type StoredValue = bigint | Uint8Array | boolean | string
+
+/** Why a filter value was refused: the caller turns it into a 400 naming the parameter. */
+export class InvalidValueError extends Error {}
+
+export interface ParquetColumnType {
+  type: 'INT64' | 'FIXED_LEN_BYTE_ARRAY' | 'BYTE_ARRAY' | 'BOOLEAN'
+  typeLength?: number
+  convertedType?: 'UINT_64' | 'UTF8' | 'JSON'
+}
+
+export interface KindSpec {
+  /** Parquet physical type; the schema is derived from it. */
+  parquet: ParquetColumnType
+  /** Fixed byte width of binary kinds, used to validate and to size Arrow FixedSizeBinary. */
+  width?: number
+  /** Operators a filter may use on a field of this kind. */
+  operators: readonly Operator[]
+  /** Parses a filter value as sent in a query string; throws InvalidValueError. */
+  parse(text: string): StoredValue
+  /** The value as it appears in JSON output. */
+  toJson(value: StoredValue): unknown
+  /** The value as CSV cell text (before CSV quoting). */
+  toText(value: StoredValue): string
+}
+
+const ORDERED: readonly Operator[] = ['eq', 'in', 'gte', 'lte']
+const EQUALITY: readonly Operator[] = ['eq', 'in']
+const U64_MAX = (1n << 64n) - 1n
+const U256_MAX = (1n << 256n) - 1n
+
+/** Accepts decimal or 0x-hex; the spec's numbers arrive both ways. */
+export function parseUnsigned(text: string, max: bigint): bigint {
+  const t = text.trim()
+  if (!/^(0x[0-9a-fA-F]+|[0-9]+)$/.test(t)) throw new InvalidValueError(`expected a decimal or 0x-hex number, got "${text}"`)
+  const n = BigInt(t)
+  if (n > max) throw new InvalidValueError(`number out of range: ${text}`)
+  return n
+}
+
+export function u256ToBytes(n: bigint): Uint8Array {
+  const out = new Uint8Array(32)
+  for (let i = 31; i >= 0 && n > 0n; i--) {
+    out[i] = Number(n & 0xffn)
+    n >>= 8n
+  }
+  return out
+}
+
+export function bytesToU256(bytes: Uint8Array): bigint {
+  let n = 0n
+  for (const b of bytes) n = (n << 8n) | BigInt(b)
+  return n
+}
+
+/** Minimal 0x-hex of a big-endian unsigned number, as JSON-RPC quantities are written. */
+function quantityHex(bytes: Uint8Array): string {
+  let i = 0
+  while (i < bytes.length - 1 && bytes[i] === 0) i++
+  const hex = bytesToHex(bytes.subarray(i)).slice(2)
+  return '0x' + (hex.replace(/^0/, '') || '0')
+}
+
+function fixedBytes(width: number, what: string) {
+  return (text: string): Uint8Array => {
+    const t = text.trim()
+    if (!/^0x[0-9a-fA-F]*$/.test(t) || t.length !== 2 + 2 * width) {
+      throw new InvalidValueError(`expected a 0x-prefixed ${what} of ${width} bytes, got "${text}"`)
+    }
+    return hexToBytes(t)
+  }
+}
+
+const hexOf = (v: StoredValue) => bytesToHex(v as Uint8Array)
+const u64Hex = (v: StoredValue) => '0x' + (v as bigint).toString(16)
+
+export const KINDS: Record<Kind, KindSpec> = {
+  u64hex: {
+    parquet: { type: 'INT64', convertedType: 'UINT_64' },
+    operators: ORDERED,
+    parse: t => parseUnsigned(t, U64_MAX),
+    toJson: u64Hex,
+    toText: u64Hex,
+  },
+  u64int: {
+    parquet: { type: 'INT64', convertedType: 'UINT_64' },
+    operators: ORDERED,
+    parse: t => parseUnsigned(t, U64_MAX),
+    toJson: v => Number(v as bigint),
+    toText: v => (v as bigint).toString(),
+  },
+  u256hex: {
+    parquet: { type: 'FIXED_LEN_BYTE_ARRAY', typeLength: 32 },
+    width: 32,
+    operators: ORDERED,
+    parse: t => u256ToBytes(parseUnsigned(t, U256_MAX)),
+    toJson: v => quantityHex(v as Uint8Array),
+    toText: v => quantityHex(v as Uint8Array),
+  },
+  u256pad: {
+    parquet: { type: 'FIXED_LEN_BYTE_ARRAY', typeLength: 32 },
+    width: 32,
+    operators: ORDERED,
+    parse: t => u256ToBytes(parseUnsigned(t, U256_MAX)),
+    toJson: hexOf,
+    toText: hexOf,
+  },
+  hash: {
+    parquet: { type: 'FIXED_LEN_BYTE_ARRAY', typeLength: 32 },
+    width: 32,
+    operators: EQUALITY,
+    parse: fixedBytes(32, 'hash'),
+    toJson: hexOf,
+    toText: hexOf,
+  },
+  address: {
+    parquet: { type: 'FIXED_LEN_BYTE_ARRAY', typeLength: 20 },
+    width: 20,
+    operators: EQUALITY,
+    parse: fixedBytes(20, 'address'),
+    toJson: hexOf,
+    toText: hexOf,
+  },
+  address32: {
+    parquet: { type: 'FIXED_LEN_BYTE_ARRAY', typeLength: 32 },
+    width: 32,
+    operators: EQUALITY,
+    parse: parseMoveAddress,
+    toJson: hexOf,
+    toText: hexOf,
+  },
+  bytes: {
+    parquet: { type: 'BYTE_ARRAY' },
+    operators: EQUALITY,
+    parse: t => {
+      if (!/^0x([0-9a-fA-F]{2})*$/.test(t.trim())) throw new InvalidValueError(`expected 0x-prefixed hex bytes, got "${t}"`)
+      return hexToBytes(t.trim())
+    },
+    toJson: hexOf,
+    toText: hexOf,
+  },
+  bool: {
+    parquet: { type: 'BOOLEAN' },
+    operators: EQUALITY,
+    parse: t => {
+      const v = t.trim().toLowerCase()
+      if (v === 'true' || v === '1') return true
+      if (v === 'false' || v === '0') return false
+      throw new InvalidValueError(`expected true or false, got "${t}"`)
+    },
+    toJson: v => v,
+    toText: v => String(v),
+  },
+  string: {
+    parquet: { type: 'BYTE_ARRAY', convertedType: 'UTF8' },
+    operators: ORDERED,
+    parse: t => t,
+    toJson: v => v,
+    toText: v => v as string,
+  },
+  json: {
+    parquet: { type: 'BYTE_ARRAY', convertedType: 'UTF8' },
+    operators: [],
+    parse: () => {
+      throw new InvalidValueError('JSON fields cannot be filtered')
+    },
+    toJson: v => JSON.parse(v as string),
+    toText: v => v as string,
+  },
+}
+
+/** Move addresses are written short (`0x1`) as often as long; both name the same 32 bytes. */
+function parseMoveAddress(text: string): Uint8Array {
+  const t = text.trim()
+  if (!/^0x[0-9a-fA-F]{1,64}$/.test(t)) throw new InvalidValueError(`expected a 0x-prefixed account address, got "${text}"`)
+  return hexToBytes('0x' + t.slice(2).padStart(64, '0'))
+}
