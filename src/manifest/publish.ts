@@ -1,0 +1,144 @@
+/**
+ * Atomic publication. Partitions are already written; this writes new shard objects
+ * (immutable, keyed by generation) and then swaps the root with a conditional put.
+ * A reader sees the old root or the new one, never a mix, and of two concurrent
+ * publishers only one can move the root from a given generation: the other reloads
+ * and merges again.
+ */
+import type { ObjectStore } from '../store/types.ts'
+import { mergeRanges, overlaps } from './coverage.ts'
+import { rootKey, shardKey } from './keys.ts'
+import { MANIFEST_FORMAT, type ChainRef, type DatasetIndex, type ManifestRoot, type ManifestShard, type PartitionEntry, type ShardRef } from './types.ts'
+import { parseRoot, parseShard } from './read.ts'
+import { encodeRoot, encodeShard } from './codec.ts'
+
+/** Blocks per manifest shard by default: see partitions-manifest/README.md for the sizing. */
+export const DEFAULT_SHARD_SPAN = 100_000
+
+/** A new partition overlaps one already published with different content. */
+export class OverlapError extends Error {}
+
+export interface PublishOptions {
+  /** Used only when the chain has no root yet; an existing root keeps its span. */
+  shardSpan?: number
+  /** Conditional-write attempts before giving up (default 20). */
+  attempts?: number
+}
+
+export interface PublishResult {
+  root: ManifestRoot
+  /** Entries already published under the same key (an ingest that is run again). */
+  skipped: number
+}
+
+const encoder = new TextEncoder()
+const toBytes = (value: unknown) => encoder.encode(JSON.stringify(value))
+
+/** Publishes partitions of one or more datasets of a chain in one generation. */
+export async function publish(
+  store: ObjectStore,
+  chain: ChainRef,
+  additions: Record<string, PartitionEntry[]>,
+  options: PublishOptions = {},
+): Promise<PublishResult> {
+  const attempts = options.attempts ?? 20
+  for (let attempt = 0; attempt < attempts; attempt++) {
+    const current = await store.get(rootKey(chain))
+    const root = current ? parseRoot(current.body) : emptyRoot(chain, options.shardSpan ?? DEFAULT_SHARD_SPAN)
+    const result = await prepare(store, root, additions)
+    if (result === 'conflict') continue
+    if (result.added === 0) return { root, skipped: result.skipped }
+    const written = await store.put(
+      rootKey(chain),
+      toBytes(encodeRoot(result.root)),
+      current ? { ifMatch: current.etag, contentType: 'application/json' } : { ifNoneMatch: '*', contentType: 'application/json' },
+    )
+    if (written) return { root: result.root, skipped: result.skipped }
+    await new Promise(r => setTimeout(r, Math.min(1000, 10 * 2 ** attempt) * Math.random()))
+  }
+  throw new Error(`manifest of ${chain.code}: gave up after ${attempts} conflicting publications`)
+}
+
+function emptyRoot(chain: ChainRef, shardSpan: number): ManifestRoot {
+  return { format: MANIFEST_FORMAT, chain, generation: 0, shardSpan, updatedAt: new Date(0).toISOString(), datasets: {} }
+}
+
+async function prepare(
+  store: ObjectStore,
+  root: ManifestRoot,
+  additions: Record<string, PartitionEntry[]>,
+): Promise<'conflict' | { root: ManifestRoot; added: number; skipped: number }> {
+  const generation = root.generation + 1
+  const next: ManifestRoot = { ...root, generation, updatedAt: new Date().toISOString(), datasets: { ...root.datasets } }
+  let added = 0
+  let skipped = 0
+  for (const [dataset, entries] of Object.entries(additions)) {
+    const index: DatasetIndex = root.datasets[dataset] ?? { coverage: [], rows: 0, bytes: 0, shards: [] }
+    const byShard = new Map<number, PartitionEntry[]>()
+    for (const entry of entries) {
+      const shard = Math.floor(entry.from / root.shardSpan)
+      if (Math.floor(entry.to / root.shardSpan) !== shard) {
+        throw new Error(`partition ${entry.key} crosses a manifest shard boundary (span ${root.shardSpan})`)
+      }
+      byShard.set(shard, [...(byShard.get(shard) ?? []), entry])
+    }
+    const shards = new Map(index.shards.map(s => [s.index, s]))
+    for (const [shardIndex, newEntries] of byShard) {
+      const ref = shards.get(shardIndex)
+      const existing = ref ? await loadShard(store, ref) : []
+      const merged = mergePartitions(existing, newEntries)
+      skipped += merged.skipped
+      if (merged.added === 0) continue
+      added += merged.added
+      const shard: ManifestShard = { format: MANIFEST_FORMAT, chain: root.chain, dataset, index: shardIndex, generation, partitions: merged.partitions }
+      const key = shardKey(root.chain, dataset, shardIndex, generation)
+      if (!(await store.put(key, toBytes(encodeShard(shard)), { ifNoneMatch: '*', contentType: 'application/json' }))) return 'conflict'
+      shards.set(shardIndex, shardRef(shardIndex, key, merged.partitions))
+    }
+    const refs = [...shards.values()].sort((a, b) => a.index - b.index)
+    next.datasets[dataset] = {
+      coverage: mergeRanges([...index.coverage, ...entries.map(e => [e.from, e.to] as [number, number])]),
+      rows: refs.reduce((n, s) => n + s.rows, 0),
+      bytes: refs.reduce((n, s) => n + s.bytes, 0),
+      shards: refs,
+    }
+  }
+  return { root: next, added, skipped }
+}
+
+async function loadShard(store: ObjectStore, ref: ShardRef): Promise<PartitionEntry[]> {
+  const got = await store.get(ref.key)
+  if (!got) throw new Error(`manifest shard ${ref.key} is missing`)
+  return parseShard(got.body).partitions
+}
+
+/** Adds entries to a shard's partitions; the same key again is a no-op, any other overlap is refused. */
+export function mergePartitions(existing: PartitionEntry[], entries: PartitionEntry[]): { partitions: PartitionEntry[]; added: number; skipped: number } {
+  const partitions = [...existing]
+  let added = 0
+  let skipped = 0
+  for (const entry of [...entries].sort((a, b) => a.from - b.from)) {
+    const clash = partitions.find(p => overlaps([p.from, p.to], [entry.from, entry.to]))
+    if (clash?.key === entry.key) {
+      skipped++
+      continue
+    }
+    if (clash) throw new OverlapError(`partition ${entry.key} overlaps published ${clash.key}`)
+    partitions.push(entry)
+    added++
+  }
+  partitions.sort((a, b) => a.from - b.from)
+  return { partitions, added, skipped }
+}
+
+function shardRef(index: number, key: string, partitions: PartitionEntry[]): ShardRef {
+  return {
+    index,
+    key,
+    from: partitions[0].from,
+    to: partitions[partitions.length - 1].to,
+    partitions: partitions.length,
+    rows: partitions.reduce((n, p) => n + p.rows, 0),
+    bytes: partitions.reduce((n, p) => n + p.bytes, 0),
+  }
+}
