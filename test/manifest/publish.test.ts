@@ -1,0 +1,75 @@
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { fsStore } from '../../src/store/fs.ts'
+import { OverlapError, publish } from '../../src/manifest/publish.ts'
+import { ManifestReader, parseRoot } from '../../src/manifest/read.ts'
+import { rootKey } from '../../src/manifest/keys.ts'
+import type { ChainRef, PartitionEntry } from '../../src/manifest/types.ts'
+import type { ObjectStore } from '../../src/store/types.ts'
+
+const chain: ChainRef = { family: 'evm', id: 31337, code: 'DEVNET' }
+
+const entry = (from: number, to: number, tag = 'a'): PartitionEntry => ({
+  key: `evm-31337/logs/${from}-${to}-${tag}.parquet`,
+  from,
+  to,
+  rows: (to - from + 1) * 2,
+  bytes: 1000,
+  tailOffset: 900,
+  rowGroups: [{ from, to, rows: (to - from + 1) * 2, offset: 4, length: 896 }],
+})
+
+describe('publish', () => {
+  let dir: string
+  let store: ObjectStore
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'manifest-'))
+    store = fsStore(dir)
+  })
+  afterEach(() => rm(dir, { recursive: true, force: true }))
+
+  it('publishes partitions, reports gaps as holes in coverage, and reads them back by range', async () => {
+    await publish(store, chain, { logs: [entry(0, 99), entry(300, 399)] }, { shardSpan: 1000 })
+    const { root } = await publish(store, chain, { logs: [entry(1000, 1099)], blocks: [entry(0, 99)] }, { shardSpan: 1000 })
+    expect(root.generation).toBe(2)
+    expect(root.datasets.logs.coverage).toEqual([[0, 99], [300, 399], [1000, 1099]])
+    expect(root.datasets.logs.shards.map(s => [s.index, s.from, s.to, s.partitions])).toEqual([[0, 0, 399, 2], [1, 1000, 1099, 1]])
+    expect(root.datasets.blocks.coverage).toEqual([[0, 99]])
+
+    const reader = new ManifestReader(store)
+    const stored = await reader.root(chain)
+    expect(stored).toEqual(root)
+    const hit = await reader.partitions(stored!, 'logs', [350, 1050])
+    expect(hit.partitions.map(p => p.key)).toEqual([entry(300, 399).key, entry(1000, 1099).key])
+    expect(hit.partitions[0].rowGroups).toEqual(entry(300, 399).rowGroups)
+    expect(hit.skipped).toBe(1)
+  })
+
+  it('is idempotent for the same partitions and refuses an overlap with different content', async () => {
+    await publish(store, chain, { logs: [entry(0, 99)] }, { shardSpan: 1000 })
+    const again = await publish(store, chain, { logs: [entry(0, 99)] }, { shardSpan: 1000 })
+    expect(again.skipped).toBe(1)
+    expect(again.root.generation).toBe(1)
+    await expect(publish(store, chain, { logs: [entry(50, 149, 'b')] })).rejects.toThrow(OverlapError)
+    const root = parseRoot((await store.get(rootKey(chain)))!.body)
+    expect(root.generation).toBe(1)
+    expect(root.datasets.logs.coverage).toEqual([[0, 99]])
+  })
+
+  it('refuses a partition that crosses a shard boundary before writing anything', async () => {
+    await expect(publish(store, chain, { logs: [entry(950, 1049)] }, { shardSpan: 1000 })).rejects.toThrow(/shard boundary/)
+    expect(await store.get(rootKey(chain))).toBeNull()
+  })
+
+  it('lets concurrent publishers all land exactly once, through conditional writes', async () => {
+    const writers = Array.from({ length: 8 }, (_, i) => publish(fsStore(dir), chain, { logs: [entry(i * 100, i * 100 + 99)] }, { shardSpan: 1000 }))
+    await Promise.all(writers)
+    const root = parseRoot((await store.get(rootKey(chain)))!.body)
+    expect(root.generation).toBe(8)
+    expect(root.datasets.logs.coverage).toEqual([[0, 799]])
+    const { partitions } = await new ManifestReader(store).partitions(root, 'logs', [0, 799])
+    expect(partitions.map(p => p.from)).toEqual([0, 100, 200, 300, 400, 500, 600, 700])
+  })
+})
