@@ -1,0 +1,57 @@
+/**
+ * CSV output (RFC 4180): a header row of field names, then one row per record.
+ * Lines end with `\n` rather than RFC 4180's CRLF: every CSV reader accepts it
+ * and it is what Unix tools expect. A null is an empty cell; an empty string is
+ * written `""` so the two stay apart (as PostgreSQL's COPY does). Cells holding a
+ * comma, a quote, CR or LF are quoted, quotes doubled. `json` fields are their
+ * JSON text.
+ */
+import type { FieldDecl } from '../schema/dataset.ts'
+import type { StoredValue } from '../schema/kinds.ts'
+import { ByteSink, columnOfBatch, requiredNull, type BatchEncoder } from './sink.ts'
+import { BARE_TEXT, type TextWriter } from './text.ts'
+
+const COMMA = 44
+const NEWLINE = 10
+const NEEDS_QUOTES = /[",\r\n]/
+
+/** A cell as RFC 4180 wants it: quoted when it holds a separator, a quote or a line break. */
+export function csvCell(text: string): string {
+  if (text === '') return '""'
+  return NEEDS_QUOTES.test(text) ? '"' + text.replaceAll('"', '""') + '"' : text
+}
+
+function csvValueWriter(field: FieldDecl): TextWriter {
+  if (field.kind === 'string' || field.kind === 'json') return (sink, v) => sink.utf8(csvCell(v as string))
+  const bare = BARE_TEXT[field.kind]
+  if (!bare) throw new Error(`no CSV writer for kind ${field.kind}`)
+  return bare.write
+}
+
+/** Encoder of the `csv` format. */
+export function csvEncoder(fields: readonly FieldDecl[]): BatchEncoder {
+  const sink = new ByteSink()
+  const writers = fields.map(csvValueWriter)
+  const nullable = fields.map(f => f.nullable === true)
+  return {
+    open: () => {
+      sink.utf8(fields.map(f => csvCell(f.name)).join(','))
+      sink.byte(NEWLINE)
+      return sink.take()
+    },
+    batch: batch => {
+      const cols = fields.map(f => columnOfBatch(batch, f.name))
+      for (let i = 0; i < batch.length; i++) {
+        for (let j = 0; j < cols.length; j++) {
+          if (j > 0) sink.byte(COMMA)
+          const v: StoredValue | null = cols[j][i]
+          if (v !== null) writers[j](sink, v)
+          else if (!nullable[j]) throw requiredNull(fields[j].name)
+        }
+        sink.byte(NEWLINE)
+      }
+      return sink.flush()
+    },
+    close: () => sink.flush(),
+  }
+}

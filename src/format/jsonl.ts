@@ -1,0 +1,27 @@
+/**
+ * JSON lines output (the `json_stream` format): one JSON record per line, each
+ * ended by `\n`, so an empty result is an empty body.
+ */
+import type { FieldDecl } from '../schema/dataset.ts'
+import { ByteSink, columnOfBatch, type BatchEncoder } from './sink.ts'
+import { jsonRecordWriter } from './json.ts'
+
+const NEWLINE = 10
+
+/** Encoder of the `json_stream` format. */
+export function jsonlEncoder(fields: readonly FieldDecl[]): BatchEncoder {
+  const sink = new ByteSink()
+  const writeRecord = jsonRecordWriter(fields)
+  return {
+    open: () => [],
+    batch: batch => {
+      const cols = fields.map(f => columnOfBatch(batch, f.name))
+      for (let i = 0; i < batch.length; i++) {
+        writeRecord(sink, cols, i)
+        sink.byte(NEWLINE)
+      }
+      return sink.flush()
+    },
+    close: () => sink.flush(),
+  }
+}

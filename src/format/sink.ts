@@ -1,0 +1,143 @@
+/**
+ * The byte side shared by every output encoder: encoders write straight into a
+ * growable buffer and hand out chunks of about CHUNK_SIZE bytes, so a response is
+ * produced batch by batch in a few large writes instead of one string per value.
+ */
+import type { RowBatch } from '../query/types.ts'
+import type { StoredValue } from '../schema/kinds.ts'
+
+/** Target size of the chunks a response is written in (64 KiB). */
+export const CHUNK_SIZE = 64 * 1024
+
+/**
+ * One output format: the bytes that open it, those of each batch and those that
+ * end it. `close` is only called after the last batch was encoded without error,
+ * so a failed response never gets its closing bytes. Opening bytes may be held
+ * back to travel with the first batch; a batch's bytes are all handed out with
+ * it, so nothing waits on a slow source.
+ */
+export interface BatchEncoder {
+  open(): Uint8Array[]
+  batch(batch: RowBatch): Uint8Array[]
+  close(): Uint8Array[]
+}
+
+/** Thrown when a batch contradicts the field declarations (missing column, null in a required field). */
+export class BatchShapeError extends Error {}
+
+/** The batch's column for a field, checked to exist and to be long enough. */
+export function columnOfBatch(batch: RowBatch, name: string): (StoredValue | null)[] {
+  const col = batch.columns[name]
+  if (col === undefined) throw new BatchShapeError(`batch has no column "${name}"`)
+  if (col.length < batch.length) throw new BatchShapeError(`column "${name}" has ${col.length} values, batch has ${batch.length} rows`)
+  return col
+}
+
+/** Raised for a null in a field the declaration says is never null. */
+export function requiredNull(name: string): BatchShapeError {
+  return new BatchShapeError(`null in non-nullable field "${name}"`)
+}
+
+const encoder = new TextEncoder()
+
+/**
+ * A write buffer that fills fixed-size chunks. Hot writers may `reserve(n)` and
+ * then write up to n bytes at `buf[pos]` themselves, advancing `pos`.
+ * Chunks are cut wherever a chunk fills, in the middle of a record if need be.
+ */
+export class ByteSink {
+  buf: Uint8Array
+  pos = 0
+  private readonly chunkSize: number
+  private done: Uint8Array[] = []
+
+  constructor(chunkSize = CHUNK_SIZE) {
+    this.chunkSize = chunkSize
+    this.buf = new Uint8Array(chunkSize)
+  }
+
+  /** Makes room for `n` more bytes at `pos`, cutting a chunk when the buffer is full. */
+  reserve(n: number): void {
+    if (this.pos + n <= this.buf.length) return
+    this.cut()
+    if (n > this.buf.length) this.buf = new Uint8Array(n)
+  }
+
+  /**
+   * Hands out the bytes written so far as a chunk. A mostly empty buffer is
+   * copied and reused, so a small chunk does not pin a whole buffer.
+   */
+  private cut(): void {
+    if (this.pos === 0) return
+    if (this.pos < this.chunkSize >> 1 && this.buf.length === this.chunkSize) {
+      this.done.push(this.buf.slice(0, this.pos))
+    } else {
+      this.done.push(this.buf.subarray(0, this.pos))
+      this.buf = new Uint8Array(this.chunkSize)
+    }
+    this.pos = 0
+  }
+
+  /** Appends text known to be ASCII (keys, numbers, punctuation). */
+  ascii(s: string): void {
+    this.reserve(s.length)
+    const b = this.buf
+    let p = this.pos
+    for (let i = 0; i < s.length; i++) b[p++] = s.charCodeAt(i)
+    this.pos = p
+  }
+
+  /** Appends any text as UTF-8 (lone surrogates become U+FFFD, as TextEncoder does). */
+  utf8(s: string): void {
+    this.reserve(s.length * 3)
+    const b = this.buf
+    let p = this.pos
+    for (let i = 0; i < s.length; i++) {
+      const c = s.charCodeAt(i)
+      if (c >= 0x80) {
+        p += encoder.encodeInto(s.slice(i), b.subarray(p)).written
+        break
+      }
+      b[p++] = c
+    }
+    this.pos = p
+  }
+
+  /** Appends bytes; a large block after a cut is handed out as it is, without a copy. */
+  bytes(data: Uint8Array): void {
+    if (data.length >= this.chunkSize) {
+      this.cut()
+      this.done.push(data)
+      return
+    }
+    this.reserve(data.length)
+    if (data.length > 32) {
+      this.buf.set(data, this.pos)
+      this.pos += data.length
+      return
+    }
+    const b = this.buf
+    let p = this.pos
+    for (let i = 0; i < data.length; i++) b[p++] = data[i]
+    this.pos = p
+  }
+
+  /** Appends one byte. */
+  byte(c: number): void {
+    this.reserve(1)
+    this.buf[this.pos++] = c
+  }
+
+  /** The chunks filled so far; the partly filled buffer stays for the next writes. */
+  take(): Uint8Array[] {
+    const out = this.done
+    this.done = []
+    return out
+  }
+
+  /** Everything written and not yet taken, the partly filled buffer included. */
+  flush(): Uint8Array[] {
+    this.cut()
+    return this.take()
+  }
+}

@@ -1,0 +1,85 @@
+import { describe, expect, it } from 'vitest'
+import { BARE_TEXT, writeHex, writeQuantity, writeU64Decimal, writeU64Hex } from '../../src/format/text.ts'
+import { ByteSink } from '../../src/format/sink.ts'
+import { KINDS, type Kind, type StoredValue } from '../../src/schema/kinds.ts'
+import { rng, u256 } from './cases.ts'
+
+/** Runs a writer into a small sink (so chunk cuts happen) and returns the text. */
+function written(write: (sink: ByteSink) => void): string {
+  const sink = new ByteSink(16)
+  write(sink)
+  return Buffer.concat(sink.flush()).toString('latin1')
+}
+
+/** Every power of 2, 10 and 16 in u64 range, and its neighbours. */
+const BOUNDARIES = [...new Set(
+  [2n, 10n, 16n].flatMap(base => {
+    const out: bigint[] = []
+    for (let p = 1n; p < 2n ** 64n; p *= base) out.push(p - 1n, p, p + 1n)
+    return out
+  }).concat([0n, 2n ** 64n - 1n]).filter(n => n >= 0n && n < 2n ** 64n),
+)]
+
+describe('u64 text', () => {
+  it('decimal is exact at every digit-count boundary', () => {
+    for (const n of BOUNDARIES) expect(written(s => writeU64Decimal(s, n))).toBe(n.toString())
+  })
+
+  it('hex is minimal at every digit-count boundary', () => {
+    for (const n of BOUNDARIES) expect(written(s => writeU64Hex(s, n))).toBe('0x' + n.toString(16))
+  })
+})
+
+describe('byte text', () => {
+  it('hex writes every byte value', () => {
+    const all = Uint8Array.from({ length: 256 }, (_, i) => i)
+    expect(written(s => writeHex(s, all))).toBe('0x' + Buffer.from(all).toString('hex'))
+    expect(written(s => writeHex(s, new Uint8Array(0)))).toBe('0x')
+  })
+
+  it('quantity drops leading zero bytes and a leading zero digit', () => {
+    const cases: [bigint, string][] = [[0n, '0x0'], [1n, '0x1'], [15n, '0xf'], [16n, '0x10'], [256n, '0x100'], [2n ** 64n, '0x10000000000000000'], [2n ** 256n - 1n, '0x' + 'f'.repeat(64)]]
+    for (const [n, text] of cases) expect(written(s => writeQuantity(s, u256(n)))).toBe(text)
+  })
+})
+
+describe('BARE_TEXT', () => {
+  it('matches KINDS toText for random values of every bare kind', () => {
+    const r = rng(42)
+    const bytes = (n: number) => Uint8Array.from({ length: n }, () => Math.floor(r() * 256))
+    const sample: Partial<Record<Kind, () => StoredValue>> = {
+      u64hex: () => BigInt(Math.floor(r() * 2 ** 52)) * BigInt(1 + Math.floor(r() * 4096)),
+      u64int: () => BigInt(Math.floor(r() * 2 ** 52)) * BigInt(1 + Math.floor(r() * 4096)),
+      u256hex: () => { const b = bytes(32); b.fill(0, 0, Math.floor(r() * 33)); return b },
+      u256pad: () => bytes(32),
+      hash: () => bytes(32),
+      address: () => bytes(20),
+      address32: () => bytes(32),
+      bytes: () => bytes(Math.floor(r() * 100)),
+      bool: () => r() < 0.5,
+    }
+    expect(Object.keys(sample).sort()).toEqual(Object.keys(BARE_TEXT).sort())
+    for (const [kind, make] of Object.entries(sample) as [Kind, () => StoredValue][]) {
+      for (let i = 0; i < 300; i++) {
+        const v = make()
+        expect(written(s => BARE_TEXT[kind]!.write(s, v))).toBe(KINDS[kind].toText(v))
+      }
+    }
+  })
+})
+
+describe('ByteSink', () => {
+  it('keeps bytes in order across chunk cuts, large blocks and UTF-8 text', () => {
+    const sink = new ByteSink(16)
+    const big = Uint8Array.from({ length: 100 }, (_, i) => i)
+    sink.ascii('abc')
+    sink.bytes(big)
+    sink.utf8('ü🚀x'.repeat(10))
+    sink.byte(33)
+    const first = sink.take()
+    sink.ascii('tail')
+    const all = Buffer.concat([...first, ...sink.flush()])
+    expect(all).toEqual(Buffer.concat([Buffer.from('abc'), big, Buffer.from('ü🚀x'.repeat(10) + '!tail')]))
+    expect(sink.flush()).toEqual([])
+  })
+})
