@@ -42,11 +42,17 @@ export async function publish(
   options: PublishOptions = {},
 ): Promise<PublishResult> {
   const attempts = options.attempts ?? 20
+  // A shard key taken by a publisher that lost (or died before its root write) is never
+  // reused: each conflict moves this publisher to a higher generation.
+  let skip = 0
   for (let attempt = 0; attempt < attempts; attempt++) {
     const current = await store.get(rootKey(chain))
     const root = current ? parseRoot(current.body) : emptyRoot(chain, options.shardSpan ?? DEFAULT_SHARD_SPAN)
-    const result = await prepare(store, root, additions)
-    if (result === 'conflict') continue
+    const result = await prepare(store, root, additions, root.generation + 1 + skip)
+    if (result === 'conflict') {
+      skip++
+      continue
+    }
     if (result.added === 0) return { root, skipped: result.skipped }
     const written = await store.put(
       rootKey(chain),
@@ -67,8 +73,8 @@ async function prepare(
   store: ObjectStore,
   root: ManifestRoot,
   additions: Record<string, PartitionEntry[]>,
+  generation: number,
 ): Promise<'conflict' | { root: ManifestRoot; added: number; skipped: number }> {
-  const generation = root.generation + 1
   const next: ManifestRoot = { ...root, generation, updatedAt: new Date().toISOString(), datasets: { ...root.datasets } }
   let added = 0
   let skipped = 0

@@ -20,7 +20,7 @@ export interface ChainRef {
 export interface ManifestRoot {
   format: typeof MANIFEST_FORMAT
   chain: ChainRef
-  /** Bumped by every publication; shard keys carry the generation that wrote them. */
+  /** Grows with every publication (it may skip numbers); shard keys carry the generation that wrote them. */
   generation: number
   /** Blocks per shard: shard i covers blocks [i * shardSpan, (i + 1) * shardSpan - 1]. */
   shardSpan: number

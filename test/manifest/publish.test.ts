@@ -67,9 +67,29 @@ describe('publish', () => {
     const writers = Array.from({ length: 8 }, (_, i) => publish(fsStore(dir), chain, { logs: [entry(i * 100, i * 100 + 99)] }, { shardSpan: 1000 }))
     await Promise.all(writers)
     const root = parseRoot((await store.get(rootKey(chain)))!.body)
-    expect(root.generation).toBe(8)
+    // Losers move to higher generations, so the count can pass 8; every publication landed once.
+    expect(root.generation).toBeGreaterThanOrEqual(8)
     expect(root.datasets.logs.coverage).toEqual([[0, 799]])
     const { partitions } = await new ManifestReader(store).partitions(root, 'logs', [0, 799])
     expect(partitions.map(p => p.from)).toEqual([0, 100, 200, 300, 400, 500, 600, 700])
+  })
+})
+
+describe('publish after a publisher died between its shard and root writes', () => {
+  it('moves past the orphaned shard key instead of giving up', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'manifest-'))
+    try {
+      const store = fsStore(dir)
+      await publish(store, chain, { logs: [entry(0, 99)] }, { shardSpan: 1000 })
+      // The orphan a dead publisher leaves: the next generation's shard, never referenced.
+      await store.put('evm-31337/manifest/logs/000000-g2.json', new TextEncoder().encode('{"orphan":true}'))
+      const { root } = await publish(store, chain, { logs: [entry(100, 199)] }, { shardSpan: 1000 })
+      expect(root.generation).toBe(3)
+      expect(root.datasets.logs.coverage).toEqual([[0, 199]])
+      const { partitions } = await new ManifestReader(store).partitions(root, 'logs', [0, 999])
+      expect(partitions.map(p => p.from)).toEqual([0, 100])
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
   })
 })

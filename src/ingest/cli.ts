@@ -1,0 +1,140 @@
+/**
+ * `npm run ingest`: argument parsing (pure, with usage errors that say what is wrong)
+ * and the command itself, kept out of scripts/ so tests can call both.
+ */
+import { parseArgs } from 'node:util'
+import { findChain, findChainAnyFamily, type Chain } from '../chains/registry.ts'
+import type { ObjectStore } from '../store/types.ts'
+import { progressReporter, type ProgressOutput } from './progress.ts'
+import { runIngest } from './run.ts'
+import type { ChainSource } from './source.ts'
+
+export const USAGE = `usage: npm run ingest -- --chain <code|chain id|name> --rpc <url> --from <n> --to <n|latest> --out <store-url>
+       [--datasets blocks,transactions,logs] [--confirmations N] [--partition-blocks N] [--concurrency N]
+  --chain             chain code (ETH), EIP-155 chain id (1) or name (ethereum-mainnet)
+  --rpc               JSON-RPC endpoint of an EVM node
+  --rest              REST endpoint of a Move-VM fullnode (Move-VM chains)
+  --from, --to        inclusive block range; --to latest stops --confirmations blocks behind the head
+  --out               object store: file:///abs/path, a plain path, or s3://bucket/prefix
+  --datasets          comma-separated subset of the chain's datasets (default: all)
+  --confirmations     blocks to stay behind the head with --to latest (default: the chain's)
+  --partition-blocks  blocks per partition, a divisor of the manifest shard span (default 10,000)
+  --concurrency       JSON-RPC requests in flight (default 4)`
+
+/** A command-line mistake: printed with the usage text, exit code 2. */
+export class UsageError extends Error {}
+
+export interface IngestArgs {
+  chain: Chain
+  rpc?: string
+  rest?: string
+  from: number
+  to: number | 'latest'
+  out: string
+  datasets?: string[]
+  confirmations?: number
+  partitionBlocks?: number
+  concurrency?: number
+}
+
+function count(name: string, text: string | undefined): number | undefined {
+  if (text === undefined) return undefined
+  if (!/^\d+$/.test(text) || !Number.isSafeInteger(Number(text))) throw new UsageError(`--${name} must be a non-negative integer, got "${text}"`)
+  return Number(text)
+}
+
+/** Parses `npm run ingest` arguments; throws UsageError naming the problem. */
+export function parseIngestArgs(argv: string[]): IngestArgs {
+  let values: Record<string, string | undefined>
+  try {
+    values = parseArgs({
+      args: argv,
+      strict: true,
+      allowPositionals: false,
+      options: Object.fromEntries(
+        ['chain', 'rpc', 'rest', 'from', 'to', 'out', 'datasets', 'confirmations', 'partition-blocks', 'concurrency'].map(k => [k, { type: 'string' as const }]),
+      ),
+    }).values as Record<string, string | undefined>
+  } catch (e) {
+    throw new UsageError((e as Error).message)
+  }
+  for (const k of ['chain', 'from', 'to', 'out']) if (!values[k]) throw new UsageError(`--${k} is required`)
+  const chain = findChain('evm', values.chain!) ?? findChainAnyFamily(values.chain!)
+  if (!chain) throw new UsageError(`unknown chain "${values.chain}"`)
+  if (chain.family === 'evm' && !values.rpc) throw new UsageError(`--rpc is required for ${chain.code} (an EVM chain)`)
+  if (chain.family === 'evm' && values.rest) throw new UsageError(`--rest is for Move-VM chains; ${chain.code} is an EVM chain, use --rpc`)
+  if (chain.family === 'move' && !values.rest) throw new UsageError(`--rest is required for ${chain.code} (a Move-VM chain)`)
+  if (chain.family === 'move' && values.rpc) throw new UsageError(`--rpc is for EVM chains; ${chain.code} is a Move-VM chain, use --rest`)
+  const from = count('from', values.from)!
+  const to = values.to === 'latest' ? 'latest' : count('to', values.to)!
+  if (to !== 'latest' && to < from) throw new UsageError(`--to ${to} is below --from ${from}`)
+  const partitionBlocks = count('partition-blocks', values['partition-blocks'])
+  if (partitionBlocks === 0) throw new UsageError('--partition-blocks must be at least 1')
+  const concurrency = count('concurrency', values.concurrency)
+  if (concurrency === 0) throw new UsageError('--concurrency must be at least 1')
+  const datasets = values.datasets?.split(',').map(s => s.trim()).filter(Boolean)
+  if (values.datasets !== undefined && !datasets?.length) throw new UsageError('--datasets is empty')
+  return {
+    chain,
+    rpc: values.rpc,
+    rest: values.rest,
+    from,
+    to,
+    out: values.out!,
+    datasets,
+    confirmations: count('confirmations', values.confirmations),
+    partitionBlocks,
+    concurrency,
+  }
+}
+
+/**
+ * Move-VM chains: the REST source plugs in here (`--rest <url>`), returning a
+ * ChainSource for the same ingest loop.
+ */
+function moveSource(chain: Chain, _restUrl: string): ChainSource {
+  throw new UsageError(`ingesting Move-VM chains (${chain.code}, --rest) is not available yet`)
+}
+
+export interface CliIo {
+  stdout: ProgressOutput
+  stderr: { write(text: string): unknown }
+  openStore(url: string): ObjectStore | Promise<ObjectStore>
+}
+
+/** Runs the command; returns the process exit code (0 done, 1 failed, 2 usage error). */
+export async function ingestCommand(argv: string[], io: CliIo): Promise<number> {
+  let args: IngestArgs
+  let source: ChainSource | undefined
+  try {
+    args = parseIngestArgs(argv)
+    if (args.chain.family === 'move') source = moveSource(args.chain, args.rest!)
+  } catch (e) {
+    if (!(e instanceof UsageError)) throw e
+    io.stderr.write(`error: ${e.message}\n${USAGE}\n`)
+    return 2
+  }
+  const reporter = progressReporter(io.stdout)
+  try {
+    const store = await io.openStore(args.out)
+    const report = await runIngest({
+      chain: args.chain,
+      rpcUrl: args.rpc,
+      source,
+      from: args.from,
+      to: args.to,
+      store,
+      datasets: args.datasets,
+      confirmations: args.confirmations,
+      partitionBlocks: args.partitionBlocks,
+      rpc: args.concurrency ? { concurrency: args.concurrency } : undefined,
+      log: reporter.log,
+      onProgress: reporter.onProgress,
+    })
+    reporter.done(report)
+    return 0
+  } catch (e) {
+    io.stderr.write(`${io.stdout.isTTY ? '\n' : ''}error: ${(e as Error).message}\n`)
+    return 1
+  }
+}

@@ -1,0 +1,146 @@
+/**
+ * Transform: verified JSON-RPC blocks and receipts into the stored columns of the
+ * blocks, transactions and logs declarations (values per kind as documented in
+ * schema/kinds.ts). Pure: no I/O, no checks beyond what filling a column needs.
+ */
+import { blocks, logs, transactions } from '../datasets/evm.ts'
+import type { ColumnBatch } from '../lake/write.ts'
+import { hexToBytes } from '../schema/hex.ts'
+import { u256ToBytes } from '../schema/kinds.ts'
+import { BatchBuilder } from './batch.ts'
+import type { Hex, RawBlock, RpcBlock, RpcLog, RpcReceipt, RpcTransaction } from './evm-json.ts'
+
+export interface EvmBatches {
+  blocks: ColumnBatch
+  transactions: ColumnBatch
+  logs: ColumnBatch
+}
+
+type Maybe = Hex | null | undefined
+
+const u64 = (hex: Hex): bigint => BigInt(hex)
+const u256 = (hex: Hex): Uint8Array => u256ToBytes(BigInt(hex))
+const bin = (hex: Hex): Uint8Array => hexToBytes(hex)
+const orNull = <T>(value: Maybe, f: (hex: Hex) => T): T | null => (value === null || value === undefined ? null : f(value))
+
+function required(value: Maybe, what: string): Hex {
+  if (value === null || value === undefined) throw new Error(`${what} is missing from the node's response`)
+  return value
+}
+
+/** Chain id and y-parity of a legacy signature, from v (EIP-155: v = 35 + 2·chainId + parity; before: 27 + parity). */
+export function legacySignature(v: bigint): { chainId: bigint | null; yParity: bigint | null } {
+  if (v === 27n || v === 28n) return { chainId: null, yParity: v - 27n }
+  if (v >= 35n) return { chainId: (v - 35n) / 2n, yParity: (v - 35n) % 2n }
+  return { chainId: null, yParity: null }
+}
+
+const json = (value: unknown): string => JSON.stringify(value)
+
+/** The block row. */
+export function blockRow(b: RpcBlock) {
+  const n = Number(u64(b.number))
+  return {
+    block_number: u64(b.number),
+    hash: bin(b.hash),
+    parent_hash: bin(b.parentHash),
+    uncles_hash: bin(b.sha3Uncles),
+    miner: bin(b.miner),
+    state_root: bin(b.stateRoot),
+    transactions_root: bin(b.transactionsRoot),
+    receipts_root: bin(b.receiptsRoot),
+    gas_used: u64(b.gasUsed),
+    gas_limit: u64(b.gasLimit),
+    base_fee_per_gas: orNull(b.baseFeePerGas, u256),
+    extra_data: bin(b.extraData),
+    logs_bloom: bin(b.logsBloom),
+    timestamp: u64(b.timestamp),
+    difficulty: u256(b.difficulty),
+    total_difficulty: orNull(b.totalDifficulty, u256),
+    size: u64(required(b.size, `size of block ${n}`)),
+    mix_hash: bin(b.mixHash),
+    nonce: bin(b.nonce),
+    transaction_count: BigInt(b.transactions.length),
+    withdrawals_root: orNull(b.withdrawalsRoot, bin),
+    withdrawals: b.withdrawals ? json(b.withdrawals.map(w => ({ index: w.index, validatorIndex: w.validatorIndex, address: w.address, amount: w.amount }))) : null,
+    blob_gas_used: orNull(b.blobGasUsed, u64),
+    excess_blob_gas: orNull(b.excessBlobGas, u64),
+    parent_beacon_block_root: orNull(b.parentBeaconBlockRoot, bin),
+    requests_hash: orNull(b.requestsHash, bin),
+  }
+}
+
+/** The transaction row: the transaction, its receipt, and the block's number, hash and timestamp. */
+export function transactionRow(b: RpcBlock, tx: RpcTransaction, r: RpcReceipt, index: number) {
+  const type = u64(tx.type ?? '0x0')
+  const v = u64(required(tx.v ?? tx.yParity, `v of transaction ${tx.hash}`))
+  const legacy = type === 0n ? legacySignature(v) : null
+  return {
+    block_number: u64(b.number),
+    block_hash: bin(b.hash),
+    transaction_index: BigInt(index),
+    hash: bin(tx.hash),
+    nonce: u64(tx.nonce),
+    from: bin(tx.from),
+    to: orNull(tx.to, bin),
+    value: u256(tx.value),
+    gas_price: orNull(tx.gasPrice ?? r.effectiveGasPrice, u256),
+    gas: u64(tx.gas),
+    input: bin(tx.input),
+    v,
+    r: u256(tx.r),
+    s: u256(tx.s),
+    type,
+    max_fee_per_gas: orNull(tx.maxFeePerGas, u256),
+    max_priority_fee_per_gas: orNull(tx.maxPriorityFeePerGas, u256),
+    block_timestamp: u64(b.timestamp),
+    chain_id: legacy ? legacy.chainId : orNull(tx.chainId, u64),
+    y_parity: legacy ? legacy.yParity : tx.yParity ? u64(tx.yParity) : v,
+    access_list: legacy ? null : json((tx.accessList ?? []).map(a => ({ address: a.address, storageKeys: a.storageKeys }))),
+    max_fee_per_blob_gas: orNull(tx.maxFeePerBlobGas, u256),
+    blob_versioned_hashes: tx.blobVersionedHashes ? json(tx.blobVersionedHashes) : null,
+    authorization_list: tx.authorizationList
+      ? json(tx.authorizationList.map(a => ({ chainId: a.chainId, address: a.address, nonce: a.nonce, yParity: a.yParity, r: a.r, s: a.s })))
+      : null,
+    status: orNull(r.status, u64),
+    gas_used: u64(r.gasUsed),
+    cumulative_gas_used: u64(r.cumulativeGasUsed),
+    effective_gas_price: orNull(r.effectiveGasPrice, u256),
+    contract_address: orNull(r.contractAddress, bin),
+    logs_count: BigInt(r.logs.length),
+  }
+}
+
+/** The log row, topics split into topic0..topic3 (null where absent). */
+export function logRow(b: RpcBlock, log: RpcLog) {
+  const topic = (i: number) => orNull(log.topics[i], bin)
+  return {
+    block_number: u64(b.number),
+    block_hash: bin(b.hash),
+    transaction_index: u64(log.transactionIndex),
+    transaction_hash: bin(log.transactionHash),
+    log_index: u64(log.logIndex),
+    address: bin(log.address),
+    topic0: topic(0),
+    topic1: topic(1),
+    topic2: topic(2),
+    topic3: topic(3),
+    data: bin(log.data),
+    removed: log.removed ?? false,
+    block_timestamp: u64(b.timestamp),
+  }
+}
+
+/** Column batches of all three EVM datasets for verified blocks, keyed by storage name, sorted. */
+export function transformBlocks(raws: readonly RawBlock[]): EvmBatches {
+  const out = { blocks: new BatchBuilder(blocks), transactions: new BatchBuilder(transactions), logs: new BatchBuilder(logs) }
+  for (const { block, receipts } of raws) {
+    out.blocks.push(blockRow(block))
+    block.transactions.forEach((tx, i) => {
+      const receipt = receipts[i]
+      out.transactions.push(transactionRow(block, tx, receipt, i))
+      for (const log of receipt.logs) out.logs.push(logRow(block, log))
+    })
+  }
+  return { blocks: out.blocks.finish(), transactions: out.transactions.finish(), logs: out.logs.finish() }
+}

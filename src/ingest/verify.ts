@@ -1,0 +1,184 @@
+/**
+ * Checks a block before any of it is written: the header hash recomputed from its
+ * fields (every fork's header shape), each transaction's hash, the transactions,
+ * receipts and withdrawals roots recomputed from the rows, and the receipts and logs
+ * consistent with the block. The header hash binds the roots, so rows that pass are
+ * the chain's rows. Pure: no I/O.
+ */
+import { keccak256 } from 'viem'
+import { bytesToHex } from '../schema/hex.ts'
+import type { Hex, RawBlock, RpcBlock, RpcLog, RpcReceipt, RpcTransaction, RpcWithdrawal } from './evm-json.ts'
+import { concat, dataBytes, quantityBytes, rlpEncode, type RlpItem } from './rlp.ts'
+import { orderedTrieRoot } from './trie.ts'
+
+/** Data from the node contradicts itself or the chain; names the block. Nothing of it is published. */
+export class IngestVerificationError extends Error {
+  readonly block: number
+  constructor(block: number, detail: string) {
+    super(`block ${block}: ${detail}`)
+    this.name = 'IngestVerificationError'
+    this.block = block
+  }
+}
+
+const keccakHex = (bytes: Uint8Array): string => keccak256(bytes)
+const same = (a: string | null | undefined, b: string | null | undefined) => (a ?? '').toLowerCase() === (b ?? '').toLowerCase()
+const num = (hex: string): bigint => BigInt(hex)
+const present = <T>(v: T | null | undefined): v is T => v !== null && v !== undefined
+
+/** Header fields that enter the hash, in RLP order; fork fields only when the header has them. */
+export function headerFields(h: Omit<RpcBlock, 'transactions'>): RlpItem[] {
+  const fields: RlpItem[] = [
+    dataBytes(h.parentHash),
+    dataBytes(h.sha3Uncles),
+    dataBytes(h.miner),
+    dataBytes(h.stateRoot),
+    dataBytes(h.transactionsRoot),
+    dataBytes(h.receiptsRoot),
+    dataBytes(h.logsBloom),
+    quantityBytes(h.difficulty),
+    quantityBytes(h.number),
+    quantityBytes(h.gasLimit),
+    quantityBytes(h.gasUsed),
+    quantityBytes(h.timestamp),
+    dataBytes(h.extraData),
+    dataBytes(h.mixHash),
+    dataBytes(h.nonce),
+  ]
+  // London, Shanghai, Cancun (three fields), Prague: each fork appends to the header.
+  const forks: [Hex | null | undefined, (v: Hex) => Uint8Array][] = [
+    [h.baseFeePerGas, quantityBytes],
+    [h.withdrawalsRoot, dataBytes],
+    [h.blobGasUsed, quantityBytes],
+    [h.excessBlobGas, quantityBytes],
+    [h.parentBeaconBlockRoot, dataBytes],
+    [h.requestsHash, dataBytes],
+  ]
+  for (const [value, encode] of forks) {
+    if (present(value)) fields.push(encode(value))
+  }
+  return fields
+}
+
+/** keccak256(rlp(header)): what the block hash must be. */
+export function computeBlockHash(header: Omit<RpcBlock, 'transactions'>): string {
+  return keccakHex(rlpEncode(headerFields(header)))
+}
+
+const accessListItems = (list: RpcTransaction['accessList'] = []): RlpItem[] =>
+  list.map(a => [dataBytes(a.address), a.storageKeys.map(dataBytes)])
+
+const toField = (to: Hex | null | undefined) => (to ? dataBytes(to) : new Uint8Array(0))
+
+/** The signed transaction as the chain hashes it (typed envelope: type byte + rlp). Throws on a type it cannot encode. */
+export function encodeTransaction(tx: RpcTransaction): Uint8Array {
+  const type = Number(num(tx.type ?? '0x0'))
+  const q = quantityBytes
+  if (type === 0) {
+    if (!present(tx.v)) throw new Error('legacy transaction without v')
+    return rlpEncode([q(tx.nonce), q(tx.gasPrice ?? '0x0'), q(tx.gas), toField(tx.to), q(tx.value), dataBytes(tx.input), q(tx.v), q(tx.r), q(tx.s)])
+  }
+  if (!present(tx.chainId)) throw new Error(`type ${type} transaction without chainId`)
+  const parity = tx.yParity ?? tx.v
+  if (!present(parity)) throw new Error(`type ${type} transaction without yParity`)
+  const signature = [q(parity), q(tx.r), q(tx.s)]
+  const fees = () => [q(tx.maxPriorityFeePerGas ?? '0x0'), q(tx.maxFeePerGas ?? '0x0')]
+  const common = () => [q(tx.gas), toField(tx.to), q(tx.value), dataBytes(tx.input), accessListItems(tx.accessList)]
+  let body: RlpItem[]
+  if (type === 1) body = [q(tx.chainId), q(tx.nonce), q(tx.gasPrice ?? '0x0'), ...common()]
+  else if (type === 2) body = [q(tx.chainId), q(tx.nonce), ...fees(), ...common()]
+  else if (type === 3) {
+    body = [q(tx.chainId), q(tx.nonce), ...fees(), ...common(), q(tx.maxFeePerBlobGas ?? '0x0'), (tx.blobVersionedHashes ?? []).map(dataBytes)]
+  } else if (type === 4) {
+    const auths = (tx.authorizationList ?? []).map(a => [q(a.chainId), dataBytes(a.address), q(a.nonce), q(a.yParity), q(a.r), q(a.s)])
+    body = [q(tx.chainId), q(tx.nonce), ...fees(), ...common(), auths]
+  } else {
+    throw new Error(`transaction type ${type} is not known to the verifier`)
+  }
+  return concat([Uint8Array.of(type), rlpEncode([...body, ...signature])])
+}
+
+const encodeLog = (log: RpcLog): RlpItem => [dataBytes(log.address), log.topics.map(dataBytes), dataBytes(log.data)]
+
+/** The receipt as the receipts trie holds it (typed envelope for typed transactions). */
+export function encodeReceipt(receipt: RpcReceipt, txType: Hex | undefined): Uint8Array {
+  let outcome: Uint8Array
+  if (present(receipt.status)) outcome = quantityBytes(receipt.status)
+  else if (present(receipt.root)) outcome = dataBytes(receipt.root)
+  else throw new Error(`receipt ${receipt.transactionHash} has neither status nor root`)
+  const body = rlpEncode([outcome, quantityBytes(receipt.cumulativeGasUsed), dataBytes(receipt.logsBloom), receipt.logs.map(encodeLog)])
+  const type = Number(num(receipt.type ?? txType ?? '0x0'))
+  return type === 0 ? body : concat([Uint8Array.of(type), body])
+}
+
+export const encodeWithdrawal = (w: RpcWithdrawal): Uint8Array =>
+  rlpEncode([quantityBytes(w.index), quantityBytes(w.validatorIndex), dataBytes(w.address), quantityBytes(w.amount)])
+
+/** Verifies one extracted block; throws IngestVerificationError naming the block. */
+export function verifyBlock({ block, receipts }: RawBlock): void {
+  const n = Number(num(block.number))
+  const fail = (detail: string): never => {
+    throw new IngestVerificationError(n, detail)
+  }
+  const attempt = <T>(what: string, f: () => T): T => {
+    try {
+      return f()
+    } catch (e) {
+      return fail(`${what}: ${(e as Error).message}`)
+    }
+  }
+
+  const hash = attempt('header', () => computeBlockHash(block))
+  if (!same(hash, block.hash)) fail(`header hash ${hash} does not match the block's hash ${block.hash}`)
+
+  const txs = block.transactions
+  txs.forEach((tx, i) => {
+    if (typeof tx !== 'object' || tx === null) fail(`transaction ${i} is not a full transaction object (fetch blocks with full transactions)`)
+    if (present(tx.transactionIndex) && num(tx.transactionIndex) !== BigInt(i)) fail(`transaction ${tx.hash} has index ${tx.transactionIndex} at position ${i}`)
+    if (present(tx.blockHash) && !same(tx.blockHash, block.hash)) fail(`transaction ${tx.hash} names block hash ${tx.blockHash}`)
+    if (present(tx.blockNumber) && num(tx.blockNumber) !== BigInt(n)) fail(`transaction ${tx.hash} names block ${tx.blockNumber}`)
+  })
+  const encodedTxs = txs.map((tx, i) => attempt(`transaction ${i}`, () => encodeTransaction(tx)))
+  encodedTxs.forEach((bytes, i) => {
+    const h = keccakHex(bytes)
+    if (!same(h, txs[i].hash)) fail(`transaction ${i} hashes to ${h}, not ${txs[i].hash}`)
+  })
+  const txRoot = bytesToHex(orderedTrieRoot(encodedTxs))
+  if (!same(txRoot, block.transactionsRoot)) fail(`transactions root ${txRoot} does not match the header's ${block.transactionsRoot}`)
+
+  if (receipts.length !== txs.length) fail(`${txs.length} transactions but ${receipts.length} receipts`)
+  let cumulative = 0n
+  let logIndex = 0n
+  receipts.forEach((r, i) => {
+    const tx = txs[i]
+    if (!same(r.transactionHash, tx.hash)) fail(`receipt ${i} is for transaction ${r.transactionHash}, not ${tx.hash}`)
+    if (num(r.transactionIndex) !== BigInt(i)) fail(`receipt of ${tx.hash} has index ${r.transactionIndex}, expected ${i}`)
+    if (present(r.blockHash) && !same(r.blockHash, block.hash)) fail(`receipt of ${tx.hash} names block hash ${r.blockHash}`)
+    if (present(r.blockNumber) && num(r.blockNumber) !== BigInt(n)) fail(`receipt of ${tx.hash} names block ${r.blockNumber}`)
+    const used = num(r.cumulativeGasUsed) - cumulative
+    if (num(r.gasUsed) !== used) fail(`receipt of ${tx.hash} has gasUsed ${r.gasUsed}, cumulative gas says ${used}`)
+    cumulative = num(r.cumulativeGasUsed)
+    for (const log of r.logs) {
+      const where = `log ${log.logIndex} of ${tx.hash}`
+      if (!same(log.blockHash, block.hash)) fail(`${where} names block hash ${log.blockHash}`)
+      if (num(log.blockNumber) !== BigInt(n)) fail(`${where} names block ${log.blockNumber}`)
+      if (!same(log.transactionHash, tx.hash) || num(log.transactionIndex) !== BigInt(i)) fail(`${where} names transaction ${log.transactionHash} at ${log.transactionIndex}`)
+      if (num(log.logIndex) !== logIndex) fail(`${where}: log indexes are not consecutive (expected ${logIndex})`)
+      if (present(log.blockTimestamp) && num(log.blockTimestamp) !== num(block.timestamp)) fail(`${where} has timestamp ${log.blockTimestamp}, block has ${block.timestamp}`)
+      if (log.removed === true) fail(`${where} is marked removed (reorged out)`)
+      if (log.topics.length > 4) fail(`${where} has ${log.topics.length} topics`)
+      logIndex++
+    }
+  })
+  if (cumulative !== num(block.gasUsed)) fail(`receipts use ${cumulative} gas, header says ${num(block.gasUsed)}`)
+  const receiptsRoot = bytesToHex(orderedTrieRoot(receipts.map((r, i) => attempt(`receipt ${i}`, () => encodeReceipt(r, txs[i].type)))))
+  if (!same(receiptsRoot, block.receiptsRoot)) fail(`receipts root ${receiptsRoot} does not match the header's ${block.receiptsRoot}`)
+
+  if (present(block.withdrawalsRoot)) {
+    if (!Array.isArray(block.withdrawals)) fail('header has a withdrawals root but the block has no withdrawals list')
+    const root = bytesToHex(orderedTrieRoot(block.withdrawals!.map(encodeWithdrawal)))
+    if (!same(root, block.withdrawalsRoot)) fail(`withdrawals root ${root} does not match the header's ${block.withdrawalsRoot}`)
+  } else if (present(block.withdrawals) && block.withdrawals.length) {
+    fail('block has withdrawals but its header has no withdrawals root')
+  }
+}
