@@ -1,6 +1,47 @@
-/** Worker entry; the HTTP app is mounted here (see src/http). */
+/**
+ * Worker entry: the HTTP app over the R2 bucket bound as LAKE. The store, the
+ * manifest reader (with its shard cache) and the parsed users live at module scope,
+ * so they are built once per isolate and shared by its requests. Without the
+ * API_USERS secret every request is refused with a 503: a deployment never serves
+ * data unauthenticated.
+ */
+import type { Hono } from 'hono'
+import { createApp } from '../http/app.ts'
+import { parseUsers, type Users } from '../http/auth.ts'
+import { ManifestReader } from '../manifest/read.ts'
+import { r2Store } from '../store/r2.ts'
+
+export interface Env {
+  LAKE: R2Bucket
+  /** Comma-separated `user:secret` (a secret: `wrangler secret put API_USERS`). */
+  API_USERS?: string
+}
+
+let cached: { bucket: R2Bucket; usersText: string | undefined; app: Promise<Hono> } | undefined
+
+async function build(env: Env): Promise<Hono> {
+  let users: Users | null = null
+  if (env.API_USERS !== undefined && env.API_USERS.trim() !== '') {
+    try {
+      users = await parseUsers(env.API_USERS)
+    } catch (err) {
+      console.error(`API_USERS is unusable: ${(err as Error).message}`)
+    }
+  }
+  const store = r2Store(env.LAKE)
+  return createApp({ store, manifest: new ManifestReader(store), users })
+}
+
+/** The app for this isolate's bindings, rebuilt only when they change. */
+function appFor(env: Env): Promise<Hono> {
+  if (!cached || cached.bucket !== env.LAKE || cached.usersText !== env.API_USERS) {
+    cached = { bucket: env.LAKE, usersText: env.API_USERS, app: build(env) }
+  }
+  return cached.app
+}
+
 export default {
-  async fetch(): Promise<Response> {
-    return new Response('not yet', { status: 503 })
+  async fetch(request, env, ctx): Promise<Response> {
+    return (await appFor(env)).fetch(request, env, ctx)
   },
-} satisfies ExportedHandler
+} satisfies ExportedHandler<Env>

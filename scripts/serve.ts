@@ -1,0 +1,60 @@
+/**
+ * `npm run serve -- --data <store-url> [--port <n>] [--host <addr>]`
+ *
+ * The Node server: the same app as the Worker over a local directory or S3
+ * (`file://…`, a path, or `s3://bucket/prefix`). Port 0 picks a free port; the first
+ * line printed is `listening http://<host>:<port>`. Binds 127.0.0.1 unless --host
+ * says otherwise. Users come from API_USERS; without it the development user
+ * dev:dev is used, and the server says so, but only on a loopback address: a
+ * server reachable from other machines refuses to start without API_USERS.
+ */
+import { parseArgs } from 'node:util'
+import { CHAINS } from '../src/chains/registry.ts'
+import { createApp } from '../src/http/app.ts'
+import { DEV_API_USERS, parseUsers } from '../src/http/auth.ts'
+import { ManifestReader } from '../src/manifest/read.ts'
+import { serve } from '../src/node/serve.ts'
+import { openStore } from '../src/store/open.ts'
+
+const { values } = parseArgs({
+  options: {
+    data: { type: 'string' },
+    port: { type: 'string', default: process.env.PORT ?? '0' },
+    host: { type: 'string', default: '127.0.0.1' },
+  },
+})
+
+if (!values.data) {
+  console.error('usage: npm run serve -- --data <store-url> [--port <n>] [--host <addr>]')
+  process.exit(2)
+}
+const port = Number(values.port)
+if (!Number.isInteger(port) || port < 0 || port > 65535) {
+  console.error(`--port must be 0..65535, got ${values.port}`)
+  process.exit(2)
+}
+
+const fromEnv = process.env.API_USERS !== undefined && process.env.API_USERS.trim() !== ''
+const loopback = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/i.test(values.host)
+if (!fromEnv && !loopback) {
+  console.error(`refusing to serve on ${values.host} with the development user: set API_USERS (see npm run hash-password)`)
+  process.exit(2)
+}
+const users = await parseUsers(fromEnv ? process.env.API_USERS! : DEV_API_USERS)
+const store = openStore(values.data)
+const app = createApp({ store, manifest: new ManifestReader(store), users })
+const server = await serve({ fetch: request => app.fetch(request), port, host: values.host })
+
+console.log(`listening ${server.url}`)
+console.log(`data: ${values.data}`)
+for (const chain of CHAINS.filter(c => !c.hosts.includes('*'))) {
+  const local = chain.hosts.find(h => h.endsWith('.localhost'))
+  if (local) console.log(`${chain.code}: http://${local}:${server.port} (or send Host: ${local})`)
+}
+console.log(fromEnv ? 'users: from API_USERS' : 'users: API_USERS is not set, using the development user dev:dev (curl -u dev:dev …)')
+
+const stop = () => {
+  server.close().then(() => process.exit(0), () => process.exit(1))
+}
+process.once('SIGINT', stop)
+process.once('SIGTERM', stop)

@@ -1,0 +1,85 @@
+/**
+ * `npm start [-- --data <lake dir>] [--persist-to <dir>]`: the Worker under
+ * `wrangler dev` on the bundled sample lake.
+ *
+ * 1. Seeds wrangler dev's local R2 (the LAKE bucket under .wrangler/state) from
+ *    partitions-manifest/sample, written by `npm run devnet`, through Miniflare with
+ *    the same persistence path wrangler dev uses.
+ * 2. Runs `wrangler dev` on 127.0.0.1:$PORT (default 8787), keeping the request's own
+ *    host so the Move hosts (aptos.localhost, …) route as in production.
+ *
+ * --data picks another lake directory and --persist-to another local state
+ * directory (default .wrangler/state, which wrangler dev uses by default).
+ *
+ * Users: API_USERS from the environment when set, else the development user dev:dev.
+ * wrangler reads API_USERS from the environment (wrangler.toml declares it a
+ * required secret), so it never appears on a command line.
+ */
+import { spawn } from 'node:child_process'
+import { existsSync, readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { dirname, join, resolve } from 'node:path'
+import { parseArgs } from 'node:util'
+import { convertV4MiniflareOptions, Miniflare } from 'miniflare'
+import { CHAINS } from '../src/chains/registry.ts'
+import { DEV_API_USERS } from '../src/http/auth.ts'
+import { seedBucket } from '../src/node/seed-r2.ts'
+import { openStore } from '../src/store/open.ts'
+
+const root = resolve(import.meta.dirname, '..')
+const { values } = parseArgs({ options: { data: { type: 'string' }, 'persist-to': { type: 'string' } } })
+const sample = resolve(values.data ?? join(root, 'partitions-manifest', 'sample'))
+const persist = resolve(values['persist-to'] ?? join(root, '.wrangler', 'state'))
+const port = Number(process.env.PORT ?? 8787)
+if (!Number.isInteger(port) || port < 1 || port > 65535) {
+  console.error(`PORT must be 1..65535, got ${process.env.PORT}`)
+  process.exit(2)
+}
+
+/** The LAKE bucket's name in wrangler.toml: local R2 state is kept per bucket name. */
+function lakeBucketName(): string {
+  const toml = readFileSync(join(root, 'wrangler.toml'), 'utf8')
+  const m = /\[\[r2_buckets\]\][^[]*?binding\s*=\s*"LAKE"[^[]*?bucket_name\s*=\s*"([^"]+)"/.exec(toml)
+  if (!m) throw new Error('wrangler.toml has no r2_buckets entry with binding "LAKE"')
+  return m[1]
+}
+
+if (existsSync(sample)) {
+  // The options `wrangler r2 object put --local` uses, so wrangler dev finds the objects.
+  const mf = new Miniflare(
+    convertV4MiniflareOptions({
+      modules: true,
+      script: 'export default { fetch() { return new Response(null, { status: 404 }) } }',
+      resourcePersistencePath: join(persist, 'v3'),
+      r2Buckets: { LAKE: lakeBucketName() },
+    }),
+  )
+  try {
+    const bucket = await mf.getR2Bucket('LAKE')
+    const seeded = await seedBucket(bucket as never, openStore(sample))
+    console.log(`seeded local R2 from ${sample}: ${seeded.objects} objects, ${seeded.bytes} bytes (${seeded.deleted} stale removed)`)
+  } finally {
+    await mf.dispose()
+  }
+} else {
+  console.warn(`no sample lake at ${sample}: run \`npm run devnet\` to build it (starts anvil and ingests a few hundred blocks).`)
+  console.warn('starting anyway: /v1/api/status works, data endpoints answer 404 no_data.')
+}
+
+const fromEnv = process.env.API_USERS !== undefined && process.env.API_USERS.trim() !== ''
+const wrangler = join(dirname(createRequire(import.meta.url).resolve('wrangler/package.json')), 'bin', 'wrangler.js')
+const child = spawn(
+  process.execPath,
+  [wrangler, 'dev', '--ip', '127.0.0.1', '--port', String(port), '--persist-to', persist, '--infer-origin-from-routes=false', '--show-interactive-dev-session=false'],
+  { cwd: root, stdio: 'inherit', env: { ...process.env, API_USERS: fromEnv ? process.env.API_USERS : DEV_API_USERS } },
+)
+
+console.log(`EVM host: http://127.0.0.1:${port}`)
+for (const chain of CHAINS.filter(c => !c.hosts.includes('*'))) {
+  const local = chain.hosts.find(h => h.endsWith('.localhost'))
+  if (local) console.log(`${chain.code}: http://${local}:${port}`)
+}
+console.log(fromEnv ? 'users: from API_USERS' : 'users: API_USERS is not set, using the development user dev:dev (curl -u dev:dev …)')
+
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => child.kill(signal))
+child.on('exit', code => process.exit(code ?? 0))

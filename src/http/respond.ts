@@ -1,0 +1,82 @@
+/**
+ * From a validated query to a streaming Response: run the engine (which resolves
+ * once the first batch is read, or the whole result with `limit`, so storage
+ * trouble at the start is still a proper 503 and the I/O headers count it), refuse
+ * a plain JSON response over too many blocks, then stream the encoder's bytes,
+ * gzipped when the client asked.
+ */
+import { contentTypeOf, encodeRows, type Format } from '../format/encode.ts'
+import type { ManifestReader } from '../manifest/read.ts'
+import { runQuery } from '../query/engine.ts'
+import type { QuerySpec, RowBatch } from '../query/types.ts'
+import type { Chain } from '../chains/registry.ts'
+import type { DatasetDecl, FieldDecl } from '../schema/dataset.ts'
+import type { ObjectStore } from '../store/types.ts'
+import { gzipResponse } from './compress.ts'
+import { ApiError } from './errors.ts'
+import { CORS_HEADERS, queryHeaders } from './headers.ts'
+import { blockCount, MAX_JSON_BLOCK_RANGE } from './params.ts'
+import { STATUS_FIELDS, statusBatch, statusRecord } from './status.ts'
+
+export interface QueryDeps {
+  store: ObjectStore
+  manifest: ManifestReader
+}
+
+/** The 413 of a plain JSON request over more than MAX_JSON_BLOCK_RANGE blocks. */
+export function jsonRangeTooLarge(blocks: number): ApiError {
+  return new ApiError(
+    413,
+    'range_too_large',
+    `format=json serves at most ${MAX_JSON_BLOCK_RANGE} blocks per request (this range has ${blocks}); use format=json_stream, csv or arrow, or a narrower range`,
+    { details: { max_blocks: MAX_JSON_BLOCK_RANGE } },
+  )
+}
+
+/** Rejects a plain JSON request whose numeric range is already too large, before any I/O. */
+export function checkJsonRange(query: QuerySpec, format: Format): void {
+  if (format !== 'json' || typeof query.from !== 'number' || typeof query.to !== 'number') return
+  const blocks = blockCount([query.from, query.to])
+  if (blocks > MAX_JSON_BLOCK_RANGE) throw jsonRangeTooLarge(blocks)
+}
+
+/** Headers every successful body response carries. */
+export function bodyHeaders(format: Format): Headers {
+  return new Headers({
+    ...CORS_HEADERS,
+    'Content-Type': contentTypeOf(format),
+    'Cache-Control': 'no-store',
+    'X-Content-Type-Options': 'nosniff',
+    Vary: 'Accept, Accept-Encoding',
+  })
+}
+
+/** A streaming response of encoded batches, gzipped when asked. */
+export function streamResponse(format: Format, fields: readonly FieldDecl[], batches: AsyncIterable<RowBatch>, headers: Headers, gzip: boolean): Response {
+  const body = encodeRows(format, fields, batches)
+  return gzip ? gzipResponse(body, { status: 200, headers }) : new Response(body, { status: 200, headers })
+}
+
+/** The status records of `chains`, read from their manifests. */
+export async function statusResponse(manifest: ManifestReader, chains: readonly Chain[], datasets: readonly DatasetDecl[], format: Format, gzip: boolean): Promise<Response> {
+  const records = await Promise.all(chains.map(async chain => statusRecord(chain, await manifest.root(chain), datasets)))
+  return streamResponse(format, STATUS_FIELDS, once(statusBatch(records)), bodyHeaders(format), gzip)
+}
+
+async function* once<T>(item: T): AsyncGenerator<T> {
+  yield item
+}
+
+/** Runs a data query and answers it. Errors before the first byte are thrown for the error envelope. */
+export async function queryResponse(deps: QueryDeps, query: QuerySpec, format: Format, gzip: boolean): Promise<Response> {
+  checkJsonRange(query, format)
+  const planned = await runQuery(deps, query)
+  const blocks = blockCount(planned.range)
+  if (format === 'json' && blocks > MAX_JSON_BLOCK_RANGE) {
+    await planned.batches[Symbol.asyncIterator]().return?.()
+    throw jsonRangeTooLarge(blocks)
+  }
+  const headers = bodyHeaders(format)
+  for (const [name, value] of Object.entries(queryHeaders(planned))) headers.set(name, value)
+  return streamResponse(format, query.fields, planned.batches, headers, gzip)
+}

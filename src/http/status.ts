@@ -1,0 +1,92 @@
+/**
+ * The status endpoint's records: the spec's fields, in its order, one record per
+ * chain the host serves, plus a `datasets` field with each dataset's coverage.
+ * Declared as a dataset so every output format encodes it like any other.
+ */
+import type { Chain } from '../chains/registry.ts'
+import type { ManifestRoot } from '../manifest/types.ts'
+import type { RowBatch } from '../query/types.ts'
+import type { DatasetDecl, FieldDecl } from '../schema/dataset.ts'
+import type { StoredValue } from '../schema/kinds.ts'
+import { invalidParameter } from './errors.ts'
+import { parseChain } from './params.ts'
+
+/** Fields of a status record (`datasets` is ours; the rest are the spec's). */
+export const STATUS_FIELDS: readonly FieldDecl[] = [
+  { name: 'type', kind: 'string' },
+  { name: 'chain', kind: 'u64int' },
+  { name: 'chain_code', kind: 'string' },
+  { name: 'chain_name', kind: 'string' },
+  { name: 'service', kind: 'string' },
+  { name: 'entity', kind: 'string' },
+  { name: 'latest_block_height', kind: 'u64int', nullable: true },
+  { name: 'timestamp', kind: 'u64int', nullable: true },
+  { name: 'status', kind: 'string' },
+  { name: 'datasets', kind: 'json' },
+]
+
+/** `Ok`: the chain has data in at least one dataset; `NoData`: nothing is published for it. */
+export type ChainStatus = 'Ok' | 'NoData'
+
+/** Coverage of one dataset as the status record reports it. */
+export interface DatasetStatus {
+  coverage: [number, number][]
+  latest_block: number | null
+  rows: number
+}
+
+/** Per-dataset coverage of a chain, keyed by the dataset's path under /v1/api/. */
+export function datasetStatuses(root: ManifestRoot | null, datasets: readonly DatasetDecl[]): Record<string, DatasetStatus> {
+  const out: Record<string, DatasetStatus> = {}
+  for (const d of datasets) {
+    const index = root?.datasets[d.storage]
+    const coverage = index ? index.coverage.map(([a, b]): [number, number] => [a, b]) : []
+    out[d.path] = { coverage, latest_block: coverage.length ? coverage[coverage.length - 1][1] : null, rows: index?.rows ?? 0 }
+  }
+  return out
+}
+
+/**
+ * One status record. latest_block_height is the highest block of any dataset of the
+ * chain (each dataset's own is in `datasets`); timestamp is the Unix time in seconds
+ * of the manifest's last publication. Both are null when nothing is published.
+ */
+export function statusRecord(chain: Chain, root: ManifestRoot | null, datasets: readonly DatasetDecl[]): Record<string, StoredValue | null> {
+  const perDataset = datasetStatuses(root, datasets)
+  const latest = Object.values(perDataset).reduce<number | null>((m, d) => (d.latest_block === null ? m : Math.max(m ?? 0, d.latest_block)), null)
+  const updated = root ? Date.parse(root.updatedAt) : NaN
+  return {
+    type: 'Chain',
+    chain: BigInt(chain.id),
+    chain_code: chain.code,
+    chain_name: chain.name,
+    service: 'chain',
+    entity: 'block',
+    latest_block_height: latest === null ? null : BigInt(latest),
+    timestamp: latest === null || Number.isNaN(updated) ? null : BigInt(Math.floor(updated / 1000)),
+    status: latest === null ? 'NoData' : 'Ok',
+    datasets: JSON.stringify(perDataset),
+  }
+}
+
+/** Records in columnar form, ready for an encoder. */
+export function statusBatch(records: readonly Record<string, StoredValue | null>[]): RowBatch {
+  const columns: RowBatch['columns'] = {}
+  for (const f of STATUS_FIELDS) columns[f.name] = records.map(r => r[f.name] ?? null)
+  return { length: records.length, columns }
+}
+
+/**
+ * The status endpoint's parameters: none but `format` and an optional `chains`
+ * (one chain of the host, to get its record alone). Anything else is a 400.
+ */
+export function parseStatusQuery(params: URLSearchParams, ctx: { chains: readonly Chain[]; allChains?: readonly Chain[] }): Chain | undefined {
+  const seen = new Set<string>()
+  for (const name of params.keys()) {
+    if (seen.has(name)) throw invalidParameter(name, `${name} is given more than once`, 'duplicate_parameter')
+    seen.add(name)
+    if (name !== 'format' && name !== 'chains') throw invalidParameter(name, `unknown parameter ${name}: status takes only format and chains`, 'unknown_parameter')
+  }
+  const chains = params.get('chains')
+  return chains === null ? undefined : parseChain(chains, ctx)
+}

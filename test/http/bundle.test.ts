@@ -1,0 +1,123 @@
+/**
+ * The production bundle: `wrangler deploy --dry-run` must build it under the size
+ * budget, and Miniflare running it the way production workerd does (no eval, no
+ * `new Function`, unlike the vitest Workers pool) must serve a query in every format.
+ */
+import { execFile } from 'node:child_process'
+import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { createRequire } from 'node:module'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { promisify } from 'node:util'
+import { request } from 'node:http'
+import { gunzipSync, gzipSync } from 'node:zlib'
+import { convertV4MiniflareOptions, Miniflare } from 'miniflare'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { logs } from '../../src/datasets/evm.ts'
+import type { Format } from '../../src/format/encode.ts'
+import { seedBucket, type SeedableBucket } from '../../src/node/seed-r2.ts'
+import { DECODERS } from '../format/decode.ts'
+import { removeTempDirs, tempStore } from '../query/lake.ts'
+import { basic, buildHttpLake, canonicalRecords, inBlocks, type HttpLake } from './fixture.ts'
+
+/** Size budget of the Worker bundle (Cloudflare's own limit is 3 MiB gzipped on the free plan). */
+export const BUNDLE_BUDGET = { bytes: 1024 * 1024, gzipBytes: 256 * 1024 }
+
+const root = join(import.meta.dirname, '..', '..')
+const wrangler = join(dirname(createRequire(import.meta.url).resolve('wrangler/package.json')), 'bin', 'wrangler.js')
+
+let outdir: string
+let bundle: Uint8Array
+let mf: Miniflare
+let lake: HttpLake
+
+beforeAll(async () => {
+  outdir = await mkdtemp(join(tmpdir(), 'bundle-'))
+  await promisify(execFile)(process.execPath, [wrangler, 'deploy', '--dry-run', '--outdir', outdir], { cwd: root, env: { ...process.env, WRANGLER_SEND_METRICS: 'false' } })
+  bundle = await readFile(join(outdir, 'index.js'))
+  const toml = await readFile(join(root, 'wrangler.toml'), 'utf8')
+  const compatibilityDate = /^compatibility_date\s*=\s*"([^"]+)"/m.exec(toml)![1]
+  const compatibilityFlags = JSON.parse(/^compatibility_flags\s*=\s*(\[[^\]]*\])/m.exec(toml)![1]) as string[]
+  mf = new Miniflare(
+    convertV4MiniflareOptions({
+      modules: true,
+      scriptPath: join(outdir, 'index.js'),
+      modulesRoot: outdir,
+      compatibilityDate,
+      compatibilityFlags,
+      r2Buckets: ['LAKE'],
+      bindings: { API_USERS: 'dev:dev' },
+    }),
+  )
+  const { store } = await tempStore()
+  lake = await buildHttpLake(store)
+  await seedBucket((await mf.getR2Bucket('LAKE')) as unknown as SeedableBucket, store)
+}, 180_000)
+
+afterAll(async () => {
+  await mf?.dispose()
+  await rm(outdir, { recursive: true, force: true })
+  await removeTempDirs()
+})
+
+/** A GET over a plain socket: no client-side decompression, headers as sent. */
+function raw(url: URL, headers: Record<string, string>): Promise<{ headers: Record<string, unknown>; body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    request(url, { headers }, res => {
+      const chunks: Buffer[] = []
+      res.on('data', c => chunks.push(c))
+      res.on('end', () => resolve({ headers: res.headers, body: Buffer.concat(chunks) }))
+      res.on('error', reject)
+    })
+      .on('error', reject)
+      .end()
+  })
+}
+
+describe('production bundle', () => {
+  it(`builds under the budget (${BUNDLE_BUDGET.bytes} bytes, ${BUNDLE_BUDGET.gzipBytes} gzipped)`, () => {
+    expect(bundle.length).toBeGreaterThan(10_000)
+    expect(bundle.length).toBeLessThan(BUNDLE_BUDGET.bytes)
+    expect(gzipSync(bundle).length).toBeLessThan(BUNDLE_BUDGET.gzipBytes)
+  })
+
+  it('runs where code generation is refused, as in production', async () => {
+    const probe = new Miniflare(
+      convertV4MiniflareOptions({
+        modules: true,
+        script: "export default { fetch() { try { new Function('return 1')(); return new Response('allowed') } catch { return new Response('refused') } } }",
+      }),
+    )
+    try {
+      expect(await (await probe.dispatchFetch('http://x/')).text()).toBe('refused')
+    } finally {
+      await probe.dispose()
+    }
+  })
+
+  it('serves the same records in every format, arrow included', async () => {
+    const fields = logs.fields.filter(f => !f.extra)
+    const want = canonicalRecords(inBlocks(lake.rows.logs, 100, 249), fields, 1)
+    for (const format of ['json', 'json_stream', 'csv', 'arrow'] as Format[]) {
+      const res = await mf.dispatchFetch(`http://api.example.com/v1/api/logs?chains=ETH&from_block=0&format=${format}`, { headers: { authorization: basic('dev', 'dev') } })
+      expect(res.status).toBe(200)
+      expect(DECODERS[format](new Uint8Array(await res.arrayBuffer()), fields)).toEqual(want)
+    }
+  })
+
+  it('gzips exactly once', async () => {
+    const url = new URL('/v1/api/logs?chains=ETH&from_block=0&format=json_stream', await mf.ready)
+    const headers = { authorization: basic('dev', 'dev'), host: 'api.example.com' }
+    const plain = await raw(url, headers)
+    expect(plain.headers['content-encoding']).toBe(undefined)
+    const zipped = await raw(url, { ...headers, 'accept-encoding': 'gzip' })
+    expect(zipped.headers['content-encoding']).toBe('gzip')
+    expect(gunzipSync(zipped.body).toString()).toBe(plain.body.toString())
+  })
+
+  it('routes a Move host and answers errors as JSON', async () => {
+    const res = await mf.dispatchFetch('http://aptos.localhost/v1/api/blocks?chains=APTOS', { headers: { authorization: basic('dev', 'dev') } })
+    expect(res.status).toBe(404)
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe('not_found')
+  })
+})

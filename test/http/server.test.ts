@@ -1,0 +1,93 @@
+/**
+ * `npm run serve` for real: the script as a child process on a free port, spoken to
+ * over HTTP on 127.0.0.1 by fetch and by curl.
+ */
+import { execFile, spawn, type ChildProcess } from 'node:child_process'
+import { once } from 'node:events'
+import { join } from 'node:path'
+import { createInterface } from 'node:readline'
+import { promisify } from 'node:util'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { logs } from '../../src/datasets/evm.ts'
+import { DECODERS } from '../format/decode.ts'
+import { removeTempDirs, tempStore } from '../query/lake.ts'
+import { basic, buildHttpLake, canonicalRecords, type HttpLake } from './fixture.ts'
+
+const root = join(import.meta.dirname, '..', '..')
+let child: ChildProcess
+let base: string
+let lake: HttpLake
+const lines: string[] = []
+
+beforeAll(async () => {
+  const { store, dir } = await tempStore()
+  lake = await buildHttpLake(store)
+  const env = { ...process.env }
+  delete env.API_USERS
+  child = spawn(process.execPath, [join(root, 'scripts', 'serve.ts'), '--data', dir, '--port', '0'], { cwd: root, env, stdio: ['ignore', 'pipe', 'inherit'] })
+  const rl = createInterface({ input: child.stdout! })
+  rl.on('line', line => lines.push(line))
+  await new Promise<void>((resolve, reject) => {
+    child.once('exit', code => reject(new Error(`serve exited with ${code}`)))
+    // The last line of the banner names the users.
+    rl.on('line', line => line.startsWith('users:') && resolve())
+  })
+  base = /^listening (http:\/\/127\.0\.0\.1:\d+)$/.exec(lines[0])?.[1] ?? ''
+}, 60_000)
+
+afterAll(async () => {
+  if (child && child.exitCode === null) {
+    child.kill('SIGTERM')
+    await once(child, 'exit')
+  }
+  await removeTempDirs()
+})
+
+const auth = { authorization: basic('dev', 'dev') }
+
+describe('npm run serve', () => {
+  it('prints the address first and says the development user is in use', async () => {
+    expect(lines[0]).toMatch(/^listening http:\/\/127\.0\.0\.1:\d+$/)
+    expect(lines.some(l => l.includes('dev:dev'))).toBe(true)
+  })
+
+  it('serves queries over HTTP', async () => {
+    const fields = logs.fields.filter(f => !f.extra)
+    const res = await fetch(`${base}/v1/api/logs?chains=ETH&from_block=0`, { headers: auth })
+    expect(res.status).toBe(200)
+    expect(DECODERS.json_stream(new Uint8Array(await res.arrayBuffer()), fields)).toEqual(canonicalRecords(lake.rows.logs, fields, 1))
+  })
+
+  it('routes Move hosts by the Host header', async () => {
+    const port = new URL(base).port
+    const { stdout } = await promisify(execFile)('curl', ['-s', '-u', 'dev:dev', '-H', `Host: movement-testnet.localhost:${port}`, `${base}/v1/api/status`])
+    expect(JSON.parse(stdout)).toEqual([expect.objectContaining({ chain_code: 'MOVEMENT_TESTNET', chain: 250 })])
+  })
+
+  it('gives curl --compressed a gzip stream it reads back to the plain body', async () => {
+    const url = `${base}/v1/api/logs?chains=ETH&from_block=0&format=csv`
+    const run = (args: string[]) => promisify(execFile)('curl', ['-s', '-S', '-f', '-u', 'dev:dev', ...args, url], { encoding: 'buffer', maxBuffer: 64 * 1024 * 1024 })
+    const plain = await run([])
+    const compressed = await run(['--compressed', '-D', '-'])
+    const text = compressed.stdout.toString('latin1')
+    const split = text.indexOf('\r\n\r\n')
+    expect(text.slice(0, split)).toMatch(/content-encoding: gzip/i)
+    expect(compressed.stdout.subarray(split + 4).equals(plain.stdout)).toBe(true)
+    expect(plain.stdout.length).toBeGreaterThan(1000)
+  })
+
+  it('refuses to serve beyond loopback with the development user', async () => {
+    const env = { ...process.env }
+    delete env.API_USERS
+    const run = promisify(execFile)(process.execPath, [join(root, 'scripts', 'serve.ts'), '--data', '/nonexistent', '--host', '0.0.0.0'], { cwd: root, env })
+    const err = (await run.catch(e => e)) as { code: number; stderr: string }
+    expect(err.code).toBe(2)
+    expect(err.stderr).toMatch(/API_USERS/)
+  })
+
+  it('answers 401 without credentials', async () => {
+    const res = await fetch(`${base}/v1/api/status`)
+    expect(res.status).toBe(401)
+    expect(res.headers.get('www-authenticate')).toMatch(/^Basic realm=/)
+  })
+})
