@@ -71,7 +71,17 @@ const wrangler = join(dirname(createRequire(import.meta.url).resolve('wrangler/p
 const child = spawn(
   process.execPath,
   [wrangler, 'dev', '--ip', '127.0.0.1', '--port', String(port), '--persist-to', persist, '--infer-origin-from-routes=false', '--show-interactive-dev-session=false'],
-  { cwd: root, stdio: 'inherit', env: { ...process.env, API_USERS: fromEnv ? process.env.API_USERS : DEV_API_USERS } },
+  {
+    cwd: root,
+    stdio: 'inherit',
+    env: {
+      // Local only: no fetch of the Request.cf template or metrics from Cloudflare's servers.
+      CLOUDFLARE_CF_FETCH_ENABLED: 'false',
+      WRANGLER_SEND_METRICS: 'false',
+      ...process.env,
+      API_USERS: fromEnv ? process.env.API_USERS : DEV_API_USERS,
+    },
+  },
 )
 
 console.log(`EVM host: http://127.0.0.1:${port}`)
