@@ -12,9 +12,10 @@ import { ManifestReader, parseRoot } from '../../src/manifest/read.ts'
 import { rootKey } from '../../src/manifest/keys.ts'
 import type { ChainRef, ManifestRoot, PartitionEntry } from '../../src/manifest/types.ts'
 import type { ObjectStore } from '../../src/store/types.ts'
+import { sharedPath } from '../shared.ts'
 
-export const DATA = '/work/shared/data/evm-mainnet'
-export const REPLAY = '/work/shared/tools/replay-evm.mjs'
+export const DATA = sharedPath('data', 'evm-mainnet')
+export const REPLAY = sharedPath('tools', 'replay-evm.mjs')
 export const ETH: ChainRef = { family: 'evm', id: 1, code: 'ETH' }
 /** Blocks recorded with both full transactions and receipts. */
 export const WITH_RECEIPTS = [17000000, 18000000, 18500000]

@@ -1,5 +1,5 @@
 /**
- * Recorded Aptos data for the Move tests (read from /work/shared, never copied):
+ * Recorded Aptos data for the Move tests (read from ../shared, never copied):
  * REST transactions per network, REST samples, recorded module ABIs and the
  * hash-verified BCS vectors.
  */
@@ -7,9 +7,10 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { AbiCache } from '../../src/move/abi-cache.ts'
 import type { RestTransaction, RestUserTransaction } from '../../src/move/rest-types.ts'
+import { sharedPath } from '../shared.ts'
 
-export const DATA = '/work/shared/data/move-mainnet'
-export const TOOLS = '/work/shared/tools'
+export const DATA = sharedPath('data', 'move-mainnet')
+export const TOOLS = sharedPath('tools')
 
 export const NETWORKS = ['mainnet', 'testnet', 'devnet'] as const
 export type Network = (typeof NETWORKS)[number]

@@ -4,16 +4,17 @@ import { moveDecodedTransactions, moveTransactions, MOVE_DATASETS } from '../../
 import { parquetSchemaOf, storedFields } from '../../src/lake/write.ts'
 import { columnOf, type FieldDecl } from '../../src/schema/dataset.ts'
 import { KINDS } from '../../src/schema/kinds.ts'
+import { sharedPath } from '../shared.ts'
 
 /** The spec's Move record, read from the spec itself: [field, type] in order. */
 function specRecord(): [string, string][] {
-  const spec = fs.readFileSync('/work/shared/spec/service-spec.md', 'utf8')
+  const spec = fs.readFileSync(sharedPath('spec', 'service-spec.md'), 'utf8')
   const section = spec.slice(spec.indexOf('### Transaction record (Move-VM chains'), spec.indexOf('Payload object:'))
   return [...section.matchAll(/^\| (\w+) \| ([^|]+?) \|/gm)].filter(m => m[1] !== 'Field').map(m => [m[1], m[2]])
 }
 
 function specDecodedAdditions(): string[] {
-  const spec = fs.readFileSync('/work/shared/spec/service-spec.md', 'utf8')
+  const spec = fs.readFileSync(sharedPath('spec', 'service-spec.md'), 'utf8')
   const line = /Additional fields, all nullable and null in cases seen: ([^.]+)\./.exec(spec)
   return line ? line[1].split(',').map(s => s.trim()) : []
 }

@@ -1,5 +1,5 @@
 /**
- * Starts /work/shared/tools/replay-aptos.mjs, a fullnode-style REST server over
+ * Starts ../shared/tools/replay-aptos.mjs, a fullnode-style REST server over
  * the recorded transactions and ABIs, on a free 127.0.0.1 port.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
