@@ -1,0 +1,207 @@
+/**
+ * The query engine between the HTTP layer and the encoders: resolves the block
+ * range against the manifest, plans, and scans, returning ordered RowBatches with
+ * the I/O it cost.
+ *
+ * Stats: `partitionsTotal` counts every partition of the dataset, `rowGroupsTotal`
+ * the row groups of the partitions whose block span meets the range (the others
+ * are skipped by the manifest without being opened). `partitionsRead` counts tails
+ * read, `rowGroupsRead` row groups whose data pages were read, `rowsScanned` rows
+ * decoded before row-level filtering, `requests`/`bytesFetched` every object-store
+ * read of this query, manifest included (a manifest cached by the reader costs none).
+ * The numbers are live: they grow while batches are consumed. With `limit` the
+ * promise resolves once the limited result is known, so they are final; without
+ * it the promise resolves once the first batch is ready (or the scan found
+ * nothing), so they cover the planning and the reads up to that batch only.
+ */
+import { intersectRanges } from '../manifest/coverage.ts'
+import type { ManifestReader } from '../manifest/read.ts'
+import type { BlockRange } from '../manifest/types.ts'
+import { columnOf, type FieldDecl } from '../schema/dataset.ts'
+import { countingStore } from '../store/counting.ts'
+import type { ObjectStore } from '../store/types.ts'
+import { InvalidRangeError, NoDataError } from './errors.ts'
+import { planScan } from './plan.ts'
+import { scanPlan, type ScanOptions, type ScanProgress } from './scan.ts'
+import type { PlannedQuery, Predicate, QuerySpec, RowBatch, ScanStats } from './types.ts'
+
+export interface EngineContext {
+  store: ObjectStore
+  manifest: ManifestReader
+  /** Tuning of the scan (look-ahead, batch size); defaults suit both runtimes. */
+  scan?: ScanOptions
+}
+
+export interface QueryResult extends PlannedQuery {
+  /** Filters applied by pruning as well as to rows, spelled as query parameters (e.g. `address__in`). */
+  pushed: string[]
+}
+
+const spell = (p: Predicate) => (p.op === 'eq' ? p.field.name : `${p.field.name}__${p.op}`)
+
+/**
+ * Runs a query. Throws NoDataError when nothing of the dataset is stored in the
+ * range (its coverage attached) and InvalidRangeError when from > to once `latest`
+ * is resolved (`latest` = the highest covered block of the dataset).
+ *
+ * With `limit`, at most `limit` rows are returned, cut at a block boundary so a
+ * block is never split, and `nextFrom` is the first block not returned when more
+ * rows remain. When the first block alone has more than `limit` rows, that whole
+ * block is returned (a response can then exceed `limit`), because a block cannot
+ * be resumed from the middle.
+ */
+export async function runQuery(ctx: EngineContext, spec: QuerySpec): Promise<QueryResult> {
+  const io = countingStore(ctx.store)
+  const storage = spec.dataset.storage
+  const root = await ctx.manifest.root(spec.chain, io)
+  const coverage = root?.datasets[storage]?.coverage ?? []
+  if (!root || coverage.length === 0) {
+    throw new NoDataError(`no ${spec.dataset.name} stored for chain ${spec.chain.code}`, coverage)
+  }
+  const latest = coverage[coverage.length - 1][1]
+  const range: BlockRange = [spec.from === 'latest' ? latest : spec.from, spec.to === 'latest' ? latest : spec.to]
+  if (range[0] > range[1]) throw new InvalidRangeError(`from_block ${range[0]} is after to_block ${range[1]}`, range)
+  const served = intersectRanges(range, coverage)
+  if (served.length === 0) {
+    throw new NoDataError(`no ${spec.dataset.name} stored in blocks ${range[0]}-${range[1]}`, coverage, range)
+  }
+
+  const { partitions, skipped } = await ctx.manifest.partitions(root, storage, range, io)
+  const rangeField = spec.limit === undefined ? undefined : rangeFieldOf(spec)
+  const fields = rangeField && !spec.fields.includes(rangeField) ? [...spec.fields, rangeField] : spec.fields
+  const plan = planScan(partitions, { ...spec, fields }, range)
+  const progress: ScanProgress = { partitionsRead: 0, rowGroupsRead: 0, rowsScanned: 0 }
+  const stats: ScanStats = {
+    partitionsTotal: partitions.length + skipped,
+    get partitionsRead() {
+      return progress.partitionsRead
+    },
+    rowGroupsTotal: plan.rowGroupsTotal,
+    get rowGroupsRead() {
+      return progress.rowGroupsRead
+    },
+    get requests() {
+      return io.counts.requests
+    },
+    get bytesFetched() {
+      return io.counts.bytesFetched
+    },
+    get rowsScanned() {
+      return progress.rowsScanned
+    },
+  }
+  const scanOptions = spec.limit === undefined ? ctx.scan : { rampUp: true, ...ctx.scan }
+  const batches = scanPlan(io, plan, fields, spec.chain.id, progress, scanOptions)
+  const pushed = plan.pushed.map(spell)
+
+  if (spec.limit === undefined || !rangeField) {
+    return { range, served, stats, pushed, batches: await primed(batches) }
+  }
+  const cut = await takeBlocks(batches, spec.limit, rangeField.name)
+  const output = cut.batches.map(b => project(b, spec.fields))
+  const shown = cut.nextFrom === undefined ? served : intersectRanges([range[0], cut.nextFrom - 1], served)
+  return { range, served: shown, nextFrom: cut.nextFrom, stats, pushed, batches: fromArray(output) }
+}
+
+/** The output field holding the range key (needed to cut at block boundaries). */
+function rangeFieldOf(spec: QuerySpec): FieldDecl {
+  const key = spec.dataset.rangeKey
+  const field = spec.fields.find(f => f.virtual === undefined && columnOf(f) === key) ?? spec.dataset.fields.find(f => f.virtual === undefined && columnOf(f) === key)
+  if (!field) throw new Error(`dataset ${spec.dataset.name} declares no field for its range key ${key}`)
+  return field
+}
+
+/** Starts the scan and waits for its first batch, so storage failures surface before a response starts. */
+async function primed(batches: AsyncGenerator<RowBatch>): Promise<AsyncIterable<RowBatch>> {
+  const first = await batches.next()
+  return (async function* () {
+    try {
+      if (first.done) return
+      yield first.value
+      yield* batches
+    } finally {
+      await batches.return(undefined)
+    }
+  })()
+}
+
+async function* fromArray<T>(items: T[]): AsyncGenerator<T> {
+  yield* items
+}
+
+function sliceBatch(b: RowBatch, start: number, end: number): RowBatch {
+  const columns: RowBatch['columns'] = {}
+  for (const [name, values] of Object.entries(b.columns)) columns[name] = values.slice(start, end)
+  return { length: end - start, columns }
+}
+
+function project(b: RowBatch, fields: readonly FieldDecl[]): RowBatch {
+  const columns: RowBatch['columns'] = {}
+  for (const f of fields) columns[f.name] = b.columns[f.name]
+  return { length: b.length, columns }
+}
+
+/** First index in `keys` at or after `from` whose block is above `block` (keys ascending). */
+function endOfBlock(keys: RowBatch['columns'][string], from: number, block: bigint): number {
+  let i = from
+  while (i < keys.length && (keys[i] as bigint) <= block) i++
+  return i
+}
+
+/**
+ * At most `limit` rows, ending on a block boundary (the whole first block when it
+ * alone exceeds the limit), and the first block left out when rows remain.
+ */
+export async function takeBlocks(batches: AsyncGenerator<RowBatch>, limit: number, key: string): Promise<{ batches: RowBatch[]; nextFrom?: number }> {
+  const out: RowBatch[] = []
+  let taken = 0
+  let first: bigint | undefined
+  try {
+    for await (const b of batches) {
+      if (b.length === 0) continue
+      const keys = b.columns[key]
+      first ??= keys[0] as bigint
+      if (taken + b.length <= limit) {
+        out.push(b)
+        taken += b.length
+        continue
+      }
+      const block = keys[limit - taken] as bigint
+      if (block > first) {
+        // Drop every row of `block` already taken, then stop before it.
+        out.push(b)
+        trimFrom(out, key, block)
+        return { batches: out, nextFrom: Number(block) }
+      }
+      // The first block alone exceeds the limit: return all of it.
+      const end = endOfBlock(keys, limit - taken, block)
+      out.push(sliceBatch(b, 0, end))
+      if (end < b.length) return { batches: out, nextFrom: Number(block) + 1 }
+      for await (const more of batches) {
+        const stop = endOfBlock(more.columns[key], 0, block)
+        if (stop > 0) out.push(sliceBatch(more, 0, stop))
+        if (stop < more.length) return { batches: out, nextFrom: Number(block) + 1 }
+      }
+      return { batches: out }
+    }
+    return { batches: out }
+  } finally {
+    await batches.return(undefined)
+  }
+}
+
+/** Removes the rows whose key is at least `block` from the end of `out`. */
+function trimFrom(out: RowBatch[], key: string, block: bigint): void {
+  while (out.length) {
+    const last = out[out.length - 1]
+    const keys = last.columns[key]
+    let k = last.length
+    while (k > 0 && (keys[k - 1] as bigint) >= block) k--
+    if (k === last.length) return
+    out.pop()
+    if (k > 0) {
+      out.push(sliceBatch(last, 0, k))
+      return
+    }
+  }
+}

@@ -1,0 +1,197 @@
+/**
+ * Predicates, exactly and conservatively. `rowTest` decides one stored value
+ * exactly (the row-level filter whose answers are the response); `pruningFilterOf`
+ * turns the predicates hyparquet can judge correctly into its pruning filter shape
+ * (statistics, bloom filters, page index), and says which ones it carried. A
+ * predicate left out of the pruning filter is still applied to every row, so a
+ * partial pushdown never changes an answer.
+ *
+ * Value order per kind: u64 kinds compare as bigint; fixed-width binary kinds
+ * (u256, hash, address) compare as unsigned big-endian bytes, which for equal
+ * widths is lexicographic byte order; strings compare as JavaScript strings;
+ * booleans and variable-length bytes only compare for equality.
+ */
+import type { ParquetQueryFilter } from 'hyparquet'
+import type { FieldDecl } from '../schema/dataset.ts'
+import { columnOf } from '../schema/dataset.ts'
+import type { StoredValue } from '../schema/kinds.ts'
+import type { BlockRange } from '../manifest/types.ts'
+import type { Predicate } from './types.ts'
+
+/** Unsigned lexicographic byte order: Parquet's order for binary, numeric order for equal-width big-endian numbers. */
+export function compareBytes(a: Uint8Array, b: Uint8Array): number {
+  const n = Math.min(a.length, b.length)
+  for (let i = 0; i < n; i++) {
+    if (a[i] !== b[i]) return a[i] - b[i]
+  }
+  return a.length - b.length
+}
+
+function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false
+  for (let i = a.length - 1; i >= 0; i--) {
+    if (a[i] !== b[i]) return false
+  }
+  return true
+}
+
+/** Order of two non-null values of the same kind; throws on values of different shapes. */
+export function compareValues(a: StoredValue, b: StoredValue): number {
+  if (a instanceof Uint8Array && b instanceof Uint8Array) return compareBytes(a, b)
+  if (typeof a === typeof b) return a < b ? -1 : a > b ? 1 : 0
+  throw new TypeError(`cannot compare ${typeof a} with ${typeof b}`)
+}
+
+/** A test of one stored value (`null` is a null cell). */
+export type ValueTest = (value: StoredValue | null) => boolean
+
+/**
+ * The exact test of one predicate: `eq`/`in` match any listed value, a `null` in the
+ * list matches null cells (so `in` with null and values is "null OR in"); `gte`/`lte`
+ * never match a null cell.
+ */
+export function valueTest(p: Predicate): ValueTest {
+  const wantsNull = p.values.includes(null)
+  const values = p.values.filter((v): v is StoredValue => v !== null)
+  if (p.op === 'gte' || p.op === 'lte') {
+    if (values.length !== 1) throw new Error(`${p.field.name}__${p.op} takes one value`)
+    const bound = values[0]
+    const sign = p.op === 'gte' ? 1 : -1
+    return v => v !== null && sign * compareValues(v, bound) >= 0
+  }
+  if (values.length === 0) return v => wantsNull && v === null
+  if (values[0] instanceof Uint8Array) return bytesTest(values as Uint8Array[], wantsNull)
+  const set = new Set(values)
+  return v => (v === null ? wantsNull : set.has(v))
+}
+
+/**
+ * Byte-value membership. Decoded values often repeat the same object (dictionary
+ * pages share one view per distinct value), so the last answer is remembered by
+ * identity; long lists are bucketed by their first four bytes.
+ */
+function bytesTest(values: Uint8Array[], wantsNull: boolean): ValueTest {
+  let last: Uint8Array | undefined
+  let lastResult = false
+  const lookup = values.length <= 4 ? (v: Uint8Array) => values.some(w => bytesEqual(v, w)) : bucketLookup(values)
+  return v => {
+    if (v === null) return wantsNull
+    const bytes = v as Uint8Array
+    if (bytes === last) return lastResult
+    last = bytes
+    lastResult = lookup(bytes)
+    return lastResult
+  }
+}
+
+const prefixOf = (b: Uint8Array) => (b.length >= 4 ? ((b[0] << 24) | (b[1] << 16) | (b[2] << 8) | b[3]) >>> 0 : -1 - b.length)
+
+function bucketLookup(values: Uint8Array[]): (v: Uint8Array) => boolean {
+  const buckets = new Map<number, Uint8Array[]>()
+  for (const v of values) {
+    const k = prefixOf(v)
+    const list = buckets.get(k)
+    if (list) list.push(v)
+    else buckets.set(k, [v])
+  }
+  return v => {
+    const list = buckets.get(prefixOf(v))
+    return list !== undefined && list.some(w => bytesEqual(v, w))
+  }
+}
+
+/** The constant a virtual field has in every row of a query on `chainId`. */
+export function virtualValue(field: FieldDecl, chainId: number): StoredValue | null {
+  if (field.virtual === 'chain') return BigInt(chainId)
+  return null
+}
+
+/**
+ * Splits predicates into those on stored columns and the virtual ones, which are
+ * decided once for the whole query. `never` is true when a virtual predicate
+ * excludes every row.
+ */
+export function decideVirtual(predicates: readonly Predicate[], chainId: number): { stored: Predicate[]; never: boolean } {
+  const stored: Predicate[] = []
+  let never = false
+  for (const p of predicates) {
+    if (p.field.virtual === undefined) stored.push(p)
+    else if (!valueTest(p)(virtualValue(p.field, chainId))) never = true
+  }
+  return { stored, never }
+}
+
+/** Decoded values of one column, as hyparquet returns them (typed array or array; `undefined` or `null` for null). */
+export type DecodedColumn = ArrayLike<unknown>
+
+/**
+ * Offsets in `[start, end)` of the rows where every predicate holds, ascending.
+ * `columns` holds each predicate's stored column over the same rows (index 0 = row 0).
+ */
+export function selectRows(predicates: readonly Predicate[], columns: Record<string, DecodedColumn>, start: number, end: number): Int32Array {
+  let rows = new Int32Array(Math.max(0, end - start))
+  for (let i = 0; i < rows.length; i++) rows[i] = start + i
+  for (const p of predicates) {
+    const data = columns[columnOf(p.field)]
+    if (!data) throw new Error(`column ${columnOf(p.field)} was not read`)
+    const test = valueTest(p)
+    let n = 0
+    for (let i = 0; i < rows.length; i++) {
+      const r = rows[i]
+      if (test((data[r] ?? null) as StoredValue | null)) rows[n++] = r
+    }
+    rows = rows.subarray(0, n)
+    if (n === 0) break
+  }
+  return rows
+}
+
+/** First offset in `[start, end)` whose value is at least `bound` (values ascending bigint). */
+export function lowerBound(data: DecodedColumn, start: number, end: number, bound: bigint): number {
+  let lo = start
+  let hi = end
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1
+    if ((data[mid] as bigint) < bound) lo = mid + 1
+    else hi = mid
+  }
+  return lo
+}
+
+/**
+ * Whether hyparquet prunes correctly with this predicate: its statistics compare
+ * INT64, booleans and fixed-length bytes correctly and bloom filters hash them as
+ * written; binary min/max cannot prove order predicates (hyparquet does not try),
+ * byte-string statistics are decoded as text, and null markers cannot prune at all.
+ */
+function pushable(p: Predicate): boolean {
+  if (p.field.virtual !== undefined || p.values.length === 0 || p.values.includes(null)) return false
+  if (p.op === 'eq' || p.op === 'in') return p.field.kind !== 'json'
+  return p.field.kind === 'u64hex' || p.field.kind === 'u64int'
+}
+
+function conditionOf(p: Predicate): Record<string, unknown> {
+  if (p.op === 'eq' && p.values.length === 1) return { $eq: p.values[0] }
+  if (p.op === 'eq' || p.op === 'in') return { $in: p.values }
+  return { [p.op === 'gte' ? '$gte' : '$lte']: p.values[0] }
+}
+
+/**
+ * hyparquet's pruning filter for a query: the block range on the range key and every
+ * predicate it handles correctly. `pushed` lists the predicates carried (all of them
+ * are still applied to rows).
+ */
+export function pruningFilterOf(
+  predicates: readonly Predicate[],
+  rangeKey: string,
+  range: BlockRange,
+): { filter: ParquetQueryFilter; pushed: Predicate[] } {
+  const pushed = predicates.filter(pushable)
+  const filter: ParquetQueryFilter = {
+    $and: [
+      { [rangeKey]: { $gte: BigInt(range[0]), $lte: BigInt(range[1]) } },
+      ...pushed.map(p => ({ [columnOf(p.field)]: conditionOf(p) })),
+    ],
+  } as ParquetQueryFilter
+  return { filter, pushed }
+}

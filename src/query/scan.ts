@@ -1,0 +1,387 @@
+/**
+ * Executes a scan plan: Parquet partitions in object storage → ordered RowBatches.
+ *
+ * Per partition, one ranged read of the tail opens the file; row groups are then
+ * pruned in memory by statistics, bloom filters and the range key's page index
+ * (hyparquet `parquetScan`). Each candidate row range is read in two phases, the
+ * way DuckDB does it: first only the filter columns (and the range key where the
+ * group straddles the range's ends), evaluated exactly; then only the pages of the
+ * output columns that hold matching rows (offset index). With no predicate and a
+ * group wholly inside the range, the second phase is the only one.
+ *
+ * Three stages run with bounded look-ahead and keep order: opening partitions,
+ * selecting rows, reading output. The byte reads of one event-loop turn are merged
+ * per object (see io.ts), so a selective query costs about three rounds: tails,
+ * filter columns, output columns.
+ */
+import { parquetMetadata, parquetScan, readOffsetIndex } from 'hyparquet'
+import type { Compressors, DecodedArray, FileMetaData, ParquetQueryFilter, ParquetScan } from 'hyparquet'
+import type { FieldDecl } from '../schema/dataset.ts'
+import { columnOf } from '../schema/dataset.ts'
+import type { StoredValue } from '../schema/kinds.ts'
+import type { ObjectStore } from '../store/types.ts'
+import { lowerBound, selectRows, virtualValue, type DecodedColumn } from './filter.ts'
+import { partitionFile, readTail, ReadQueue, Resident, type ReadQueueOptions } from './io.ts'
+import { mapOrdered } from './ordered.ts'
+import type { PartitionPlan, ScanPlan } from './plan.ts'
+import type { Predicate, RowBatch } from './types.ts'
+
+export interface ScanOptions {
+  /** Rows per batch at most; a candidate range longer than this is split (default 10,000). */
+  maxBatchRows?: number
+  /** Partitions opened ahead of the one being emitted (default 16: a selective query opens them all in one round). */
+  partitionLookAhead?: number
+  /**
+   * Filter-column values (candidate rows × filter columns) in flight at once (default
+   * 800,000: the filter round of a rare-address + topic query over a million rows is one
+   * round; decoded values cost 8 bytes each when dictionary-encoded, ~100 when not).
+   */
+  selectLookAheadValues?: number
+  /** Matching rows whose output columns may be in flight or buffered at once (default 30,000). */
+  outputLookAheadRows?: number
+  readQueue?: ReadQueueOptions
+  /** Decompressors for hyparquet (e.g. `hyparquet-compressors` in Node; default: its built-in snappy). */
+  compressors?: Compressors
+  /**
+   * Look ahead little at first and more as results are consumed: for a consumer that
+   * may stop early (a `limit`), so it does not read far beyond what it takes.
+   */
+  rampUp?: boolean
+}
+
+/** What the scan did so far; mutated while batches are produced. */
+export interface ScanProgress {
+  partitionsRead: number
+  rowGroupsRead: number
+  rowsScanned: number
+}
+
+interface OpenPartition {
+  plan: PartitionPlan
+  queue: ReadQueue
+  resident: Resident
+  scan: ParquetScan
+  metadata: FileMetaData
+  tail: Uint8Array
+  /** File row number where each row group starts. */
+  groupStarts: number[]
+  /** Planned columns the file does not have (declared after it was written): all null. */
+  absent: Set<string>
+  /** Group ordinals whose data was read, for `rowGroupsRead`. */
+  touched: Set<number>
+  pages: Map<string, number[] | null>
+}
+
+/** A candidate row range `[start, end)` (file rows) inside one row group. */
+interface Unit {
+  part: OpenPartition
+  group: number
+  start: number
+  end: number
+  /** The group's blocks all lie inside the range. */
+  inside: boolean
+}
+
+interface Selected {
+  unit: Unit
+  /** Matching file rows, ascending; null = every row of the unit. */
+  rows: Int32Array | null
+  /** Values of output columns already read in phase one, for the matching rows. */
+  values: Record<string, (StoredValue | null)[]>
+  /** Phase one decoded the unit (its rows count as scanned already). */
+  scanned: boolean
+}
+
+const count = (s: Selected) => (s.rows ? s.rows.length : s.unit.end - s.unit.start)
+
+/**
+ * The rows of `plan` as batches in (range key, index) order. `fields` are the output
+ * fields (virtual ones filled with their constant for `chainId`).
+ */
+export async function* scanPlan(
+  store: ObjectStore,
+  plan: ScanPlan,
+  fields: readonly FieldDecl[],
+  chainId: number,
+  progress: ScanProgress,
+  options: ScanOptions = {},
+): AsyncGenerator<RowBatch> {
+  if (plan.empty || plan.partitions.length === 0) return
+  const maxBatchRows = options.maxBatchRows ?? 10_000
+  const queue = new ReadQueue(store, options.readQueue)
+  const rangeTests = rangePredicates(plan)
+
+  const open = async (p: PartitionPlan): Promise<Unit[]> => {
+    const tail = await readTail(store, p.key, p.bytes, p.tailOffset)
+    progress.partitionsRead++
+    return unitsOf(await openPartition(queue, plan, p, tail, options.compressors), maxBatchRows)
+  }
+  async function* units(): AsyncGenerator<Unit> {
+    for await (const list of mapOrdered(fromArray(plan.partitions), open, { count: options.partitionLookAhead ?? 16, rampUp: options.rampUp })) {
+      yield* list
+    }
+  }
+  const select = (u: Unit) => selectUnit(u, plan, rangeTests, progress)
+  const selected = mapOrdered(units(), select, {
+    count: 64,
+    weight: u => (u.end - u.start) * Math.max(1, plan.filterColumns.length + (u.inside ? 0 : 1)),
+    maxWeight: options.selectLookAheadValues ?? 800_000,
+    rampUp: options.rampUp,
+  })
+  const nonEmpty = filterAsync(selected, s => count(s) > 0)
+  const output = (s: Selected) => outputUnit(s, plan, fields, chainId, progress)
+  yield* mapOrdered(nonEmpty, output, { count: 64, weight: count, maxWeight: options.outputLookAheadRows ?? 30_000, rampUp: options.rampUp })
+}
+
+async function* fromArray<T>(items: readonly T[]): AsyncGenerator<T> {
+  yield* items
+}
+
+async function* filterAsync<T>(source: AsyncIterable<T>, keep: (item: T) => boolean): AsyncGenerator<T> {
+  for await (const item of source) if (keep(item)) yield item
+}
+
+/** Range-key predicates for files not sorted by the range key (bisection is used otherwise). */
+function rangePredicates(plan: ScanPlan): Predicate[] {
+  const field: FieldDecl = { name: plan.rangeColumn, kind: 'u64int' }
+  return [
+    { field, op: 'gte', values: [BigInt(plan.range[0])] },
+    { field, op: 'lte', values: [BigInt(plan.range[1])] },
+  ]
+}
+
+async function openPartition(queue: ReadQueue, plan: ScanPlan, p: PartitionPlan, tail: Uint8Array, compressors: Compressors | undefined): Promise<OpenPartition> {
+  const tailBuffer = (tail.byteOffset === 0 && tail.buffer.byteLength === tail.length ? tail.buffer : tail.slice().buffer) as ArrayBuffer
+  const metadata = parquetMetadata(tailBuffer)
+  const resident = new Resident()
+  resident.add(p.tailOffset, tail)
+  const file = partitionFile(queue, p.key, p.bytes, resident)
+  // A file written before a column was declared lacks it: its values read as null.
+  const stored = new Set(metadata.schema.map(e => e.name))
+  const absent = new Set(plan.columns.filter(c => !stored.has(c)))
+  if (absent.has(plan.rangeColumn)) throw new Error(`partition ${p.key} has no range key column ${plan.rangeColumn}`)
+  const scan = await parquetScan({
+    file,
+    metadata,
+    columns: plan.columns.filter(c => !absent.has(c)),
+    pruningFilter: absent.size ? withoutColumns(plan.pruningFilter, absent) : plan.pruningFilter,
+    useBloomFilters: true,
+    usePageIndex: true,
+    rowStart: p.rowStart,
+    rowEnd: p.rowEnd,
+    utf8: false,
+    ...(compressors ? { compressors } : {}),
+  })
+  const groupStarts: number[] = []
+  let row = 0
+  for (const g of metadata.row_groups) {
+    groupStarts.push(row)
+    row += Number(g.num_rows)
+  }
+  return { plan: p, queue, resident, scan, metadata, tail, groupStarts, absent, touched: new Set(), pages: new Map() }
+}
+
+/** The pruning filter without conditions on `columns` (dropping a condition only prunes less). */
+function withoutColumns(filter: ParquetQueryFilter, columns: Set<string>): ParquetQueryFilter {
+  const parts = '$and' in filter ? (filter.$and as ParquetQueryFilter[]) : [filter]
+  return { $and: parts.filter(f => !Object.keys(f).some(c => columns.has(c))) } as ParquetQueryFilter
+}
+
+/** Candidate ranges of planned row groups, cut to at most `maxRows` rows each. */
+function unitsOf(part: OpenPartition, maxRows: number): Unit[] {
+  const { plan, groupStarts } = part
+  const units: Unit[] = []
+  let g = 0
+  for (const { rowStart, rowEnd } of part.scan.ranges) {
+    while (g + 1 < groupStarts.length && groupStarts[g + 1] <= rowStart) g++
+    const planned = plan.rowGroups.indexOf(g)
+    if (planned < 0) continue
+    for (let start = rowStart; start < rowEnd; start += maxRows) {
+      units.push({ part, group: g, start, end: Math.min(rowEnd, start + maxRows), inside: plan.inside[planned] })
+    }
+  }
+  return units
+}
+
+/** Counts a row group as read the first time any of its data is asked for. */
+function touch(u: Unit, progress: ScanProgress): void {
+  if (u.part.touched.has(u.group)) return
+  u.part.touched.add(u.group)
+  progress.rowGroupsRead++
+}
+
+function readWhole(u: Unit, column: string, progress: ScanProgress): Promise<DecodedArray> {
+  if (u.part.absent.has(column)) return Promise.resolve(new Array(u.end - u.start).fill(null))
+  touch(u, progress)
+  return u.part.scan.readColumn({ column, rowStart: u.start, rowEnd: u.end })
+}
+
+/**
+ * Fetches the unit's column chunks of `columns` in one round and keeps them in memory
+ * while phase one decodes them; returns the function that lets them go.
+ */
+async function prefetch(u: Unit, columns: readonly string[]): Promise<() => void> {
+  const chunks = u.part.metadata.row_groups[u.group].columns
+  const held = await Promise.all(columns.filter(c => !u.part.absent.has(c)).map(async column => {
+    const m = chunks.find(c => c.meta_data?.path_in_schema[0] === column)?.meta_data
+    if (!m) throw new Error(`column ${column} missing from ${u.part.plan.key}`)
+    const start = Number(m.dictionary_page_offset ?? m.data_page_offset)
+    const bytes = new Uint8Array(await u.part.queue.read(u.part.plan.key, start, start + Number(m.total_compressed_size)))
+    u.part.resident.add(start, bytes)
+    return bytes
+  }))
+  return () => held.forEach(b => u.part.resident.remove(b))
+}
+
+/**
+ * Phase one: find the unit's matching rows. The chunks of every filter column are
+ * fetched together (one round); then columns are decoded one at a time, most
+ * selective first, each only in the pages that hold rows still matching, so a rare
+ * address spares decoding its topic columns.
+ */
+async function selectUnit(u: Unit, plan: ScanPlan, rangeTests: Predicate[], progress: ScanProgress): Promise<Selected> {
+  const checkRange = !u.inside
+  const bisect = checkRange && plan.sortedByRange
+  const order = checkRange && !bisect ? [plan.rangeColumn, ...plan.filterColumns.filter(c => c !== plan.rangeColumn)] : plan.filterColumns
+  const columns = bisect ? [...new Set([plan.rangeColumn, ...order])] : order
+  if (columns.length === 0) return { unit: u, rows: null, values: {}, scanned: false }
+  touch(u, progress)
+  progress.rowsScanned += u.end - u.start
+  const release = await prefetch(u, columns)
+  try {
+    const n = u.end - u.start
+    let lo = 0
+    let hi = n
+    const wholes: Record<string, DecodedArray> = {}
+    if (bisect) {
+      const keys = await readWhole(u, plan.rangeColumn, progress)
+      wholes[plan.rangeColumn] = keys
+      lo = lowerBound(keys, 0, n, BigInt(plan.range[0]))
+      hi = lowerBound(keys, lo, n, BigInt(plan.range[1]) + 1n)
+    }
+    // Offsets (from u.start) of rows still matching; values of columns read so far, aligned with them.
+    let offsets: Int32Array | null = null
+    const aligned: Record<string, (StoredValue | null)[]> = {}
+    for (const column of order) {
+      const predicates = [...(column === plan.rangeColumn && checkRange && !bisect ? rangeTests : []), ...plan.predicates.filter(p => columnOf(p.field) === column)]
+      if (offsets === null) {
+        const data = wholes[column] ?? (await readWhole(u, column, progress))
+        offsets = selectRows(predicates, { [column]: data }, lo, hi)
+        if (plan.outputColumns.includes(column)) aligned[column] = gather(data, offsets)
+      } else {
+        const values = await readRows(u, column, offsets.map(o => o + u.start), progress)
+        const keep = selectRows(predicates, { [column]: values }, 0, values.length)
+        if (keep.length < offsets.length) {
+          const before: Int32Array = offsets
+          offsets = Int32Array.from(keep, i => before[i])
+          for (const c of Object.keys(aligned)) aligned[c] = Array.from(keep, i => aligned[c][i])
+        }
+        if (plan.outputColumns.includes(column)) aligned[column] = Array.from(keep, i => values[i])
+      }
+      if (offsets.length === 0) break
+    }
+    offsets ??= Int32Array.from({ length: hi - lo }, (_, i) => lo + i)
+    if (offsets.length === 0) return { unit: u, rows: offsets, values: {}, scanned: true }
+    for (const column of Object.keys(wholes)) if (!(column in aligned) && plan.outputColumns.includes(column)) aligned[column] = gather(wholes[column], offsets)
+    const rows = offsets.length === n ? null : offsets.map(o => o + u.start)
+    return { unit: u, rows, values: aligned, scanned: true }
+  } finally {
+    release()
+  }
+}
+
+/** Phase two: read the remaining output columns for the matching rows and build the batch. */
+async function outputUnit(s: Selected, plan: ScanPlan, fields: readonly FieldDecl[], chainId: number, progress: ScanProgress): Promise<RowBatch> {
+  const { unit: u, rows } = s
+  const length = count(s)
+  const missing = plan.outputColumns.filter(c => !(c in s.values))
+  if (!s.scanned) progress.rowsScanned += length
+  const read = await Promise.all(missing.map(c => (rows ? readRows(u, c, rows, progress) : readWhole(u, c, progress).then(toValues))))
+  const stored: Record<string, (StoredValue | null)[]> = { ...s.values }
+  missing.forEach((c, i) => (stored[c] = read[i]))
+  const columns: Record<string, (StoredValue | null)[]> = {}
+  for (const f of fields) {
+    columns[f.name] = f.virtual === undefined ? stored[columnOf(f)] : new Array(length).fill(virtualValue(f, chainId))
+  }
+  return { length, columns }
+}
+
+/** Values of `data` at `offsets`, nulls as null. */
+function gather(data: DecodedColumn, offsets: ArrayLike<number>): (StoredValue | null)[] {
+  const out = new Array<StoredValue | null>(offsets.length)
+  for (let i = 0; i < offsets.length; i++) out[i] = (data[offsets[i]] ?? null) as StoredValue | null
+  return out
+}
+
+/** A decoded column as an array of stored values with null for null (in place when it is an array already). */
+function toValues(data: DecodedArray): (StoredValue | null)[] {
+  if (!Array.isArray(data)) return Array.from(data as ArrayLike<StoredValue>)
+  for (let i = 0; i < data.length; i++) if (data[i] === undefined) data[i] = null
+  return data as (StoredValue | null)[]
+}
+
+/** Row offsets where each page of `column` in the unit's group starts (from its offset index), or null. */
+function pageStarts(u: Unit, column: string): number[] | null {
+  const key = `${u.group}/${column}`
+  const cached = u.part.pages.get(key)
+  if (cached !== undefined) return cached
+  const { metadata, tail, plan } = u.part
+  const chunk = metadata.row_groups[u.group].columns.find(c => c.meta_data?.path_in_schema[0] === column)
+  let starts: number[] | null = null
+  if (chunk?.offset_index_offset !== undefined && chunk.offset_index_length && Number(chunk.offset_index_offset) >= plan.tailOffset) {
+    const at = Number(chunk.offset_index_offset) - plan.tailOffset
+    const view = new DataView(tail.buffer, tail.byteOffset + at, chunk.offset_index_length)
+    starts = readOffsetIndex({ view, offset: 0 }).page_locations.map(p => Number(p.first_row_index))
+  }
+  u.part.pages.set(key, starts)
+  return starts
+}
+
+/**
+ * Row ranges to read so that `rows` are covered while touching only their pages:
+ * matching rows in the same or adjacent pages share one read.
+ */
+export function pageRuns(rows: ArrayLike<number>, starts: readonly number[] | null, groupStart: number, groupRows: number, lo: number, hi: number): [number, number][] {
+  if (rows.length === 0) return []
+  if (!starts || starts.length === 0) return [[rows[0], rows[rows.length - 1] + 1]]
+  const runs: [number, number][] = []
+  let page = 0
+  let first = -1
+  let last = -1
+  const flush = () => {
+    const a = groupStart + starts[first]
+    const b = groupStart + (last + 1 < starts.length ? starts[last + 1] : groupRows)
+    runs.push([Math.max(a, lo), Math.min(b, hi)])
+  }
+  for (let i = 0; i < rows.length; i++) {
+    const rel = rows[i] - groupStart
+    while (page + 1 < starts.length && starts[page + 1] <= rel) page++
+    if (first >= 0 && page <= last + 1) {
+      last = page
+      continue
+    }
+    if (first >= 0) flush()
+    first = page
+    last = page
+  }
+  flush()
+  return runs
+}
+
+async function readRows(u: Unit, column: string, rows: Int32Array, progress: ScanProgress): Promise<(StoredValue | null)[]> {
+  if (u.part.absent.has(column)) return new Array(rows.length).fill(null)
+  const groupRows = Number(u.part.metadata.row_groups[u.group].num_rows)
+  const runs = pageRuns(rows, pageStarts(u, column), u.part.groupStarts[u.group], groupRows, u.start, u.end)
+  touch(u, progress)
+  const parts = await Promise.all(runs.map(([rowStart, rowEnd]) => u.part.scan.readColumn({ column, rowStart, rowEnd })))
+  const out = new Array<StoredValue | null>(rows.length)
+  let k = 0
+  runs.forEach(([rowStart, rowEnd], i) => {
+    const data = parts[i]
+    while (k < rows.length && rows[k] < rowEnd) {
+      out[k] = (data[rows[k] - rowStart] ?? null) as StoredValue | null
+      k++
+    }
+  })
+  return out
+}

@@ -1,0 +1,347 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { logs, transactions } from '../../src/datasets/evm.ts'
+import { ManifestReader } from '../../src/manifest/read.ts'
+import type { PartitionEntry } from '../../src/manifest/types.ts'
+import type { DatasetDecl, FieldDecl } from '../../src/schema/dataset.ts'
+import type { StoredValue } from '../../src/schema/kinds.ts'
+import { countingStore } from '../../src/store/counting.ts'
+import { StorageError, type ObjectStore } from '../../src/store/types.ts'
+import { runQuery } from '../../src/query/engine.ts'
+import { InvalidRangeError, NoDataError } from '../../src/query/errors.ts'
+import type { Operator } from '../../src/schema/kinds.ts'
+import type { Predicate, QuerySpec } from '../../src/query/types.ts'
+import {
+  batchRows, buildLake, collect, ETH, expected, makePools, makeRows, recordingStore, removeTempDirs, rng, rounds, tempStore,
+  type Pools, type Row,
+} from './lake.ts'
+
+/** A dataset with the kinds the EVM datasets lack as stored columns: string, json, address32. */
+const things: DatasetDecl = {
+  name: 'things',
+  family: 'evm',
+  path: 'things',
+  storage: 'things',
+  rangeKey: 'block_number',
+  orderBy: ['block_number', 'seq'],
+  fields: [
+    { name: 'chain', kind: 'u64int', virtual: 'chain' },
+    { name: 'block_number', kind: 'u64hex' },
+    { name: 'seq', kind: 'u64int' },
+    { name: 'label', kind: 'string', nullable: true },
+    { name: 'payload', kind: 'json', nullable: true },
+    { name: 'owner', kind: 'address32', bloom: true },
+    { name: 'flag', kind: 'bool' },
+    { name: 'note', kind: 'string', virtual: 'null', nullable: true },
+  ],
+}
+
+// Partitions with a gap (1200-1299) between the second and third; 100-row groups.
+const SPANS: [number, number][] = [[1000, 1099], [1100, 1199], [1300, 1399], [1400, 1499]]
+const blocksOf = ([a, b]: [number, number]) => Array.from({ length: b - a + 1 }, (_, i) => a + i)
+
+interface Lake {
+  store: ObjectStore
+  rows: Record<string, Row[]>
+  entries: Record<string, PartitionEntry[]>
+  pools: Pools
+}
+
+let lake: Lake
+
+beforeAll(async () => {
+  const { store } = await tempStore()
+  const r = rng(7)
+  const pools = makePools(r)
+  const rows: Record<string, Row[]> = {}
+  const entries: Record<string, PartitionEntry[]> = {}
+  for (const dataset of [logs, transactions, things]) {
+    const parts = SPANS.map(span => ({ from: span[0], to: span[1], rows: makeRows(dataset, blocksOf(span), r, pools) }))
+    rows[dataset.storage] = parts.flatMap(p => p.rows)
+    entries[dataset.storage] = await buildLake(store, ETH, dataset, parts, { rowGroupSize: 100 })
+  }
+  lake = { store, rows, entries, pools }
+})
+
+afterAll(removeTempDirs)
+
+const field = (d: DatasetDecl, name: string): FieldDecl => {
+  const f = d.fields.find(x => x.name === name)
+  if (!f) throw new Error(`no field ${name}`)
+  return f
+}
+const pred = (d: DatasetDecl, name: string, op: Operator, ...values: (StoredValue | null)[]): Predicate => ({ field: field(d, name), op, values })
+
+function spec(dataset: DatasetDecl, predicates: Predicate[], extra: Partial<QuerySpec> = {}): QuerySpec {
+  return { chain: ETH, dataset, from: 1000, to: 1499, predicates, fields: [...dataset.fields], ...extra }
+}
+
+/** A value of `column` that occurs in exactly `times` rows. */
+function valueSeen(rows: Row[], column: string, times: number): Uint8Array {
+  const counts = new Map<string, { v: Uint8Array; n: number }>()
+  for (const row of rows) {
+    const v = row[column]
+    if (!(v instanceof Uint8Array)) continue
+    const k = v.join(',')
+    const c = counts.get(k) ?? { v, n: 0 }
+    c.n++
+    counts.set(k, c)
+  }
+  const hit = [...counts.values()].find(c => c.n === times)
+  if (!hit) throw new Error(`no ${column} value seen ${times} times`)
+  return hit.v
+}
+
+async function check(s: QuerySpec, store: ObjectStore = lake.store) {
+  const result = await runQuery({ store, manifest: new ManifestReader(store) }, s)
+  const got = batchRows(await collect(result.batches))
+  const range = result.range
+  const want = expected(lake.rows[s.dataset.storage], s.predicates, s.fields, range, s.dataset.rangeKey, ETH.id)
+  expect(got).toEqual(want)
+  return { result, got }
+}
+
+describe('runQuery results equal a plain filter over the same rows', () => {
+  const u256 = (n: bigint) => {
+    const b = new Uint8Array(32)
+    for (let i = 31; i >= 0; i--, n >>= 8n) b[i] = Number(n & 0xffn)
+    return b
+  }
+  const cases: [string, DatasetDecl, () => Predicate[]][] = [
+    ['logs, no filter', logs, () => []],
+    ['address eq (rare)', logs, () => [pred(logs, 'address', 'eq', valueSeen(lake.rows.logs, 'address', 1))]],
+    ['address in (hot, rare, absent)', logs, () => [pred(logs, 'address', 'in', lake.pools.hot.get(20)![0], lake.pools.warm.get(20)![5], valueSeen(lake.rows.logs, 'address', 1), new Uint8Array(20).fill(9))]],
+    ['topic0 is null', logs, () => [pred(logs, 'topic0', 'in', null)]],
+    ['topic0 null or value', logs, () => [pred(logs, 'topic0', 'in', null, lake.pools.hot.get(32)![1])]],
+    ['topic1 eq and address in', logs, () => [pred(logs, 'topic1', 'eq', lake.pools.warm.get(32)![3]), pred(logs, 'address', 'in', ...lake.pools.hot.get(20)!)]],
+    ['block_number gte and lte', logs, () => [pred(logs, 'block_number', 'gte', 1150n), pred(logs, 'block_number', 'lte', 1320n)]],
+    ['log_index gte, transaction_index lte', logs, () => [pred(logs, 'log_index', 'gte', 5n), pred(logs, 'transaction_index', 'lte', 300n)]],
+    ['u64 beyond 2^63', logs, () => [pred(logs, 'block_timestamp', 'gte', 1n << 63n)]],
+    ['u64 in', logs, () => [pred(logs, 'transaction_index', 'in', 1n, 2n, 999n)]],
+    ['bytes eq empty', logs, () => [pred(logs, 'data', 'eq', new Uint8Array(0))]],
+    ['bytes in', logs, () => [pred(logs, 'data', 'in', lake.rows.logs[5].data as Uint8Array, lake.rows.logs[9].data as Uint8Array)]],
+    ['bool eq', logs, () => [pred(logs, 'removed', 'eq', true)]],
+    ['virtual chain matches', logs, () => [pred(logs, 'chain', 'in', 1n, 5n), pred(logs, 'topic2', 'in', null)]],
+    ['virtual chain excludes', logs, () => [pred(logs, 'chain', 'eq', 2n)]],
+    ['hash absent', logs, () => [pred(logs, 'topic3', 'eq', new Uint8Array(32).fill(1))]],
+    ['u256pad gte', transactions, () => [pred(transactions, 'value', 'gte', u256(1n << 200n))]],
+    ['u256pad lte', transactions, () => [pred(transactions, 'value', 'lte', u256(1n << 100n))]],
+    ['u256hex nullable between', transactions, () => [pred(transactions, 'gas_price', 'gte', u256(1n << 64n)), pred(transactions, 'gas_price', 'lte', u256(1n << 240n))]],
+    ['to is null (deployments)', transactions, () => [pred(transactions, 'to', 'in', null)]],
+    ['to null or hot', transactions, () => [pred(transactions, 'to', 'in', null, lake.pools.hot.get(20)![2])]],
+    ['virtual null in null', transactions, () => [pred(transactions, 'raw', 'in', null), pred(transactions, 'from', 'eq', lake.pools.hot.get(20)![0])]],
+    ['virtual null eq value', transactions, () => [pred(transactions, 'raw', 'eq', 'x')]],
+    ['string eq and lte', things, () => [pred(things, 'label', 'lte', 'ab'), pred(things, 'label', 'in', 'a', 'ab', 'z', null)]],
+    ['string gte, null excluded', things, () => [pred(things, 'label', 'gte', 'b')]],
+    ['address32 in, bool eq', things, () => [pred(things, 'owner', 'in', ...lake.pools.hot.get(32)!), pred(things, 'flag', 'eq', false)]],
+  ]
+  for (const [name, dataset, predicates] of cases) {
+    it(name, async () => {
+      await check(spec(dataset, predicates()))
+      await check(spec(dataset, predicates(), { from: 1050, to: 1420 }))
+    })
+  }
+
+  it('returns the output fields asked for, in their order, virtual ones filled', async () => {
+    const fields = ['topic0', 'chain', 'block_number', 'address'].map(n => field(logs, n))
+    const { got } = await check(spec(logs, [pred(logs, 'address', 'in', ...lake.pools.hot.get(20)!)], { fields }))
+    expect(got.length).toBeGreaterThan(100)
+    expect(Object.keys(got[0])).toEqual(['topic0', 'chain', 'block_number', 'address'])
+    expect(got.every(r => r.chain === '1')).toBe(true)
+  })
+
+  it('keeps (block, index) order and bounded batches', async () => {
+    const result = await runQuery({ store: lake.store, manifest: new ManifestReader(lake.store), scan: { maxBatchRows: 40 } }, spec(logs, []))
+    const batches = await collect(result.batches)
+    expect(Math.max(...batches.map(b => b.length))).toBeLessThanOrEqual(40)
+    const keys = batchRows(batches).map(r => [BigInt(r.block_number as string), BigInt(r.log_index as string)] as const)
+    expect(keys.length).toBe(lake.rows.logs.length)
+    for (let i = 1; i < keys.length; i++) {
+      const [a, b] = [keys[i - 1], keys[i]]
+      expect(a[0] < b[0] || (a[0] === b[0] && a[1] < b[1])).toBe(true)
+    }
+  })
+})
+
+describe('range resolution and coverage', () => {
+  it('resolves latest to the highest covered block and reports the served parts of a range with gaps', async () => {
+    const { result } = await check(spec(logs, [], { from: 1150, to: 'latest' }))
+    expect(result.range).toEqual([1150, 1499])
+    expect(result.served).toEqual([[1150, 1199], [1300, 1499]])
+    const latest = await check(spec(logs, [], { from: 'latest', to: 'latest' }))
+    expect(latest.result.range).toEqual([1499, 1499])
+  })
+
+  it('throws NoDataError with the coverage for a range with nothing stored', async () => {
+    const err = await runQuery({ store: lake.store, manifest: new ManifestReader(lake.store) }, spec(logs, [], { from: 1210, to: 1290 })).catch(e => e)
+    expect(err).toBeInstanceOf(NoDataError)
+    expect(err.coverage).toEqual([[1000, 1199], [1300, 1499]])
+    const other = await runQuery({ store: lake.store, manifest: new ManifestReader(lake.store) }, spec(logs, [], { chain: { ...ETH, id: 99 } })).catch(e => e)
+    expect(other).toBeInstanceOf(NoDataError)
+    expect(other.coverage).toEqual([])
+  })
+
+  it('throws InvalidRangeError when from is after to once latest is resolved', async () => {
+    const err = await runQuery({ store: lake.store, manifest: new ManifestReader(lake.store) }, spec(logs, [], { from: 1600, to: 'latest' })).catch(e => e)
+    expect(err).toBeInstanceOf(InvalidRangeError)
+  })
+})
+
+describe('schema evolution', () => {
+  it('reads a column missing from older partitions as null, in filters and output', async () => {
+    const { store } = await tempStore()
+    const evolved: DatasetDecl = { ...things, name: 'evolved', storage: 'evolved' }
+    const older: DatasetDecl = { ...evolved, fields: evolved.fields.filter(f => f.name !== 'label') }
+    const r = rng(3)
+    const pools = makePools(r)
+    const old = makeRows(older, blocksOf([0, 49]), r, pools)
+    const next = makeRows(evolved, blocksOf([50, 99]), r, pools)
+    await buildLake(store, ETH, older, [{ from: 0, to: 49, rows: old }], { rowGroupSize: 50 })
+    await buildLake(store, ETH, evolved, [{ from: 50, to: 99, rows: next }], { rowGroupSize: 50 })
+    const all = [...old.map(row => ({ ...row, label: null })), ...next]
+    for (const predicates of [[], [pred(evolved, 'label', 'in', null)], [pred(evolved, 'label', 'eq', 'a')]]) {
+      const s: QuerySpec = { chain: ETH, dataset: evolved, from: 0, to: 99, predicates, fields: [...evolved.fields] }
+      const result = await runQuery({ store, manifest: new ManifestReader(store) }, s)
+      expect(batchRows(await collect(result.batches))).toEqual(expected(all, predicates, s.fields, [0, 99], 'block_number', ETH.id))
+    }
+  })
+})
+
+describe('storage failures', () => {
+  it('reject the query before any batch when a partition cannot be read, so the caller can answer 503', async () => {
+    const failing: ObjectStore = {
+      ...lake.store,
+      get: (key, range) => (key.endsWith('.parquet') ? Promise.reject(new StorageError('unreachable')) : lake.store.get(key, range)),
+    }
+    const err = await runQuery({ store: failing, manifest: new ManifestReader(failing) }, spec(logs, [])).catch(e => e)
+    expect(err).toBeInstanceOf(StorageError)
+    const limited = await runQuery({ store: failing, manifest: new ManifestReader(failing) }, spec(logs, [], { limit: 10 })).catch(e => e)
+    expect(limited).toBeInstanceOf(StorageError)
+  })
+
+  it('fail the batch stream, not end it cleanly, when a later read fails', async () => {
+    let tails = 0
+    const flaky: ObjectStore = {
+      ...lake.store,
+      get: (key, range) => {
+        if (key.endsWith('.parquet') && range && 'offset' in range && lake.entries.logs.some(e => e.tailOffset === range.offset) && ++tails > 1) {
+          return Promise.reject(new StorageError('gone'))
+        }
+        return lake.store.get(key, range)
+      },
+    }
+    const result = await runQuery({ store: flaky, manifest: new ManifestReader(flaky), scan: { partitionLookAhead: 1 } }, spec(logs, []))
+    await expect(collect(result.batches)).rejects.toBeInstanceOf(StorageError)
+  })
+})
+
+describe('limit pages at block boundaries', () => {
+  async function pages(s: QuerySpec, limit: number) {
+    const out: { rows: Record<string, unknown>[]; nextFrom?: number; served: [number, number][] }[] = []
+    let from = s.from as number
+    for (;;) {
+      const r = await runQuery({ store: lake.store, manifest: new ManifestReader(lake.store) }, { ...s, from, limit })
+      out.push({ rows: batchRows(await collect(r.batches)), nextFrom: r.nextFrom, served: r.served })
+      if (r.nextFrom === undefined) return out
+      expect(r.nextFrom).toBeGreaterThan(from)
+      from = r.nextFrom
+    }
+  }
+
+  for (const limit of [1, 7, 50, 333]) {
+    it(`limit ${limit}: concatenated pages equal the whole, no block split, each page within the limit unless one block`, async () => {
+      for (const s of [spec(logs, [], { from: 1150, to: 1320 }), spec(logs, [pred(logs, 'address', 'in', ...lake.pools.hot.get(20)!)], { from: 1050 })]) {
+        const whole = expected(lake.rows.logs, s.predicates, s.fields, [s.from as number, s.to as number], 'block_number', ETH.id)
+        const ps = await pages(s, limit)
+        expect(ps.flatMap(p => p.rows)).toEqual(whole)
+        for (const p of ps) {
+          const blocks = new Set(p.rows.map(r => r.block_number))
+          expect(p.rows.length <= limit || blocks.size === 1).toBe(true)
+          if (p.nextFrom !== undefined) {
+            const last = Number(BigInt(p.rows[p.rows.length - 1].block_number as string))
+            expect(last).toBeLessThan(p.nextFrom)
+            expect(p.served[p.served.length - 1][1]).toBeLessThan(p.nextFrom)
+            expect(p.served[p.served.length - 1][1]).toBeGreaterThanOrEqual(last)
+          }
+        }
+        const blockPages = new Map<unknown, number>()
+        ps.forEach((p, i) => p.rows.forEach(r => {
+          const seen = blockPages.get(r.block_number)
+          expect(seen === undefined || seen === i).toBe(true)
+          blockPages.set(r.block_number, i)
+        }))
+      }
+    })
+  }
+
+  it('gives no nextFrom when the limit is not reached', async () => {
+    const r = await runQuery({ store: lake.store, manifest: new ManifestReader(lake.store) }, spec(logs, [], { from: 1000, to: 1003, limit: 10_000 }))
+    expect(r.nextFrom).toBeUndefined()
+    expect(batchRows(await collect(r.batches))).toEqual(expected(lake.rows.logs, [], logs.fields, [1000, 1003], 'block_number', ETH.id))
+  })
+})
+
+describe('pushdown, proven by counting reads', () => {
+  const isPartition = (key: string) => key.endsWith('.parquet')
+
+  it('a one-block query reads one tail and data inside one row group only', async () => {
+    const entry = lake.entries.logs[1]
+    const group = entry.rowGroups.find(g => g.to - g.from >= 2)!
+    const block = group.from + 1
+    const { store, reads } = recordingStore(lake.store)
+    const { result } = await check(spec(logs, [], { from: block, to: block }), store)
+    const parts = reads.filter(r => isPartition(r.key))
+    expect(new Set(parts.map(r => r.key))).toEqual(new Set([entry.key]))
+    const tails = parts.filter(r => r.offset === entry.tailOffset && r.offset + r.length === entry.bytes)
+    expect(tails.length).toBe(1)
+    for (const r of parts.filter(r => !tails.includes(r))) {
+      expect(r.offset).toBeGreaterThanOrEqual(group.offset)
+      expect(r.offset + r.length).toBeLessThanOrEqual(group.offset + group.length)
+    }
+    expect(result.stats.partitionsRead).toBe(1)
+    expect(result.stats.rowGroupsRead).toBe(1)
+    expect(result.stats.partitionsTotal).toBe(4)
+    expect(result.stats.requests).toBe(reads.length)
+    expect(result.stats.bytesFetched).toBe(reads.reduce((n, r) => n + r.length, 0))
+  })
+
+  it('an absent address reads only the tails (bloom filters exclude every row group)', async () => {
+    const { store, reads } = recordingStore(lake.store)
+    const { result, got } = await check(spec(logs, [pred(logs, 'address', 'eq', new Uint8Array(20).fill(0x42))]), store)
+    expect(got).toEqual([])
+    const parts = reads.filter(r => isPartition(r.key))
+    expect(parts.length).toBe(4)
+    for (const r of parts) {
+      const e = lake.entries.logs.find(x => x.key === r.key)!
+      expect([r.offset, r.offset + r.length]).toEqual([e.tailOffset, e.bytes])
+    }
+    expect(result.stats.rowGroupsRead).toBe(0)
+    expect(result.stats.rowsScanned).toBe(0)
+    expect(result.pushed).toEqual(['address'])
+  })
+
+  it('a rare address and topic0 costs three rounds: tails, filter columns, output columns', async () => {
+    const rare = lake.rows.logs.find(r => r.topic0 !== null && lake.rows.logs.filter(x => x.address === r.address).length === 1)!
+    const { store, reads } = recordingStore(lake.store, 5)
+    const s = spec(logs, [pred(logs, 'address', 'eq', rare.address), pred(logs, 'topic0', 'eq', rare.topic0)])
+    const { result, got } = await check(s, store)
+    expect(got.length).toBe(1)
+    expect(rounds(reads.filter(r => isPartition(r.key)))).toBe(3)
+    expect(result.stats.rowGroupsRead).toBeLessThanOrEqual(2)
+    expect(result.stats.rowGroupsTotal).toBe(lake.entries.logs.reduce((n, e) => n + e.rowGroups.length, 0))
+  })
+
+  it('a full scan reads every row group once and decodes every row once', async () => {
+    const counted = countingStore(lake.store)
+    const { result } = await check(spec(logs, []), counted)
+    const total = lake.entries.logs.reduce((n, e) => n + e.rowGroups.length, 0)
+    expect(result.stats.rowGroupsRead).toBe(total)
+    expect(result.stats.rowsScanned).toBe(lake.rows.logs.length)
+    expect(result.stats.requests).toBe(counted.counts.requests)
+  })
+
+  it('a virtual predicate that excludes every row reads no partition', async () => {
+    const { store, reads } = recordingStore(lake.store)
+    await check(spec(logs, [pred(logs, 'chain', 'eq', 5n)]), store)
+    expect(reads.filter(r => isPartition(r.key))).toEqual([])
+  })
+})

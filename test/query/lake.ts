@@ -1,0 +1,202 @@
+/**
+ * Test lakes: synthetic rows for any dataset declaration (hot and rare binary values,
+ * nulls, wide u256 magnitudes), written as partitions into a store and published,
+ * plus a plain reference filter; the read-recording store comes from the benchmark.
+ */
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { Chain } from '../../src/chains/registry.ts'
+import { writePartition, type LayoutOptions } from '../../src/lake/write.ts'
+import { contentHash, partitionKey } from '../../src/manifest/keys.ts'
+import { publish } from '../../src/manifest/publish.ts'
+import type { PartitionEntry } from '../../src/manifest/types.ts'
+import { columnOf, type DatasetDecl, type FieldDecl } from '../../src/schema/dataset.ts'
+import type { StoredValue } from '../../src/schema/kinds.ts'
+import { fsStore } from '../../src/store/fs.ts'
+import type { ObjectStore } from '../../src/store/types.ts'
+import type { Predicate, RowBatch } from '../../src/query/types.ts'
+
+export type Row = Record<string, StoredValue | null>
+
+export const ETH: Chain = { family: 'evm', id: 1, code: 'ETH', name: 'ethereum-mainnet', hosts: ['*'], confirmations: 0 }
+
+/** Deterministic PRNG (mulberry32). */
+export function rng(seed: number): () => number {
+  let a = seed >>> 0
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0
+    let t = a
+    t = Math.imul(t ^ (t >>> 15), t | 1)
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+}
+
+export function randomBytes(r: () => number, n: number): Uint8Array {
+  const out = new Uint8Array(n)
+  for (let i = 0; i < n; i++) out[i] = Math.floor(r() * 256)
+  return out
+}
+
+/** Values shared by many rows (hot), some (warm) and fresh ones (rare), per width. */
+export interface Pools {
+  hot: Map<number, Uint8Array[]>
+  warm: Map<number, Uint8Array[]>
+}
+
+export function makePools(r: () => number): Pools {
+  const hot = new Map<number, Uint8Array[]>()
+  const warm = new Map<number, Uint8Array[]>()
+  for (const w of [20, 32]) {
+    hot.set(w, Array.from({ length: 3 }, () => randomBytes(r, w)))
+    warm.set(w, Array.from({ length: 40 }, () => randomBytes(r, w)))
+  }
+  return { hot, warm }
+}
+
+const pick = <T>(r: () => number, xs: T[]): T => xs[Math.floor(r() * xs.length)]
+
+function valueOf(f: FieldDecl, r: () => number, pools: Pools): StoredValue | null {
+  if (f.nullable && r() < 0.25) return null
+  switch (f.kind) {
+    case 'u64hex':
+    case 'u64int':
+      return r() < 0.05 ? (1n << 64n) - 1n - BigInt(Math.floor(r() * 1000)) : BigInt(Math.floor(r() * 1000))
+    case 'u256hex':
+    case 'u256pad': {
+      const b = randomBytes(r, 32)
+      b.fill(0, 0, Math.floor(r() * 33))
+      return b
+    }
+    case 'hash':
+    case 'address':
+    case 'address32': {
+      const w = f.kind === 'address' ? 20 : 32
+      const x = r()
+      return x < 0.4 ? pick(r, pools.hot.get(w)!) : x < 0.75 ? pick(r, pools.warm.get(w)!) : randomBytes(r, w)
+    }
+    case 'bytes':
+      return randomBytes(r, Math.floor(r() * 3) * 4)
+    case 'bool':
+      return r() < 0.3
+    case 'string':
+      return pick(r, ['', 'a', 'b', 'ab', 'z', 'é'])
+    case 'json':
+      return JSON.stringify({ n: Math.floor(r() * 10) })
+  }
+}
+
+/** Rows for `blocks` (each gets 0..maxPerBlock rows), sorted by the dataset's order. */
+export function makeRows(dataset: DatasetDecl, blocks: number[], r: () => number, pools: Pools, maxPerBlock = 12): Row[] {
+  const rows: Row[] = []
+  const indexColumn = dataset.orderBy[1]
+  for (const block of blocks) {
+    const n = Math.floor(r() * (maxPerBlock + 1))
+    for (let i = 0; i < n; i++) {
+      const row: Row = {}
+      for (const f of dataset.fields) {
+        if (f.virtual) continue
+        row[columnOf(f)] = valueOf(f, r, pools)
+      }
+      row[dataset.rangeKey] = BigInt(block)
+      if (indexColumn) row[indexColumn] = BigInt(i)
+      rows.push(row)
+    }
+  }
+  return rows
+}
+
+export function toColumns(dataset: DatasetDecl, rows: Row[]): { length: number; columns: Record<string, (StoredValue | null)[]> } {
+  const columns: Record<string, (StoredValue | null)[]> = {}
+  for (const f of dataset.fields) if (!f.virtual) columns[columnOf(f)] = rows.map(row => row[columnOf(f)])
+  return { length: rows.length, columns }
+}
+
+export interface PartSpec {
+  from: number
+  to: number
+  rows: Row[]
+}
+
+/** Writes and publishes partitions; returns their manifest entries. */
+export async function buildLake(store: ObjectStore, chain: Chain, dataset: DatasetDecl, parts: PartSpec[], layout: LayoutOptions = {}): Promise<PartitionEntry[]> {
+  const entries: PartitionEntry[] = []
+  for (const p of parts) {
+    const written = writePartition(dataset, toColumns(dataset, p.rows), { from: p.from, to: p.to }, layout)
+    const key = partitionKey(chain, dataset.storage, p.from, p.to, await contentHash(written.bytes))
+    await store.put(key, written.bytes)
+    entries.push({ key, ...written.entry })
+  }
+  await publish(store, chain, { [dataset.storage]: entries })
+  return entries
+}
+
+const dirs: string[] = []
+
+/** A file-system store in a fresh temp directory (removed by `removeTempDirs`). */
+export async function tempStore(): Promise<{ store: ObjectStore; dir: string }> {
+  const dir = await mkdtemp(join(tmpdir(), 'query-lake-'))
+  dirs.push(dir)
+  return { store: fsStore(dir), dir }
+}
+
+export const removeTempDirs = () => Promise.all(dirs.splice(0).map(d => rm(d, { recursive: true, force: true })))
+
+const HEX = (b: Uint8Array) => Array.from(b, x => x.toString(16).padStart(2, '0')).join('')
+
+/** A stored value as comparable plain data (hex for bytes, decimal text for bigints). */
+export function plain(v: StoredValue | null | undefined): unknown {
+  if (v === null || v === undefined) return null
+  if (v instanceof Uint8Array) return '0x' + HEX(v)
+  if (typeof v === 'bigint') return v.toString()
+  return v
+}
+
+/** Reference semantics, written independently of the engine: hex text for equality, BigInt for order. */
+export function referenceMatch(p: Predicate, row: Row, chainId: number): boolean {
+  const f = p.field
+  const v = f.virtual === 'chain' ? BigInt(chainId) : f.virtual === 'null' ? null : row[columnOf(f)]
+  const num = (x: StoredValue) => (x instanceof Uint8Array ? BigInt('0x' + (HEX(x) || '0')) : x)
+  if (p.op === 'eq' || p.op === 'in') return p.values.some(w => (w === null ? v === null : v !== null && plain(v) === plain(w)))
+  if (v === null) return false
+  const a = num(v)
+  const b = num(p.values[0] as StoredValue)
+  return p.op === 'gte' ? a >= b : a <= b
+}
+
+/** Rows of batches as plain records keyed by field name. */
+export function batchRows(batches: RowBatch[]): Record<string, unknown>[] {
+  const out: Record<string, unknown>[] = []
+  for (const b of batches) {
+    for (const values of Object.values(b.columns)) if (values.length !== b.length) throw new Error('ragged batch')
+    for (let i = 0; i < b.length; i++) {
+      const row: Record<string, unknown> = {}
+      for (const [name, values] of Object.entries(b.columns)) row[name] = plain(values[i])
+      out.push(row)
+    }
+  }
+  return out
+}
+
+/** The expected output rows: reference filter over the source rows, fields projected. */
+export function expected(rows: Row[], predicates: Predicate[], fields: readonly FieldDecl[], range: [number, number], rangeKey: string, chainId: number): Record<string, unknown>[] {
+  return rows
+    .filter(row => {
+      const b = Number(row[rangeKey] as bigint)
+      return b >= range[0] && b <= range[1] && predicates.every(p => referenceMatch(p, row, chainId))
+    })
+    .map(row => {
+      const out: Record<string, unknown> = {}
+      for (const f of fields) out[f.name] = f.virtual === 'chain' ? String(chainId) : f.virtual === 'null' ? null : plain(row[columnOf(f)])
+      return out
+    })
+}
+
+export async function collect(batches: AsyncIterable<RowBatch>): Promise<RowBatch[]> {
+  const out: RowBatch[] = []
+  for await (const b of batches) out.push(b)
+  return out
+}
+
+export { recordingStore, rounds, type ReadRecord } from '../../src/query/bench.ts'
