@@ -8,7 +8,8 @@ import { describe, expect, it } from 'vitest'
 import { EVM_DATASETS, blocks, logs, transactions } from '../../src/datasets/evm.ts'
 import { MOVE_DATASETS } from '../../src/datasets/move.ts'
 import { columnOf, isStored, type DatasetDecl, type FieldDecl } from '../../src/schema/dataset.ts'
-import { KINDS, type Kind } from '../../src/schema/kinds.ts'
+import { KINDS, type Kind, type StoredValue } from '../../src/schema/kinds.ts'
+import type { RowBatch } from '../../src/query/types.ts'
 import { parquetSchemaOf, storedFields } from '../../src/lake/write.ts'
 import { arrowSchemaOf } from '../../src/format/arrow.ts'
 import { encodeRows } from '../../src/format/encode.ts'
@@ -108,7 +109,7 @@ describe('every derivation covers every field of every dataset', () => {
 
     it(`${dataset.name}: CSV header and JSON keys are the field names`, async () => {
       const one = (f: FieldDecl) => (f.nullable ? null : sample(f.kind))
-      const batch = { length: 1, columns: Object.fromEntries(dataset.fields.map(f => [f.name, [one(f)]])) }
+      const batch: RowBatch = { length: 1, columns: Object.fromEntries(dataset.fields.map(f => [f.name, [one(f)]])) }
       const text = async (format: 'csv' | 'json') => new Response(encodeRows(format, dataset.fields, (async function* () { yield batch })())).text()
       expect((await text('csv')).split('\n')[0]).toBe(dataset.fields.map(f => f.name).join(','))
       expect(Object.keys(JSON.parse(await text('json'))[0])).toEqual(dataset.fields.map(f => f.name))
@@ -127,7 +128,7 @@ describe('every derivation covers every field of every dataset', () => {
   }
 })
 
-function sample(kind: Kind): unknown {
+function sample(kind: Kind): StoredValue {
   return kind === 'json' ? '{}' : KINDS[kind].parse(sampleText(kind))
 }
 

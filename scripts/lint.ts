@@ -1,0 +1,62 @@
+/**
+ * `npm run lint`: the type check plus the house rules a type checker cannot see
+ * (single quotes, no semicolons, `.ts` import specifiers, no focused or skipped tests,
+ * no machine-specific paths). Exits 1 listing every violation.
+ */
+import { spawnSync } from 'node:child_process'
+import { readFileSync, readdirSync, statSync } from 'node:fs'
+import { join, relative } from 'node:path'
+
+const root = new URL('..', import.meta.url).pathname
+const DIRS = ['src', 'scripts', 'test']
+
+interface Rule {
+  name: string
+  test: (line: string, file: string) => boolean
+  only?: (file: string) => boolean
+}
+
+const isTest = (file: string) => file.startsWith('test/')
+const isComment = (line: string) => /^\s*(\*|\/\/|\/\*)/.test(line)
+const code = (line: string) => (isComment(line) ? '' : line.replace(/\/\/.*$/, '').replace(/'(?:[^'\\]|\\.)*'|`(?:[^`\\]|\\.)*`/g, "''"))
+const DOUBLE_QUOTED_IMPORT = new RegExp(`\\bfrom ${String.fromCharCode(34)}`)
+
+const RULES: Rule[] = [
+  { name: 'statement ends with a semicolon', test: line => /;\s*$/.test(code(line)) && !/^\s*for\s*\(/.test(line) },
+  { name: 'double-quoted import (use single quotes)', test: line => DOUBLE_QUOTED_IMPORT.test(line) },
+  { name: 'relative import without .ts extension', test: line => /from '\.\.?\/[^']*(?<!\.ts|\.json|\.mjs|\.js)'/.test(line) },
+  { name: 'focused or skipped test', test: line => /\b(it|test|describe)\.(only|skip|todo)\b|\bx(it|describe)\(/.test(line), only: isTest },
+  { name: 'machine-specific path', test: line => /['"`]\/work\/(shared|main)/.test(line) },
+]
+
+function* files(dir: string): Generator<string> {
+  for (const name of readdirSync(dir)) {
+    const path = join(dir, name)
+    if (statSync(path).isDirectory()) yield* files(path)
+    else if (path.endsWith('.ts')) yield path
+  }
+}
+
+const problems: string[] = []
+for (const dir of DIRS) {
+  for (const path of files(join(root, dir))) {
+    const file = relative(root, path)
+    readFileSync(path, 'utf8')
+      .split('\n')
+      .forEach((line, i) => {
+        for (const rule of RULES) {
+          if ((!rule.only || rule.only(file)) && rule.test(line, file)) problems.push(`${file}:${i + 1}: ${rule.name}\n    ${line.trim()}`)
+        }
+      })
+  }
+}
+
+const tsc = spawnSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '--noEmit', '-p', root], { encoding: 'utf8' })
+if (tsc.status !== 0) problems.push(`tsc --noEmit:\n${tsc.stdout}${tsc.stderr}`)
+
+if (problems.length) {
+  console.error(problems.join('\n'))
+  console.error(`\n${problems.length} problem(s)`)
+  process.exit(1)
+}
+console.log('lint: no problems')
