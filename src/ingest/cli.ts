@@ -4,22 +4,25 @@
  */
 import { parseArgs } from 'node:util'
 import { findChain, findChainAnyFamily, type Chain } from '../chains/registry.ts'
+import { fullnodeClient } from '../move/rest.ts'
 import type { ObjectStore } from '../store/types.ts'
+import { moveSource, type MoveIngestStats } from './move-source.ts'
 import { progressReporter, type ProgressOutput } from './progress.ts'
 import { runIngest } from './run.ts'
-import type { ChainSource } from './source.ts'
 
 export const USAGE = `usage: npm run ingest -- --chain <code|chain id|name> --rpc <url> --from <n> --to <n|latest> --out <store-url>
+       npm run ingest -- --chain <code|chain id|name> --rest <url> --from <version> --to <version|latest> --out <store-url> [--sparse]
        [--datasets blocks,transactions,logs] [--confirmations N] [--partition-blocks N] [--concurrency N]
-  --chain             chain code (ETH), EIP-155 chain id (1) or name (ethereum-mainnet)
+  --chain             chain code (ETH, APTOS), chain id (1: Ethereum with --rpc, Aptos with --rest) or name (ethereum-mainnet)
   --rpc               JSON-RPC endpoint of an EVM node
-  --rest              REST endpoint of a Move-VM fullnode (Move-VM chains)
-  --from, --to        inclusive block range; --to latest stops --confirmations blocks behind the head
+  --rest              REST endpoint of an Aptos-style fullnode (Move-VM chains; versions are the range)
+  --sparse            with --rest: accept a source that skips versions (a recorded one; a real node never does)
+  --from, --to        inclusive block (or version) range; --to latest stops --confirmations blocks behind the head
   --out               object store: file:///abs/path, a plain path, or s3://bucket/prefix
   --datasets          comma-separated subset of the chain's datasets (default: all)
   --confirmations     blocks to stay behind the head with --to latest (default: the chain's)
   --partition-blocks  blocks per partition, a divisor of the manifest shard span (default 10,000)
-  --concurrency       JSON-RPC requests in flight (default 4)`
+  --concurrency       JSON-RPC requests (or REST pages) in flight (default 4)`
 
 /** A command-line mistake: printed with the usage text, exit code 2. */
 export class UsageError extends Error {}
@@ -35,6 +38,8 @@ export interface IngestArgs {
   confirmations?: number
   partitionBlocks?: number
   concurrency?: number
+  /** Move-VM only: the REST source may skip versions. */
+  sparse?: boolean
 }
 
 function count(name: string, text: string | undefined): number | undefined {
@@ -46,23 +51,33 @@ function count(name: string, text: string | undefined): number | undefined {
 /** Parses `npm run ingest` arguments; throws UsageError naming the problem. */
 export function parseIngestArgs(argv: string[]): IngestArgs {
   let values: Record<string, string | undefined>
+  let sparse: boolean
   try {
-    values = parseArgs({
+    const parsed = parseArgs({
       args: argv,
       strict: true,
       allowPositionals: false,
-      options: Object.fromEntries(
-        ['chain', 'rpc', 'rest', 'from', 'to', 'out', 'datasets', 'confirmations', 'partition-blocks', 'concurrency'].map(k => [k, { type: 'string' as const }]),
-      ),
-    }).values as Record<string, string | undefined>
+      options: {
+        ...Object.fromEntries(
+          ['chain', 'rpc', 'rest', 'from', 'to', 'out', 'datasets', 'confirmations', 'partition-blocks', 'concurrency'].map(k => [k, { type: 'string' as const }]),
+        ),
+        sparse: { type: 'boolean' as const },
+      },
+    }).values as Record<string, string | boolean | undefined>
+    sparse = parsed.sparse === true
+    values = Object.fromEntries(Object.entries(parsed).filter(([, v]) => typeof v === 'string')) as Record<string, string>
   } catch (e) {
     throw new UsageError((e as Error).message)
   }
   for (const k of ['chain', 'from', 'to', 'out']) if (!values[k]) throw new UsageError(`--${k} is required`)
-  const chain = findChain('evm', values.chain!) ?? findChainAnyFamily(values.chain!)
+  const chain = resolveChain(values.chain!, values.rest !== undefined && values.rpc === undefined)
   if (!chain) throw new UsageError(`unknown chain "${values.chain}"`)
-  if (chain.family === 'evm' && !values.rpc) throw new UsageError(`--rpc is required for ${chain.code} (an EVM chain)`)
+  if (sparse && chain.family !== 'move') throw new UsageError(`--sparse is for Move-VM sources (--rest); ${chain.code} is an EVM chain`)
+  if (values.rest !== undefined && chain.family === 'move' && !/^https?:\/\/[^/]/i.test(values.rest)) {
+    throw new UsageError(`--rest must be an http(s) URL, got "${values.rest}"`)
+  }
   if (chain.family === 'evm' && values.rest) throw new UsageError(`--rest is for Move-VM chains; ${chain.code} is an EVM chain, use --rpc`)
+  if (chain.family === 'evm' && !values.rpc) throw new UsageError(`--rpc is required for ${chain.code} (an EVM chain)`)
   if (chain.family === 'move' && !values.rest) throw new UsageError(`--rest is required for ${chain.code} (a Move-VM chain)`)
   if (chain.family === 'move' && values.rpc) throw new UsageError(`--rpc is for EVM chains; ${chain.code} is a Move-VM chain, use --rest`)
   const from = count('from', values.from)!
@@ -85,15 +100,25 @@ export function parseIngestArgs(argv: string[]): IngestArgs {
     confirmations: count('confirmations', values.confirmations),
     partitionBlocks,
     concurrency,
+    ...(sparse ? { sparse } : {}),
   }
 }
 
 /**
- * Move-VM chains: the REST source plugs in here (`--rest <url>`), returning a
- * ChainSource for the same ingest loop.
+ * The chain `--chain` names. Ids collide across families (1 is Ethereum and Aptos),
+ * so with `--rest` alone an id means the Move-VM chain; codes and names are unambiguous.
  */
-function moveSource(chain: Chain, _restUrl: string): ChainSource {
-  throw new UsageError(`ingesting Move-VM chains (${chain.code}, --rest) is not available yet`)
+function resolveChain(text: string, rest: boolean): Chain | undefined {
+  return rest ? (findChain('move', text) ?? findChainAnyFamily(text)) : (findChain('evm', text) ?? findChainAnyFamily(text))
+}
+
+/** The operator's summary of a Move ingest: how much was proven and decoded, and the ABIs it cost. */
+export function moveSummary(s: MoveIngestStats): string {
+  const examples = s.undecodedSamples.slice(0, 3).map(u => `${u.version}: ${u.reason}`).join('; ')
+  return (
+    `move: ${s.transactions} transactions, ${s.verified} hash-verified, ${s.unverified} stored unverified, ` +
+    `${s.undecoded} call(s) not decoded${examples ? ` (${examples})` : ''}; ABIs: ${s.abiFetches} fetched from the node, ${s.abiCacheHits} from the store`
+  )
 }
 
 export interface CliIo {
@@ -105,10 +130,8 @@ export interface CliIo {
 /** Runs the command; returns the process exit code (0 done, 1 failed, 2 usage error). */
 export async function ingestCommand(argv: string[], io: CliIo): Promise<number> {
   let args: IngestArgs
-  let source: ChainSource | undefined
   try {
     args = parseIngestArgs(argv)
-    if (args.chain.family === 'move') source = moveSource(args.chain, args.rest!)
   } catch (e) {
     if (!(e instanceof UsageError)) throw e
     io.stderr.write(`error: ${e.message}\n${USAGE}\n`)
@@ -117,6 +140,10 @@ export async function ingestCommand(argv: string[], io: CliIo): Promise<number> 
   const reporter = progressReporter(io.stdout)
   try {
     const store = await io.openStore(args.out)
+    const source =
+      args.chain.family === 'move'
+        ? moveSource(fullnodeClient({ url: args.rest! }), { chain: args.chain, store, sparse: args.sparse, concurrency: args.concurrency, log: reporter.log })
+        : undefined
     const report = await runIngest({
       chain: args.chain,
       rpcUrl: args.rpc,
@@ -131,6 +158,7 @@ export async function ingestCommand(argv: string[], io: CliIo): Promise<number> 
       log: reporter.log,
       onProgress: reporter.onProgress,
     })
+    if (source) reporter.log(moveSummary(source.stats))
     reporter.done(report)
     return 0
   } catch (e) {
