@@ -72,14 +72,6 @@ describe('ingestCommand', () => {
     expect(code).toBe(2)
     expect(err).toMatch(/^error: --from is required\nusage: npm run ingest/)
   })
-
-  it('keeps a separate hook for Move-VM chains (--rest), refused for now', async () => {
-    let err = ''
-    const argv = ['--chain', 'APTOS', '--rest', 'http://127.0.0.1:1', '--from', '0', '--to', '1', '--out', '/tmp/x']
-    const code = await ingestCommand(argv, { stdout: { write: () => true }, stderr: { write: (s: string) => (err += s) }, openStore })
-    expect(code).toBe(2)
-    expect(err).toMatch(/Move-VM chains \(APTOS, --rest\) is not available yet/)
-  })
 })
 
 describe('scripts/ingest.ts against a live devnet', () => {
