@@ -5,7 +5,7 @@
  * each field's kind decides which operators it takes and how a value parses.
  */
 import type { Chain } from '../chains/registry.ts'
-import { findChain, findChainAnyFamily } from '../chains/registry.ts'
+import { findChain } from '../chains/registry.ts'
 import type { DatasetDecl, FieldDecl } from '../schema/dataset.ts'
 import { InvalidValueError, KINDS, parseUnsigned, type Operator, type StoredValue } from '../schema/kinds.ts'
 import type { Predicate, QuerySpec } from '../query/types.ts'
@@ -79,8 +79,9 @@ export function parseChain(value: string | undefined, ctx: Pick<ParseContext, 'c
   const family = ctx.chains[0]?.family ?? 'evm'
   const chain = findChain(family, value, ctx.chains)
   if (chain) return chain
-  const elsewhere = ctx.allChains ? findChainAnyFamily(value, ctx.allChains) : undefined
-  const hint = elsewhere && !ctx.chains.includes(elsewhere) ? ` (${elsewhere.code} is served at ${hostsOf(elsewhere)})` : ''
+  // Ids collide across families: name every chain the value could mean, each with its host.
+  const elsewhere = (ctx.allChains ?? []).filter(c => !ctx.chains.includes(c) && findChain(c.family, value, [c]))
+  const hint = elsewhere.length ? ` (${elsewhere.map(c => `${c.code} is served at ${hostsOf(c)}`).join('; ')})` : ''
   throw invalidParameter('chains', `unknown chain ${quote(value)} on this host${hint}; valid values: ${valid}`)
 }
 

@@ -288,6 +288,7 @@ describe('hosts never answer with another chain or family', () => {
       ['aptos.localhost', 'MOVEMENT', /MOVEMENT is served at movement\.localhost/],
       ['aptos.localhost', 'ETH', /ETH is served at the EVM host/],
       ['movement.localhost', '1', /valid values: MOVEMENT \(126/],
+      ['movement.localhost', '1', /ETH is served at the EVM host; APTOS is served at aptos\.localhost/],
       ['movement.localhost', 'MOVEMENT_TESTNET', /served at movement-testnet\.localhost/],
       ['movement-testnet.localhost', '126', /valid values: MOVEMENT_TESTNET \(250/],
       ['localhost', 'APTOS', /APTOS is served at aptos\.localhost/],
