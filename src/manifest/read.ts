@@ -1,7 +1,9 @@
 /**
  * Reads the manifest for the planner. Shards are immutable (their keys carry the
- * generation), so they are cached for the life of the isolate or process; the root
- * is cached for a short time so new publications show up quickly.
+ * generation), so they are cached for the life of the isolate or process, within a
+ * byte budget; the root is cached for a short time so new publications show up
+ * quickly. A query walks the shards of its range one after another (`scanPartitions`),
+ * so a whole-chain scan never holds the whole-chain manifest.
  */
 import type { ObjectStore } from '../store/types.ts'
 import { rootKey } from './keys.ts'
@@ -19,7 +21,44 @@ export interface ManifestReaderOptions {
   rootTtlMs?: number
   /** Shards kept in memory (default 512, least recently used evicted). */
   maxShards?: number
+  /**
+   * Stored (JSON) bytes of the shards kept in memory, at most (default 8 MiB, about 70
+   * full-chain logs shards); the least recently used are evicted first.
+   */
+  maxShardBytes?: number
 }
+
+/** What a query's walk over the manifest has loaded so far; grows as the walk advances. */
+export interface ManifestProgress {
+  shards: number
+  /** Partitions of the loaded shards that overlap the range, and their row groups. */
+  partitions: number
+  rowGroups: number
+}
+
+/** The partitions of a range, read shard by shard while they are consumed. */
+export interface PartitionWalk {
+  /** Every partition of the dataset (from the root's shard references, no shard loaded). */
+  total: number
+  /** Shards the range touches. */
+  shards: number
+  loaded: ManifestProgress
+  /** Partitions overlapping the range, in block order. */
+  partitions: AsyncGenerator<PartitionEntry>
+}
+
+/** Tuning of a walk over the manifest. */
+export interface WalkOptions {
+  /** Shards loaded ahead of the one being consumed (default 1: shard k+1 loads while k is scanned). */
+  lookAhead?: number
+}
+
+interface CachedShard {
+  shard: Promise<ManifestShard>
+  bytes: number
+}
+
+const overlaps = (x: { from: number; to: number }, range: BlockRange) => x.from <= range[1] && x.to >= range[0]
 
 export interface PartitionsInRange {
   root: ManifestRoot
@@ -32,13 +71,16 @@ export class ManifestReader {
   readonly store: ObjectStore
   readonly rootTtlMs: number
   readonly maxShards: number
+  readonly maxShardBytes: number
   private roots = new Map<string, { at: number; root: Promise<ManifestRoot | null> }>()
-  private shards = new Map<string, Promise<ManifestShard>>()
+  private shards = new Map<string, CachedShard>()
+  private cachedBytes = 0
 
   constructor(store: ObjectStore, options: ManifestReaderOptions = {}) {
     this.store = store
     this.rootTtlMs = options.rootTtlMs ?? 2_000
     this.maxShards = options.maxShards ?? 512
+    this.maxShardBytes = options.maxShardBytes ?? 8 * 1024 * 1024
   }
 
   /** The chain's root, or null when nothing was ever published for it. */
@@ -52,34 +94,87 @@ export class ManifestReader {
     return root
   }
 
+  /** A shard by key, from the cache or the store. */
   shard(key: string, store: ObjectStore = this.store): Promise<ManifestShard> {
-    let shard = this.shards.get(key)
-    if (shard) {
+    const cached = this.shards.get(key)
+    if (cached) {
       this.shards.delete(key)
-      this.shards.set(key, shard)
-      return shard
+      this.shards.set(key, cached)
+      return cached.shard
     }
-    shard = store.get(key).then(got => {
+    let entry: CachedShard
+    const shard = store.get(key).then(got => {
       if (!got) throw new Error(`manifest shard ${key} is missing`)
-      return parseShard(got.body)
+      const parsed = parseShard(got.body)
+      if (this.shards.get(key) === entry) {
+        entry.bytes = got.body.length
+        this.cachedBytes += entry.bytes
+        this.evict()
+      }
+      return parsed
     })
-    shard.catch(() => this.shards.delete(key))
-    this.shards.set(key, shard)
-    while (this.shards.size > this.maxShards) this.shards.delete(this.shards.keys().next().value as string)
+    entry = { shard, bytes: 0 }
+    shard.catch(() => this.forget(key, entry))
+    this.shards.set(key, entry)
+    this.evict()
     return shard
   }
 
+  private forget(key: string, entry: CachedShard): void {
+    if (this.shards.get(key) !== entry) return
+    this.shards.delete(key)
+    this.cachedBytes -= entry.bytes
+  }
+
+  /** Drops least recently used shards until both limits hold (the newest always stays). */
+  private evict(): void {
+    for (const [key, entry] of this.shards) {
+      if (this.shards.size <= 1 || (this.shards.size <= this.maxShards && this.cachedBytes <= this.maxShardBytes)) return
+      this.forget(key, entry)
+    }
+  }
+
   /**
-   * Partitions of a dataset that overlap `range`, in block order. Only the shards the
-   * range touches are loaded, in parallel. `store` lets a caller count this request's I/O.
+   * Partitions of a dataset that overlap `range`, in block order, loaded shard by shard
+   * as they are consumed: at most `1 + lookAhead` shards of the walk are loaded or in
+   * flight at once, so the memory a query holds does not grow with its range. Only the
+   * shards the range touches are loaded. `store` lets a caller count this request's I/O.
+   */
+  scanPartitions(root: ManifestRoot, dataset: string, range: BlockRange, store: ObjectStore = this.store, options: WalkOptions = {}): PartitionWalk {
+    const index = root.datasets[dataset]
+    const refs = index ? index.shards.filter(s => overlaps(s, range)) : []
+    const loaded: ManifestProgress = { shards: 0, partitions: 0, rowGroups: 0 }
+    const lookAhead = options.lookAhead ?? 1
+    const shard = (key: string) => this.shard(key, store)
+    async function* walk(): AsyncGenerator<PartitionEntry> {
+      const pending: Promise<ManifestShard>[] = []
+      let next = 0
+      while (next < refs.length || pending.length) {
+        while (next < refs.length && pending.length < 1 + lookAhead) pending.push(shard(refs[next++].key))
+        const current = (await pending.shift()!).partitions.filter(p => overlaps(p, range))
+        loaded.shards++
+        loaded.partitions += current.length
+        loaded.rowGroups += current.reduce((n, p) => n + p.rowGroups.length, 0)
+        yield* current
+      }
+    }
+    return {
+      total: index ? index.shards.reduce((n, s) => n + s.partitions, 0) : 0,
+      shards: refs.length,
+      loaded,
+      partitions: walk(),
+    }
+  }
+
+  /**
+   * Every partition of a dataset that overlaps `range`, in block order, all shards of
+   * the range loaded in parallel: for tools and tests over small ranges (a query uses
+   * `scanPartitions`). `store` lets a caller count this request's I/O.
    */
   async partitions(root: ManifestRoot, dataset: string, range: BlockRange, store: ObjectStore = this.store): Promise<PartitionsInRange> {
-    const index = root.datasets[dataset]
-    if (!index) return { root, partitions: [], skipped: 0 }
-    const refs = index.shards.filter(s => s.from <= range[1] && s.to >= range[0])
-    const shards = await Promise.all(refs.map(ref => this.shard(ref.key, store)))
-    const all = index.shards.reduce((n, s) => n + s.partitions, 0)
-    const partitions = shards.flatMap(s => s.partitions).filter(p => p.from <= range[1] && p.to >= range[0])
-    return { root, partitions, skipped: all - partitions.length }
+    const walk = this.scanPartitions(root, dataset, range, store, { lookAhead: Infinity })
+    const partitions: PartitionEntry[] = []
+    for await (const p of walk.partitions) partitions.push(p)
+    return { root, partitions, skipped: walk.total - partitions.length }
   }
 }

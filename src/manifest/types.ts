@@ -64,11 +64,26 @@ export interface PartitionEntry {
   rows: number
   bytes: number
   /**
-   * Start of everything after the last data page (bloom filters, page indexes,
-   * footer): one ranged read of [tailOffset, bytes) opens the file.
+   * Start of everything after the last data page: page indexes, then bloom filters,
+   * then the footer. One ranged read of [tailOffset, bytes) opens any partition.
    */
   tailOffset: number
+  /**
+   * Start of the footer (file metadata, its length, `PAR1`). Present with `blooms`:
+   * the bloom filters fill [smallest bloom offset, footerOffset), so the page indexes
+   * are [tailOffset, smallest bloom offset), and a query fetches those, the footer and
+   * only the blooms of its filter columns. Absent in partitions written before.
+   */
+  footerOffset?: number
+  /** Per column with bloom filters, the span of its blooms across all row groups (one range each). */
+  blooms?: Record<string, ByteSpan>
   rowGroups: RowGroupEntry[]
+}
+
+/** A byte range of an object. */
+export interface ByteSpan {
+  offset: number
+  length: number
 }
 
 export interface RowGroupEntry {

@@ -3,11 +3,16 @@
  * range against the manifest, plans, and scans, returning ordered RowBatches with
  * the I/O it cost.
  *
- * Stats: `partitionsTotal` counts every partition of the dataset, `rowGroupsTotal`
- * the row groups of the partitions whose block span meets the range (the others
- * are skipped by the manifest without being opened). `partitionsRead` counts tails
- * read, `rowGroupsRead` row groups whose data pages were read, `rowsScanned` rows
- * decoded before row-level filtering, `requests`/`bytesFetched` every object-store
+ * The manifest shards of the range are read one after another while the scan
+ * advances (`ManifestReader.scanPartitions`), so a whole-chain query holds about two
+ * shards, not the whole-chain manifest.
+ *
+ * Stats: `partitionsTotal` counts every partition of the dataset (from the root),
+ * `rowGroupsTotal` the row groups of the partitions whose block span meets the range,
+ * in the shards loaded so far (the other partitions are skipped by the manifest
+ * without being opened). `partitionsRead` counts partitions opened, `rowGroupsRead`
+ * row groups whose data pages were read, `rowsScanned` rows decoded before row-level
+ * filtering, `requests`/`bytesFetched` every object-store
  * read of this query, manifest included (a manifest cached by the reader costs none).
  * The numbers are live: they grow while batches are consumed. With `limit` the
  * promise resolves once the limited result is known, so they are final; without
@@ -16,12 +21,12 @@
  */
 import { intersectRanges } from '../manifest/coverage.ts'
 import type { ManifestReader } from '../manifest/read.ts'
-import type { BlockRange } from '../manifest/types.ts'
+import type { BlockRange, PartitionEntry } from '../manifest/types.ts'
 import { columnOf, type FieldDecl } from '../schema/dataset.ts'
 import { countingStore } from '../store/counting.ts'
 import type { ObjectStore } from '../store/types.ts'
 import { InvalidRangeError, NoDataError } from './errors.ts'
-import { planScan } from './plan.ts'
+import { planPartition, planScan, type PartitionPlan } from './plan.ts'
 import { scanPlan, type ScanOptions, type ScanProgress } from './scan.ts'
 import type { PlannedQuery, Predicate, QuerySpec, RowBatch, ScanStats } from './types.ts'
 
@@ -66,17 +71,19 @@ export async function runQuery(ctx: EngineContext, spec: QuerySpec): Promise<Que
     throw new NoDataError(`no ${spec.dataset.name} stored in blocks ${range[0]}-${range[1]}`, coverage, range)
   }
 
-  const { partitions, skipped } = await ctx.manifest.partitions(root, storage, range, io)
+  const walk = ctx.manifest.scanPartitions(root, storage, range, io)
   const rangeField = spec.limit === undefined ? undefined : rangeFieldOf(spec)
   const fields = rangeField && !spec.fields.includes(rangeField) ? [...spec.fields, rangeField] : spec.fields
-  const plan = planScan(partitions, { ...spec, fields }, range)
+  const plan = planScan({ ...spec, fields }, range)
   const progress: ScanProgress = { partitionsRead: 0, rowGroupsRead: 0, rowsScanned: 0 }
   const stats: ScanStats = {
-    partitionsTotal: partitions.length + skipped,
+    partitionsTotal: walk.total,
     get partitionsRead() {
       return progress.partitionsRead
     },
-    rowGroupsTotal: plan.rowGroupsTotal,
+    get rowGroupsTotal() {
+      return walk.loaded.rowGroups
+    },
     get rowGroupsRead() {
       return progress.rowGroupsRead
     },
@@ -91,7 +98,7 @@ export async function runQuery(ctx: EngineContext, spec: QuerySpec): Promise<Que
     },
   }
   const scanOptions = spec.limit === undefined ? ctx.scan : { rampUp: true, ...ctx.scan }
-  const batches = scanPlan(io, plan, fields, spec.chain.id, progress, scanOptions)
+  const batches = scanPlan(io, plan, planned(walk.partitions, range), fields, spec.chain.id, progress, scanOptions)
   const pushed = plan.pushed.map(spell)
 
   if (spec.limit === undefined || !rangeField) {
@@ -101,6 +108,14 @@ export async function runQuery(ctx: EngineContext, spec: QuerySpec): Promise<Que
   const output = cut.batches.map(b => project(b, spec.fields))
   const shown = cut.nextFrom === undefined ? served : intersectRanges([range[0], cut.nextFrom - 1], served)
   return { range, served: shown, nextFrom: cut.nextFrom, stats, pushed, batches: fromArray(output) }
+}
+
+/** The partitions of the walk that have row groups in `range`, planned. */
+async function* planned(partitions: AsyncIterable<PartitionEntry>, range: BlockRange): AsyncGenerator<PartitionPlan> {
+  for await (const p of partitions) {
+    const plan = planPartition(p, range)
+    if (plan) yield plan
+  }
 }
 
 /** The output field holding the range key (needed to cut at block boundaries). */

@@ -1,13 +1,15 @@
 /**
  * Reading Parquet files out of object storage in few round trips. A partition is
- * opened with one ranged read of its tail (footer, page indexes, bloom filters),
- * which then serves every metadata slice hyparquet asks for from memory. Data
+ * opened in one round: its page indexes and footer, and the bloom filters of only the
+ * columns the query's pruning consults (one range per column, from the manifest), read
+ * in parallel; these then serve every metadata slice hyparquet asks for from memory. Data
  * slices are not fetched one by one: they are queued, and once the current turn of
  * the event loop has issued all it will, neighbouring slices of the same object are
  * merged into one ranged `get` each and all of them are sent at once. A scan phase
  * that asks for many column pages therefore costs one round of parallel requests.
  */
 import type { AsyncBuffer } from 'hyparquet'
+import type { ByteSpan } from '../manifest/types.ts'
 import type { ObjectStore } from '../store/types.ts'
 import { StorageError } from '../store/types.ts'
 
@@ -131,12 +133,44 @@ export function partitionFile(queue: ReadQueue, key: string, byteLength: number,
   }
 }
 
-/** Reads a partition's tail `[tailOffset, bytes)` in one request. */
-export async function readTail(store: ObjectStore, key: string, bytes: number, tailOffset: number): Promise<Uint8Array> {
-  const got = await store.get(key, { offset: tailOffset, length: bytes - tailOffset })
-  if (!got) throw new StorageError(`partition ${key} is listed in the manifest but missing from the store`)
-  if (got.body.length !== bytes - tailOffset) {
-    throw new StorageError(`partition ${key}: tail of ${got.body.length} bytes, expected ${bytes - tailOffset}`)
+/** Where a partition's tail lies, as the manifest records it. */
+export interface TailLayout {
+  bytes: number
+  tailOffset: number
+  footerOffset?: number
+  blooms?: Record<string, ByteSpan>
+}
+
+/**
+ * The byte ranges `[start, end)` that open a partition, ascending, touching ones merged,
+ * the last ending the file: the page indexes, the bloom filters of those `bloomColumns`
+ * the file has, and the footer. A partition whose manifest entry has no bloom spans
+ * (written before them) is opened with its whole tail.
+ */
+export function tailRanges(p: TailLayout, bloomColumns: readonly string[]): [number, number][] {
+  if (p.footerOffset === undefined || !p.blooms) return [[p.tailOffset, p.bytes]]
+  const blooms = p.blooms
+  const bloomStart = Math.min(p.footerOffset, ...Object.values(blooms).map(b => b.offset))
+  const wanted = bloomColumns.flatMap(c => (blooms[c] ? [[blooms[c].offset, blooms[c].offset + blooms[c].length] as [number, number]] : []))
+  const ranges = [[p.tailOffset, bloomStart] as [number, number], ...wanted, [p.footerOffset, p.bytes] as [number, number]]
+    .filter(([a, b]) => b > a)
+    .sort((a, b) => a[0] - b[0])
+  const merged: [number, number][] = []
+  for (const r of ranges) {
+    const last = merged[merged.length - 1]
+    if (last && r[0] <= last[1]) last[1] = Math.max(last[1], r[1])
+    else merged.push([r[0], r[1]])
   }
-  return got.body
+  return merged
+}
+
+/**
+ * Reads `ranges` of a partition (see `tailRanges`) through the queue, in one round,
+ * into `resident`; returns the last one, which ends with the footer.
+ */
+export async function readTail(queue: ReadQueue, key: string, ranges: readonly [number, number][], resident: Resident): Promise<Uint8Array> {
+  const parts = await Promise.all(ranges.map(([start, end]) => queue.read(key, start, end)))
+  const bytes = parts.map(b => new Uint8Array(b))
+  ranges.forEach(([start], i) => resident.add(start, bytes[i]))
+  return bytes[bytes.length - 1]
 }

@@ -1,21 +1,24 @@
 /**
- * The scan plan, as plain data computed without I/O: which partitions and row groups
- * the manifest says can hold rows of the range, which stored columns each phase of
- * the scan reads, and the pruning filter handed to hyparquet for what the manifest
- * cannot see (statistics, bloom filters, page index). Pruning is conservative: a row
- * group is left out only when its block range misses the query range.
+ * The scan plan, as plain data computed without I/O: which stored columns each phase
+ * of the scan reads, the pruning filter handed to hyparquet for what the manifest
+ * cannot see (statistics, bloom filters, page index), and, partition by partition as
+ * the manifest is read, which row groups can hold rows of the range. Pruning is
+ * conservative: a row group is left out only when its block range misses the range.
  */
 import type { ParquetQueryFilter } from 'hyparquet'
 import { columnOf, isStored } from '../schema/dataset.ts'
-import type { BlockRange, PartitionEntry } from '../manifest/types.ts'
+import type { BlockRange, ByteSpan, PartitionEntry } from '../manifest/types.ts'
 import { decideVirtual, pruningFilterOf } from './filter.ts'
 import type { Predicate, QuerySpec } from './types.ts'
 
 export interface PartitionPlan {
   key: string
-  /** Object size and where its tail (indexes, bloom filters, footer) starts. */
+  /** Object size and where its tail (page indexes, bloom filters, footer) starts. */
   bytes: number
   tailOffset: number
+  /** Where the footer starts and each column's bloom span, when the manifest has them. */
+  footerOffset?: number
+  blooms?: Record<string, ByteSpan>
   /** Ordinals of the row groups whose block range meets the query range, ascending. */
   rowGroups: number[]
   /** Per planned row group: its blocks all lie inside the range, so its rows need no range check. */
@@ -42,11 +45,10 @@ export interface ScanPlan {
   pruningFilter: ParquetQueryFilter
   /** The predicates hyparquet prunes with (a subset of `predicates`). */
   pushed: Predicate[]
+  /** Columns of pushed equality predicates: the only ones whose bloom filters pruning reads. */
+  bloomColumns: string[]
   /** A predicate on a virtual field excludes every row: nothing is read. */
   empty: boolean
-  partitions: PartitionPlan[]
-  /** Row groups in the partitions given to the planner. */
-  rowGroupsTotal: number
 }
 
 const unique = (names: string[]) => [...new Set(names)]
@@ -61,19 +63,14 @@ function selectivityRank(p: Predicate): number {
   return 2
 }
 
-/** Plans a scan of `partitions` (from the manifest) for the blocks of `range`. */
-export function planScan(
-  partitions: readonly PartitionEntry[],
-  spec: Pick<QuerySpec, 'chain' | 'dataset' | 'predicates' | 'fields'>,
-  range: BlockRange,
-): ScanPlan {
+/** Plans a scan for the blocks of `range`; the partitions are planned one by one with `planPartition`. */
+export function planScan(spec: Pick<QuerySpec, 'chain' | 'dataset' | 'predicates' | 'fields'>, range: BlockRange): ScanPlan {
   const { dataset } = spec
   const rangeColumn = dataset.rangeKey
   const { stored, never } = decideVirtual(spec.predicates, spec.chain.id)
   const filterColumns = unique([...stored].sort((a, b) => selectivityRank(a) - selectivityRank(b)).map(p => columnOf(p.field)))
   const outputColumns = unique(spec.fields.filter(isStored).map(columnOf))
   const { filter, pushed } = pruningFilterOf(stored, rangeColumn, range)
-  const planned = never ? [] : partitions.flatMap(p => planPartition(p, range))
   return {
     range,
     rangeColumn,
@@ -84,14 +81,14 @@ export function planScan(
     columns: unique([rangeColumn, ...filterColumns, ...outputColumns]),
     pruningFilter: filter,
     pushed,
+    bloomColumns: unique(pushed.filter(p => p.op === 'eq' || p.op === 'in').map(p => columnOf(p.field))),
     empty: never,
-    partitions: planned,
-    rowGroupsTotal: partitions.reduce((n, p) => n + p.rowGroups.length, 0),
   }
 }
 
-function planPartition(p: PartitionEntry, [from, to]: BlockRange): PartitionPlan[] {
-  if (p.to < from || p.from > to) return []
+/** The row groups of a manifest partition that meet `range`, or null when none does. */
+export function planPartition(p: PartitionEntry, [from, to]: BlockRange): PartitionPlan | null {
+  if (p.to < from || p.from > to) return null
   const rowGroups: number[] = []
   const inside: boolean[] = []
   let rowStart = -1
@@ -106,6 +103,7 @@ function planPartition(p: PartitionEntry, [from, to]: BlockRange): PartitionPlan
     }
     row += g.rows
   })
-  if (rowGroups.length === 0) return []
-  return [{ key: p.key, bytes: p.bytes, tailOffset: p.tailOffset, rowGroups, inside, rowStart, rowEnd }]
+  if (rowGroups.length === 0) return null
+  const layout = p.footerOffset !== undefined && p.blooms ? { footerOffset: p.footerOffset, blooms: p.blooms } : {}
+  return { key: p.key, bytes: p.bytes, tailOffset: p.tailOffset, ...layout, rowGroups, inside, rowStart, rowEnd }
 }

@@ -1,8 +1,9 @@
 /**
  * Executes a scan plan: Parquet partitions in object storage → ordered RowBatches.
  *
- * Per partition, one ranged read of the tail opens the file; row groups are then
- * pruned in memory by statistics, bloom filters and the range key's page index
+ * Per partition, one round of parallel ranged reads opens the file (page indexes,
+ * footer, and the bloom filters of the pushed equality columns only); row groups are
+ * then pruned in memory by statistics, bloom filters and the range key's page index
  * (hyparquet `parquetScan`). Each candidate row range is read in two phases, the
  * way DuckDB does it: first only the filter columns (and the range key where the
  * group straddles the range's ends), evaluated exactly; then only the pages of the
@@ -21,7 +22,7 @@ import { columnOf } from '../schema/dataset.ts'
 import type { StoredValue } from '../schema/kinds.ts'
 import type { ObjectStore } from '../store/types.ts'
 import { lowerBound, selectRows, virtualValue, type DecodedColumn } from './filter.ts'
-import { partitionFile, readTail, ReadQueue, Resident, type ReadQueueOptions } from './io.ts'
+import { partitionFile, readTail, ReadQueue, Resident, tailRanges, type ReadQueueOptions } from './io.ts'
 import { mapOrdered } from './ordered.ts'
 import type { PartitionPlan, ScanPlan } from './plan.ts'
 import type { Predicate, RowBatch } from './types.ts'
@@ -62,7 +63,6 @@ interface OpenPartition {
   resident: Resident
   scan: ParquetScan
   metadata: FileMetaData
-  tail: Uint8Array
   /** File row number where each row group starts. */
   groupStarts: number[]
   /** Planned columns the file does not have (declared after it was written): all null. */
@@ -95,29 +95,32 @@ interface Selected {
 const count = (s: Selected) => (s.rows ? s.rows.length : s.unit.end - s.unit.start)
 
 /**
- * The rows of `plan` as batches in (range key, index) order. `fields` are the output
- * fields (virtual ones filled with their constant for `chainId`).
+ * The rows of `partitions` (planned for `plan`, in block order, typically produced
+ * while the manifest is read) as batches in (range key, index) order. `fields` are
+ * the output fields (virtual ones filled with their constant for `chainId`).
  */
 export async function* scanPlan(
   store: ObjectStore,
   plan: ScanPlan,
+  partitions: AsyncIterable<PartitionPlan>,
   fields: readonly FieldDecl[],
   chainId: number,
   progress: ScanProgress,
   options: ScanOptions = {},
 ): AsyncGenerator<RowBatch> {
-  if (plan.empty || plan.partitions.length === 0) return
+  if (plan.empty) return
   const maxBatchRows = options.maxBatchRows ?? 10_000
   const queue = new ReadQueue(store, options.readQueue)
   const rangeTests = rangePredicates(plan)
 
   const open = async (p: PartitionPlan): Promise<Unit[]> => {
-    const tail = await readTail(store, p.key, p.bytes, p.tailOffset)
+    const resident = new Resident()
+    const footer = await readTail(queue, p.key, tailRanges(p, plan.bloomColumns), resident)
     progress.partitionsRead++
-    return unitsOf(await openPartition(queue, plan, p, tail, options.compressors), maxBatchRows)
+    return unitsOf(await openPartition(queue, plan, p, footer, resident, options.compressors), maxBatchRows)
   }
   async function* units(): AsyncGenerator<Unit> {
-    for await (const list of mapOrdered(fromArray(plan.partitions), open, { count: options.partitionLookAhead ?? 16, rampUp: options.rampUp })) {
+    for await (const list of mapOrdered(partitions, open, { count: options.partitionLookAhead ?? 16, rampUp: options.rampUp })) {
       yield* list
     }
   }
@@ -133,10 +136,6 @@ export async function* scanPlan(
   yield* mapOrdered(nonEmpty, output, { count: 64, weight: count, maxWeight: options.outputLookAheadRows ?? 30_000, rampUp: options.rampUp })
 }
 
-async function* fromArray<T>(items: readonly T[]): AsyncGenerator<T> {
-  yield* items
-}
-
 async function* filterAsync<T>(source: AsyncIterable<T>, keep: (item: T) => boolean): AsyncGenerator<T> {
   for await (const item of source) if (keep(item)) yield item
 }
@@ -150,11 +149,8 @@ function rangePredicates(plan: ScanPlan): Predicate[] {
   ]
 }
 
-async function openPartition(queue: ReadQueue, plan: ScanPlan, p: PartitionPlan, tail: Uint8Array, compressors: Compressors | undefined): Promise<OpenPartition> {
-  const tailBuffer = (tail.byteOffset === 0 && tail.buffer.byteLength === tail.length ? tail.buffer : tail.slice().buffer) as ArrayBuffer
-  const metadata = parquetMetadata(tailBuffer)
-  const resident = new Resident()
-  resident.add(p.tailOffset, tail)
+async function openPartition(queue: ReadQueue, plan: ScanPlan, p: PartitionPlan, footer: Uint8Array, resident: Resident, compressors: Compressors | undefined): Promise<OpenPartition> {
+  const metadata = parquetMetadata(footer)
   const file = partitionFile(queue, p.key, p.bytes, resident)
   // A file written before a column was declared lacks it: its values read as null.
   const stored = new Set(metadata.schema.map(e => e.name))
@@ -178,7 +174,7 @@ async function openPartition(queue: ReadQueue, plan: ScanPlan, p: PartitionPlan,
     groupStarts.push(row)
     row += Number(g.num_rows)
   }
-  return { plan: p, queue, resident, scan, metadata, tail, groupStarts, absent, touched: new Set(), pages: new Map() }
+  return { plan: p, queue, resident, scan, metadata, groupStarts, absent, touched: new Set(), pages: new Map() }
 }
 
 /** The pruning filter without conditions on `columns` (dropping a condition only prunes less). */
@@ -325,13 +321,13 @@ function pageStarts(u: Unit, column: string): number[] | null {
   const key = `${u.group}/${column}`
   const cached = u.part.pages.get(key)
   if (cached !== undefined) return cached
-  const { metadata, tail, plan } = u.part
+  const { metadata, resident } = u.part
   const chunk = metadata.row_groups[u.group].columns.find(c => c.meta_data?.path_in_schema[0] === column)
   let starts: number[] | null = null
-  if (chunk?.offset_index_offset !== undefined && chunk.offset_index_length && Number(chunk.offset_index_offset) >= plan.tailOffset) {
-    const at = Number(chunk.offset_index_offset) - plan.tailOffset
-    const view = new DataView(tail.buffer, tail.byteOffset + at, chunk.offset_index_length)
-    starts = readOffsetIndex({ view, offset: 0 }).page_locations.map(p => Number(p.first_row_index))
+  if (chunk?.offset_index_offset !== undefined && chunk.offset_index_length) {
+    const at = Number(chunk.offset_index_offset)
+    const index = resident.slice(at, at + chunk.offset_index_length)
+    if (index) starts = readOffsetIndex({ view: new DataView(index), offset: 0 }).page_locations.map(p => Number(p.first_row_index))
   }
   u.part.pages.set(key, starts)
   return starts

@@ -119,17 +119,40 @@ export interface PartSpec {
   rows: Row[]
 }
 
-/** Writes and publishes partitions; returns their manifest entries. */
-export async function buildLake(store: ObjectStore, chain: Chain, dataset: DatasetDecl, parts: PartSpec[], layout: LayoutOptions = {}): Promise<PartitionEntry[]> {
+export interface BuildOptions {
+  /** Manifest shard span for a new chain (default: the publisher's). */
+  shardSpan?: number
+  /** What the manifest records for each partition (default: the writer's entry). */
+  entry?: (entry: PartitionEntry) => PartitionEntry
+}
+
+/** Writes and publishes partitions; returns their manifest entries as published. */
+export async function buildLake(store: ObjectStore, chain: Chain, dataset: DatasetDecl, parts: PartSpec[], layout: LayoutOptions = {}, options: BuildOptions = {}): Promise<PartitionEntry[]> {
   const entries: PartitionEntry[] = []
   for (const p of parts) {
     const written = writePartition(dataset, toColumns(dataset, p.rows), { from: p.from, to: p.to }, layout)
     const key = partitionKey(chain, dataset.storage, p.from, p.to, await contentHash(written.bytes))
     await store.put(key, written.bytes)
-    entries.push({ key, ...written.entry })
+    const entry: PartitionEntry = { key, ...written.entry }
+    entries.push(options.entry ? options.entry(entry) : entry)
   }
-  await publish(store, chain, { [dataset.storage]: entries })
+  await publish(store, chain, { [dataset.storage]: entries }, options.shardSpan ? { shardSpan: options.shardSpan } : {})
   return entries
+}
+
+/** A manifest entry as written before bloom spans were recorded: only the whole tail is known. */
+export function legacyEntry({ footerOffset: _f, blooms: _b, ...entry }: PartitionEntry): PartitionEntry {
+  return entry
+}
+
+/** Bytes of `reads` of object `key` that fall inside `[offset, offset + length)`. */
+export function bytesWithin(reads: readonly { key: string; offset: number; length: number }[], key: string, span: { offset: number; length: number }): number {
+  let n = 0
+  for (const r of reads) {
+    if (r.key !== key) continue
+    n += Math.max(0, Math.min(r.offset + r.length, span.offset + span.length) - Math.max(r.offset, span.offset))
+  }
+  return n
 }
 
 const dirs: string[] = []

@@ -1,0 +1,54 @@
+import { readFileSync } from 'node:fs'
+import { describe, expect, it } from 'vitest'
+import { decodeShard, encodeShard } from '../../src/manifest/codec.ts'
+import { MANIFEST_FORMAT, type ManifestShard, type PartitionEntry } from '../../src/manifest/types.ts'
+
+const schema = JSON.parse(readFileSync(new URL('../../partitions-manifest/manifest.schema.json', import.meta.url), 'utf8'))
+const partitionSchema = schema.$defs.shard.properties.partitions.items
+
+const withBlooms: PartitionEntry = {
+  key: 'evm-1/logs/000000000000-000000000099-aaaaaaaaaaaaaaaa.parquet',
+  from: 0,
+  to: 99,
+  rows: 20,
+  bytes: 5000,
+  tailOffset: 3000,
+  footerOffset: 4200,
+  blooms: { address: { offset: 3400, length: 300 }, topic0: { offset: 3700, length: 500 } },
+  rowGroups: [{ from: 0, to: 99, rows: 20, offset: 4, length: 2996 }],
+}
+const { footerOffset: _f, blooms: _b, ...legacy } = withBlooms
+
+const shardOf = (partitions: PartitionEntry[]): ManifestShard => ({
+  format: MANIFEST_FORMAT,
+  chain: { family: 'evm', id: 1, code: 'ETH' },
+  dataset: 'logs',
+  index: 0,
+  generation: 1,
+  partitions,
+})
+
+describe('shard codec', () => {
+  it('stores bloom spans as [offset, length] tuples and reads them back as objects', () => {
+    const stored = JSON.parse(JSON.stringify(encodeShard(shardOf([withBlooms, legacy]))))
+    expect(stored.partitions[0].blooms).toEqual({ address: [3400, 300], topic0: [3700, 500] })
+    expect(stored.partitions[0].footerOffset).toBe(4200)
+    expect(decodeShard(stored)).toEqual(shardOf([withBlooms, legacy]))
+  })
+
+  it('reads a partition written before bloom spans without them', () => {
+    const stored = JSON.parse(JSON.stringify(encodeShard(shardOf([legacy]))))
+    expect(stored.partitions[0]).not.toHaveProperty('blooms')
+    expect(decodeShard(stored).partitions[0]).not.toHaveProperty('footerOffset')
+  })
+
+  it('writes only properties the JSON Schema declares, with tuples of the declared length', () => {
+    const stored = JSON.parse(JSON.stringify(encodeShard(shardOf([withBlooms]))))
+    const p = stored.partitions[0]
+    expect(Object.keys(p).filter(k => !(k in partitionSchema.properties))).toEqual([])
+    expect(partitionSchema.required.filter((k: string) => !(k in p))).toEqual([])
+    const span = partitionSchema.properties.blooms.additionalProperties
+    for (const tuple of Object.values(p.blooms) as number[][]) expect(tuple.length).toBe(span.minItems)
+    expect(partitionSchema.dependentRequired).toEqual({ blooms: ['footerOffset'], footerOffset: ['blooms'] })
+  })
+})
