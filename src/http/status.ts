@@ -1,6 +1,7 @@
 /**
  * The status endpoint's records: the spec's fields, in its order, one record per
- * chain the host serves, plus a `datasets` field with each dataset's coverage.
+ * chain the host serves, plus `label` (what the data is, e.g. `synthetic local data`;
+ * null for recorded chain data) and `datasets` with each dataset's coverage.
  * Declared as a dataset so every output format encodes it like any other.
  */
 import type { Chain } from '../chains/registry.ts'
@@ -11,7 +12,7 @@ import type { StoredValue } from '../schema/kinds.ts'
 import { invalidParameter } from './errors.ts'
 import { parseChain } from './params.ts'
 
-/** Fields of a status record (`datasets` is ours; the rest are the spec's). */
+/** Fields of a status record (`label` and `datasets` are ours; the rest are the spec's). */
 export const STATUS_FIELDS: readonly FieldDecl[] = [
   { name: 'type', kind: 'string' },
   { name: 'chain', kind: 'u64int' },
@@ -22,6 +23,7 @@ export const STATUS_FIELDS: readonly FieldDecl[] = [
   { name: 'latest_block_height', kind: 'u64int', nullable: true },
   { name: 'timestamp', kind: 'u64int', nullable: true },
   { name: 'status', kind: 'string' },
+  { name: 'label', kind: 'string', nullable: true },
   { name: 'datasets', kind: 'json' },
 ]
 
@@ -65,6 +67,7 @@ export function statusRecord(chain: Chain, root: ManifestRoot | null, datasets: 
     latest_block_height: latest === null ? null : BigInt(latest),
     timestamp: latest === null || Number.isNaN(updated) ? null : BigInt(Math.floor(updated / 1000)),
     status: latest === null ? 'NoData' : 'Ok',
+    label: root?.label ?? null,
     datasets: JSON.stringify(perDataset),
   }
 }

@@ -45,6 +45,8 @@ export interface IngestOptions {
   rpc?: RpcOptions
   log?: (line: string) => void
   onProgress?: (p: Progress) => void
+  /** Label of the chain's data in the manifest (see ManifestRoot.label). */
+  label?: string
 }
 
 export interface Progress {
@@ -159,7 +161,7 @@ export async function runIngest(opts: IngestOptions): Promise<IngestReport> {
         bytes[storage] = (bytes[storage] ?? 0) + written.entry.bytes
       }
     }
-    const published = await publishing(() => publish(opts.store, chain, entries))
+    const published = await publishing(() => publish(opts.store, chain, entries, { label: opts.label }))
     report.units++
     report.blocks += unit.range[1] - unit.range[0] + 1
     for (const k of Object.keys(rows)) {

@@ -23,6 +23,8 @@ export interface PublishOptions {
   shardSpan?: number
   /** Conditional-write attempts before giving up (default 20). */
   attempts?: number
+  /** Sets the root's label (see ManifestRoot); an existing label is kept when omitted. */
+  label?: string
 }
 
 export interface PublishResult {
@@ -48,7 +50,7 @@ export async function publish(
   for (let attempt = 0; attempt < attempts; attempt++) {
     const current = await store.get(rootKey(chain))
     const root = current ? parseRoot(current.body) : emptyRoot(chain, options.shardSpan ?? DEFAULT_SHARD_SPAN)
-    const result = await prepare(store, root, additions, root.generation + 1 + skip)
+    const result = await prepare(store, options.label === undefined ? root : { ...root, label: options.label }, additions, root.generation + 1 + skip)
     if (result === 'conflict') {
       skip++
       continue

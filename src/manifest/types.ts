@@ -25,6 +25,8 @@ export interface ManifestRoot {
   /** Blocks per shard: shard i covers blocks [i * shardSpan, (i + 1) * shardSpan - 1]. */
   shardSpan: number
   updatedAt: string
+  /** What the data is when its chain's name does not say it (`synthetic local data`); shown in status records. */
+  label?: string
   datasets: Record<string, DatasetIndex>
 }
 

@@ -450,9 +450,13 @@ export async function ingestSample(store: ObjectStore, chain: Chain, blocks = SA
     to: chainBlocks[chainBlocks.length - 1].lastVersion,
     store,
     partitionBlocks: SAMPLE_PARTITION_VERSIONS,
+    label: SAMPLE_LABEL,
   })
   return { report, stats: source.stats }
 }
+
+/** How status records label the sample: it is made here, not recorded from the chain. */
+export const SAMPLE_LABEL = 'synthetic local data'
 
 /** The address of account `index` of a sample (what `sender=` of its transactions selects). */
 export const sampleAccount = (spec: SampleSpec, index: number): string => accounts(spec.seed, Math.max(index + 1, 2)).at(index).address
