@@ -46,6 +46,10 @@ export function manifestScale(shape: ScaleShape): ScaleFigures {
       rows: rowsPerPartition,
       bytes: rowsPerPartition * bytesPerRow,
       tailOffset: rowsPerPartition * bytesPerRow - 400_000,
+      footerOffset: rowsPerPartition * bytesPerRow - 40_000,
+      blooms: Object.fromEntries(
+        ['transaction_hash', 'address', 'topic0', 'topic1', 'topic2', 'topic3'].map((c, i) => [c, { offset: rowsPerPartition * bytesPerRow - 360_000 + i * 50_000, length: 50_000 }]),
+      ),
       rowGroups: Array.from({ length: groups }, (_, g) => ({
         from: Math.floor(from + g * blocksPerGroup),
         to: Math.floor(from + (g + 1) * blocksPerGroup) - 1,
