@@ -57,6 +57,41 @@ function decodedOnly(extra: boolean, quantity: 'u64int' | 'u64hex'): FieldDecl[]
   ]
 }
 
+/**
+ * The spec's Move transaction record, in its order. The decoded record is the same but for
+ * `quantity` fields (integers in one, 0x-hex in the other) and `tx_chain_id`, named `chain_id`.
+ */
+function record(quantity: 'u64int' | 'u64hex'): FieldDecl[] {
+  return [
+    { name: 'chain', kind: 'u64int', virtual: 'chain' },
+    { name: 'block_number', kind: 'u64hex', column: 'version' },
+    { name: 'block_hash', kind: 'hash', nullable: true },
+    { name: 'transaction_index', kind: quantity, column: 'version' },
+    { name: 'hash', kind: 'hash', bloom: true },
+    { name: 'version', kind: quantity },
+    { name: 'parent_transaction_hash', kind: 'hash', nullable: true },
+    { name: 'timestamp', kind: 'u64int' },
+    { name: 'kind', kind: 'string' },
+    { name: 'gas_used', kind: quantity },
+    { name: 'status', kind: 'string' },
+    { name: 'event_root_hash', kind: 'hash' },
+    { name: 'state_change_hash', kind: 'hash' },
+    { name: 'accumulator_root_hash', kind: 'hash' },
+    { name: 'authenticator', kind: 'bytes', nullable: true },
+    { name: 'sender', kind: 'address32', nullable: true, bloom: true },
+    { name: 'sequence_number', kind: quantity, nullable: true },
+    { name: 'max_gas_amount', kind: quantity, nullable: true },
+    { name: 'gas_unit_price', kind: quantity, nullable: true },
+    { name: 'expiration_timestamp_secs', kind: quantity, nullable: true },
+    quantity === 'u64int'
+      ? { name: 'tx_chain_id', kind: 'u64int', nullable: true }
+      : { name: 'chain_id', kind: 'u64int', nullable: true, column: 'tx_chain_id' },
+    { name: 'block_metadata_failed_proposer_indices', kind: 'json' },
+    { name: 'block_metadata_timestamp_usecs', kind: 'u64int', nullable: true },
+    { name: 'payload', kind: 'json', nullable: true },
+  ]
+}
+
 /** `GET /v1/api/transactions` on a Move host: the spec's Move transaction record. */
 export const moveTransactions: DatasetDecl = {
   name: 'transactions',
@@ -65,69 +100,16 @@ export const moveTransactions: DatasetDecl = {
   storage: 'move_transactions',
   rangeKey: 'version',
   orderBy: ['version'],
-  fields: [
-    { name: 'chain', kind: 'u64int', virtual: 'chain' },
-    { name: 'block_number', kind: 'u64hex', column: 'version' },
-    { name: 'block_hash', kind: 'hash', nullable: true },
-    { name: 'transaction_index', kind: 'u64int', column: 'version' },
-    { name: 'hash', kind: 'hash', bloom: true },
-    { name: 'version', kind: 'u64int' },
-    { name: 'parent_transaction_hash', kind: 'hash', nullable: true },
-    { name: 'timestamp', kind: 'u64int' },
-    { name: 'kind', kind: 'string' },
-    { name: 'gas_used', kind: 'u64int' },
-    { name: 'status', kind: 'string' },
-    { name: 'event_root_hash', kind: 'hash' },
-    { name: 'state_change_hash', kind: 'hash' },
-    { name: 'accumulator_root_hash', kind: 'hash' },
-    { name: 'authenticator', kind: 'bytes', nullable: true },
-    { name: 'sender', kind: 'address32', nullable: true, bloom: true },
-    { name: 'sequence_number', kind: 'u64int', nullable: true },
-    { name: 'max_gas_amount', kind: 'u64int', nullable: true },
-    { name: 'gas_unit_price', kind: 'u64int', nullable: true },
-    { name: 'expiration_timestamp_secs', kind: 'u64int', nullable: true },
-    { name: 'tx_chain_id', kind: 'u64int', nullable: true },
-    { name: 'block_metadata_failed_proposer_indices', kind: 'json' },
-    { name: 'block_metadata_timestamp_usecs', kind: 'u64int', nullable: true },
-    { name: 'payload', kind: 'json', nullable: true },
-    ...decodedOnly(true, 'u64int'),
-    ...EXTRAS,
-  ],
+  fields: [...record('u64int'), ...decodedOnly(true, 'u64int'), ...EXTRAS],
 }
 
 /** `GET /v1/api/transactions/decoded`: the spec's decoded record, over the same partitions. */
 export const moveDecodedTransactions: DatasetDecl = {
+  ...moveTransactions,
   name: 'transactions_decoded',
-  family: 'move',
   path: 'transactions/decoded',
-  storage: 'move_transactions',
-  rangeKey: 'version',
-  orderBy: ['version'],
   fields: [
-    { name: 'chain', kind: 'u64int', virtual: 'chain' },
-    { name: 'block_number', kind: 'u64hex', column: 'version' },
-    { name: 'block_hash', kind: 'hash', nullable: true },
-    { name: 'transaction_index', kind: 'u64hex', column: 'version' },
-    { name: 'hash', kind: 'hash', bloom: true },
-    { name: 'version', kind: 'u64hex' },
-    { name: 'parent_transaction_hash', kind: 'hash', nullable: true },
-    { name: 'timestamp', kind: 'u64int' },
-    { name: 'kind', kind: 'string' },
-    { name: 'gas_used', kind: 'u64hex' },
-    { name: 'status', kind: 'string' },
-    { name: 'event_root_hash', kind: 'hash' },
-    { name: 'state_change_hash', kind: 'hash' },
-    { name: 'accumulator_root_hash', kind: 'hash' },
-    { name: 'authenticator', kind: 'bytes', nullable: true },
-    { name: 'sender', kind: 'address32', nullable: true, bloom: true },
-    { name: 'sequence_number', kind: 'u64hex', nullable: true },
-    { name: 'max_gas_amount', kind: 'u64hex', nullable: true },
-    { name: 'gas_unit_price', kind: 'u64hex', nullable: true },
-    { name: 'expiration_timestamp_secs', kind: 'u64hex', nullable: true },
-    { name: 'chain_id', kind: 'u64int', nullable: true, column: 'tx_chain_id' },
-    { name: 'block_metadata_failed_proposer_indices', kind: 'json' },
-    { name: 'block_metadata_timestamp_usecs', kind: 'u64int', nullable: true },
-    { name: 'payload', kind: 'json', nullable: true },
+    ...record('u64hex'),
     { name: 'state_cemetery_hash', kind: 'hash', nullable: true, virtual: 'null' },
     ...decodedOnly(false, 'u64hex'),
     ...EXTRAS,
