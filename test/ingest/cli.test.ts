@@ -1,10 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { spawn } from 'node:child_process'
 import { createServer, type Server } from 'node:http'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
-import { createInterface } from 'node:readline'
+import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { ingestCommand, parseIngestArgs, UsageError } from '../../src/ingest/cli.ts'
 import { runIngest } from '../../src/ingest/run.ts'
@@ -14,8 +12,8 @@ import { fsStore } from '../../src/store/fs.ts'
 import { openStore } from '../../src/store/open.ts'
 import { readManifest, snapshot } from './fixtures.ts'
 import { startWorkload, type Workload } from './devnet.ts'
+import { runIngestScript } from './script.ts'
 
-const ROOT = resolve(import.meta.dirname, '../..')
 const DEV: ChainRef = { family: 'evm', id: 31337, code: 'DEVNET' }
 const base = ['--chain', 'ETH', '--rpc', 'http://127.0.0.1:8545', '--from', '10', '--to', '20', '--out', '/tmp/x']
 const set = (args: string[], name: string, value: string | null) => {
@@ -90,19 +88,7 @@ describe('scripts/ingest.ts against a live devnet', () => {
     dirs.forEach(d => rmSync(d, { recursive: true, force: true }))
   })
 
-  function run(args: string[], onLine?: (line: string, kill: () => void) => void) {
-    const child = spawn(process.execPath, [join(ROOT, 'scripts/ingest.ts'), ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] })
-    const lines: string[] = []
-    let stderr = ''
-    child.stderr.on('data', c => (stderr += c))
-    createInterface({ input: child.stdout }).on('line', line => {
-      lines.push(line)
-      onLine?.(line, () => child.kill('SIGKILL'))
-    })
-    return new Promise<{ code: number | null; signal: string | null; lines: string[]; stderr: string }>(done =>
-      child.on('close', (code, signal) => done({ code, signal, lines, stderr })),
-    )
-  }
+  const run = runIngestScript
 
   it('prints one JSON line per published unit and a summary; exit code 0', async () => {
     const dir = tempDir()

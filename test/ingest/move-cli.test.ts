@@ -1,10 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
 import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
-import { createInterface } from 'node:readline'
+import { join } from 'node:path'
 import { findChain } from '../../src/chains/registry.ts'
 import { ingestCommand, parseIngestArgs, UsageError } from '../../src/ingest/cli.ts'
 import { moveSource } from '../../src/ingest/move-source.ts'
@@ -15,8 +13,8 @@ import { openStore } from '../../src/store/open.ts'
 import type { ObjectStore } from '../../src/store/types.ts'
 import { startReplay, type Replay } from '../move/replay.ts'
 import { partitionsOf, readManifest, readRows, view } from './fixtures.ts'
+import { runIngestScript } from './script.ts'
 
-const ROOT = resolve(import.meta.dirname, '../..')
 const APTOS = findChain('move', 'APTOS')!
 /** Eight recorded mainnet versions within 700,000 versions of each other. */
 const CLUSTER = [2381742315, 2382373978] as const
@@ -117,19 +115,7 @@ describe('npm run ingest --rest against the recorded mainnet (replay node)', () 
     expect(err).toMatch(new RegExp(`^error: version ${CLUSTER[0] + 1} is missing: `))
   })
 
-  function run(args: string[], onLine?: (line: string, kill: () => void) => void) {
-    const child = spawn(process.execPath, [join(ROOT, 'scripts/ingest.ts'), ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] })
-    const lines: string[] = []
-    let stderr = ''
-    child.stderr.on('data', c => (stderr += c))
-    createInterface({ input: child.stdout }).on('line', line => {
-      lines.push(line)
-      onLine?.(line, () => child.kill('SIGKILL'))
-    })
-    return new Promise<{ code: number | null; signal: string | null; lines: string[]; stderr: string }>(done =>
-      child.on('close', (code, signal) => done({ code, signal, lines, stderr })),
-    )
-  }
+  const run = runIngestScript
 
   it('killed mid-way and run again, ends with the same manifest and rows as an uninterrupted run', async () => {
     // A proxy that never answers pages from version 2382000000 on: the ingester cannot get past them.
