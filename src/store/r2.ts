@@ -4,7 +4,7 @@
  * answers a failed condition with null, which `put` passes on. Binding failures
  * (R2 unavailable, internal errors) become `StorageError`.
  */
-import { checkRange, isEmptyRange, sliceOf } from './range.ts'
+import { checkRange, emptySlice, isEmptyRange, sliceOf } from './range.ts'
 import { StorageError } from './types.ts'
 import type { ByteRange, GetResult, ObjectInfo, ObjectStore, PutOptions } from './types.ts'
 
@@ -23,18 +23,8 @@ export function r2Store(bucket: R2Bucket, options: R2StoreOptions = {}): ObjectS
     return obj && infoOf(obj)
   }
 
-  /**
-   * What a range selecting no bytes reads: nothing, at the clamped offset. Also the
-   * answer when R2 refused a range (it refuses ranges starting at or past the end, and
-   * any range of an empty object), unless the object holds bytes in that range.
-   */
-  async function emptyRead(key: string, range: ByteRange | undefined, refusal?: unknown): Promise<GetResult | null> {
-    const info = await head(key)
-    if (!info) return null
-    const slice = sliceOf(range, info.size)
-    if (slice.length > 0) throw failure('get', key, refusal)
-    return { ...info, body: new Uint8Array(0), offset: slice.offset }
-  }
+  const emptyRead = async (key: string, range: ByteRange | undefined, refusal?: unknown): Promise<GetResult | null> =>
+    emptySlice(await head(key), range, () => failure('get', key, refusal))
 
   return {
     async get(key: string, range?: ByteRange): Promise<GetResult | null> {

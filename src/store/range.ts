@@ -2,7 +2,7 @@
  * Byte-range arithmetic shared by every `ObjectStore`: what slice of an object of
  * a given size a `ByteRange` asks for. One definition, so all stores clamp the same way.
  */
-import type { ByteRange } from './types.ts'
+import type { ByteRange, GetResult, ObjectInfo } from './types.ts'
 
 /** A resolved slice `[offset, offset + length)` inside an object. */
 export interface Slice {
@@ -39,4 +39,17 @@ export function checkRange(range: ByteRange | undefined): void {
 export function isEmptyRange(range: ByteRange | undefined): boolean {
   if (!range) return false
   return 'suffix' in range ? range.suffix === 0 : range.length === 0
+}
+
+/**
+ * What a range selecting no bytes reads: nothing, at the clamped offset. Also the answer
+ * when a service refused a range (R2 and S3 refuse ranges starting at or past the end, and
+ * any range of an empty object), unless the object does hold bytes in that range: then
+ * the refusal stands (`refused`).
+ */
+export function emptySlice(info: ObjectInfo | null, range: ByteRange | undefined, refused: () => Error): GetResult | null {
+  if (!info) return null
+  const slice = sliceOf(range, info.size)
+  if (slice.length > 0) throw refused()
+  return { ...info, body: new Uint8Array(0), offset: slice.offset }
 }

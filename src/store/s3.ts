@@ -10,7 +10,7 @@
 import {
   DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client,
 } from '@aws-sdk/client-s3'
-import { checkRange, isEmptyRange, sliceOf } from './range.ts'
+import { checkRange, emptySlice, isEmptyRange, sliceOf } from './range.ts'
 import { StorageError } from './types.ts'
 import type { ByteRange, GetResult, ObjectInfo, ObjectStore, PutOptions } from './types.ts'
 
@@ -85,18 +85,8 @@ export function s3Store(options: S3StoreOptions, env: Env = process.env): Object
     }
   }
 
-  /**
-   * What a range selecting no bytes reads: nothing, at the clamped offset. Also the
-   * answer to a 416 (S3 refuses ranges starting at or past the end, and any range of
-   * an empty object), unless the object has meanwhile grown into the range.
-   */
-  async function emptyRead(key: string, range: ByteRange | undefined, refusal?: unknown): Promise<GetResult | null> {
-    const info = await head(key)
-    if (!info) return null
-    const slice = sliceOf(range, info.size)
-    if (slice.length > 0) throw failure('get', key, refusal)
-    return { ...info, body: new Uint8Array(0), offset: slice.offset }
-  }
+  const emptyRead = async (key: string, range: ByteRange | undefined, refusal?: unknown): Promise<GetResult | null> =>
+    emptySlice(await head(key), range, () => failure('get', key, refusal))
 
   return {
     async get(key: string, range?: ByteRange): Promise<GetResult | null> {
