@@ -10,11 +10,20 @@ import { createApp } from '../http/app.ts'
 import { parseUsers, type Users } from '../http/auth.ts'
 import { ManifestReader } from '../manifest/read.ts'
 import { r2Store } from '../store/r2.ts'
+import { forwardUpgrade } from '../live/durable.ts'
+import { isWebSocketUpgrade } from '../live/upgrade.ts'
+
+/** The WebSocket API's Durable Object class: one per chain (src/live/durable.ts, bound as LIVE). */
+export { LiveChainObject } from '../live/durable.ts'
 
 export interface Env {
   LAKE: R2Bucket
   /** Comma-separated `user:secret` (a secret: `wrangler secret put API_USERS`). */
   API_USERS?: string
+  /** The WebSocket API's Durable Objects (wrangler.toml); without the binding an upgrade is answered as a plain GET. */
+  LIVE?: DurableObjectNamespace
+  /** Chains followed live, JSON (a secret: node URLs carry keys; see docs/websocket.md). */
+  LIVE_CHAINS?: string
 }
 
 let cached: { bucket: R2Bucket; usersText: string | undefined; app: Promise<Hono> } | undefined
@@ -42,6 +51,8 @@ function appFor(env: Env): Promise<Hono> {
 
 export default {
   async fetch(request, env, ctx): Promise<Response> {
+    // WebSocket subscriptions (src/live): authenticated and validated here, served by the chain's Durable Object.
+    if (env.LIVE && isWebSocketUpgrade(request.headers)) return forwardUpgrade(request, { LAKE: env.LAKE, API_USERS: env.API_USERS, LIVE: env.LIVE, LIVE_CHAINS: env.LIVE_CHAINS })
     return (await appFor(env)).fetch(request, env, ctx)
   },
 } satisfies ExportedHandler<Env>

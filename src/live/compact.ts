@@ -1,0 +1,72 @@
+/**
+ * Compaction: finalized blocks leave the window as Parquet partitions, written by
+ * the ingester's partition writer under content-hashed keys and published in one
+ * manifest generation (the same atomic root swap), so the historical store keeps
+ * up with the head by itself. Running it again over the same blocks writes the same
+ * keys and publishes nothing new. Datasets are decoded and written one at a time,
+ * so only one dataset's rows of the compacted blocks are in memory at once.
+ */
+import { concatBatches } from '../ingest/batch.ts'
+import { readRoot } from '../ingest/run.ts'
+import { writePartition, type LayoutOptions } from '../lake/write.ts'
+import { contentHash, partitionKey } from '../manifest/keys.ts'
+import { DEFAULT_SHARD_SPAN, publish } from '../manifest/publish.ts'
+import type { BlockRange, ChainRef, PartitionEntry } from '../manifest/types.ts'
+import type { DatasetDecl } from '../schema/dataset.ts'
+import type { ObjectStore } from '../store/types.ts'
+import { decodeRows } from './block-codec.ts'
+import type { WindowBlock } from './window.ts'
+
+export interface CompactionResult {
+  /** Partition ranges written (the same for every dataset). */
+  ranges: BlockRange[]
+  /** Manifest generation after publication. */
+  generation: number
+  rows: Record<string, number>
+  bytes: Record<string, number>
+}
+
+/** Contiguous runs of blocks cut at manifest shard boundaries (a partition never crosses one). */
+export function partitionRanges(blocks: readonly { number: number }[], shardSpan: number): BlockRange[] {
+  const out: BlockRange[] = []
+  for (const b of blocks) {
+    const last = out[out.length - 1]
+    if (last && b.number === last[1] + 1 && Math.floor(b.number / shardSpan) === Math.floor(last[0] / shardSpan)) last[1] = b.number
+    else out.push([b.number, b.number])
+  }
+  return out
+}
+
+/** Writes and publishes partitions for `blocks` (ascending, final); returns what was published. */
+export async function compactBlocks(
+  store: ObjectStore,
+  chain: ChainRef,
+  datasets: readonly DatasetDecl[],
+  blocks: readonly WindowBlock[],
+  layout: LayoutOptions = {},
+): Promise<CompactionResult> {
+  const root = await readRoot(store, chain)
+  const ranges = partitionRanges(blocks, root?.shardSpan ?? DEFAULT_SHARD_SPAN)
+  const entries: Record<string, PartitionEntry[]> = {}
+  const rows: Record<string, number> = {}
+  const bytes: Record<string, number> = {}
+  for (const dataset of datasets) {
+    entries[dataset.storage] = []
+    rows[dataset.storage] = 0
+    bytes[dataset.storage] = 0
+    for (const [from, to] of ranges) {
+      const parts = await Promise.all(blocks.filter(b => b.number >= from && b.number <= to).map(b => decodeRows(dataset, b.data[dataset.storage])))
+      const written = writePartition(dataset, concatBatches(parts), { from, to }, layout)
+      const key = partitionKey(chain, dataset.storage, from, to, await contentHash(written.bytes))
+      const existing = await store.head(key)
+      if (existing?.size !== written.bytes.length) await store.put(key, written.bytes, { contentType: 'application/vnd.apache.parquet' })
+      entries[dataset.storage].push({ key, ...written.entry })
+      rows[dataset.storage] += written.entry.rows
+      bytes[dataset.storage] += written.entry.bytes
+      // Writing is synchronous: let live blocks through between partitions.
+      await new Promise(r => setTimeout(r, 0))
+    }
+  }
+  const published = await publish(store, chain, entries)
+  return { ranges, generation: published.root.generation, rows, bytes }
+}

@@ -1,0 +1,331 @@
+/**
+ * The WebSocket API on Cloudflare: one Durable Object per chain (named by the
+ * chain's storage key) holds that chain's LiveChain: the window, kept in the
+ * object's storage so it survives eviction, the head follower, run by alarms, and
+ * the subscribers' sockets, accepted with the hibernation API so idle sockets cost
+ * no memory. A subscriber's query URL, user and cursor live in its socket's
+ * attachment, so after hibernation the object rebuilds every subscription and
+ * continues from its cursor.
+ *
+ * The Worker authenticates and validates the upgrade (`forwardUpgrade`), then hands
+ * it to the chain's object with the user in an internal header; the object is
+ * reachable only through the Worker, so it trusts that header.
+ */
+import { chainKey, CHAINS } from '../chains/registry.ts'
+import { parseUsers, type Users } from '../http/auth.ts'
+import { ApiError, errorResponse, toApiError } from '../http/errors.ts'
+import { createRpcClient } from '../ingest/rpc.ts'
+import { r2Store } from '../store/r2.ts'
+import { parseLiveChains, type FollowedChain } from './config.ts'
+import { AckWindow } from './acks.ts'
+import { LiveChain, type WindowPersistence } from './hub.ts'
+import { CREDENTIAL_PROTOCOL_PREFIX, offeredProtocols, type LiveLimits } from './protocol.ts'
+import { LiveSession } from './session.ts'
+import { evmLiveSource } from './source.ts'
+import type { Connection } from './subscription.ts'
+import { authenticateUpgrade, isWebSocketUpgrade, parseUpgrade } from './upgrade.ts'
+import type { Anchor, WindowBlock } from './window.ts'
+
+export interface LiveEnv {
+  LAKE: R2Bucket
+  API_USERS?: string
+  /** The LiveChainObject namespace. */
+  LIVE: DurableObjectNamespace
+  /** Chains followed live (see config.ts); a secret, since node URLs carry keys. */
+  LIVE_CHAINS?: string
+}
+
+/** Internal headers from the Worker to the object. */
+const USER_HEADER = 'x-edge-live-user'
+const CHAIN_HEADER = 'x-edge-live-chain'
+const DEFAULT_POLL_MS = 1_000
+/**
+ * Unsent bytes are counted by acks here (see acks.ts), so the limits are wider than
+ * Node's: a client that never acks is paced after 4 MiB of history and closed
+ * with 4413 after 32 MiB of live rows or 30 s without taking more.
+ */
+const DO_LIMITS: Partial<LiveLimits> = { lowWaterBytes: 4 * 1024 * 1024, maxBufferedBytes: 32 * 1024 * 1024 }
+/** Attachments are limited to 2 KiB: longer query URLs are kept in storage. */
+const MAX_INLINE_URL = 1_500
+
+/** What a socket carries through hibernation. */
+interface Attachment {
+  id: string
+  /** The upgrade URL, or null when it is in storage under `url:<id>`. */
+  url: string | null
+  user: string | null
+  cursorHash?: string
+  deadline: number
+  cursor: number | null
+  to: number | null
+}
+
+let usersCache: { text: string | undefined; users: Promise<Users | null> } | undefined
+
+/** API_USERS parsed once per isolate; null when unset or unusable (everything is then refused with 503). */
+function usersOf(text: string | undefined): Promise<Users | null> {
+  if (!usersCache || usersCache.text !== text) {
+    const users = text === undefined || text.trim() === '' ? Promise.resolve(null) : parseUsers(text).catch(err => {
+      console.error(`API_USERS is unusable: ${(err as Error).message}`)
+      return null
+    })
+    usersCache = { text, users }
+  }
+  return usersCache.users
+}
+
+/**
+ * The Worker's side: authenticates and validates a WebSocket upgrade exactly as
+ * the HTTP API would (same JSON errors), then forwards it to the chain's object
+ * without the credentials.
+ */
+export async function forwardUpgrade(request: Request, env: LiveEnv): Promise<Response> {
+  try {
+    const users = await usersOf(env.API_USERS)
+    if (!users) throw new ApiError(503, 'not_configured', 'no API users are configured on this deployment (set the API_USERS secret)')
+    const user = await authenticateUpgrade(request.headers, users, 'edge-chain-data')
+    const url = new URL(request.url)
+    const { spec } = parseUpgrade(url, request.headers)
+    const headers = new Headers(request.headers)
+    headers.delete('authorization')
+    const offered = offeredProtocols(request.headers.get('sec-websocket-protocol')).filter(p => !p.startsWith(CREDENTIAL_PROTOCOL_PREFIX))
+    if (offered.length) headers.set('sec-websocket-protocol', offered.join(', '))
+    else headers.delete('sec-websocket-protocol')
+    headers.set(USER_HEADER, user ?? '')
+    headers.set(CHAIN_HEADER, chainKey(spec.chain))
+    const stub = env.LIVE.get(env.LIVE.idFromName(chainKey(spec.chain)))
+    return await stub.fetch(new Request(url, { method: 'GET', headers }))
+  } catch (err) {
+    if (toApiError(err).status === 500) console.error('websocket upgrade: unexpected error', err)
+    return errorResponse(err)
+  }
+}
+
+/** The window kept in the object's storage: the anchor, and one entry per block. */
+export function storagePersistence(storage: DurableObjectStorage): WindowPersistence {
+  const key = (n: number) => `b:${String(n).padStart(16, '0')}`
+  const removeAll = async (keys: string[]) => {
+    for (let i = 0; i < keys.length; i += 128) await storage.delete(keys.slice(i, i + 128))
+  }
+  return {
+    async load() {
+      const anchor = await storage.get<Anchor>('anchor')
+      if (!anchor) return null
+      const blocks = [...(await storage.list<WindowBlock>({ prefix: 'b:' })).values()].sort((a, b) => a.number - b.number)
+      return { anchor, blocks }
+    },
+    async reset(anchor) {
+      await removeAll([...(await storage.list({ prefix: 'b:' })).keys()])
+      await storage.put('anchor', anchor)
+    },
+    append: block => storage.put(key(block.number), block),
+    rollback: (_fork, dropped) => removeAll(dropped.map(b => key(b.number))),
+    async finalize(anchor, done) {
+      await storage.put('anchor', anchor)
+      await removeAll(done.map(b => key(b.number)))
+    },
+  }
+}
+
+/** A hibernatable socket as a Connection; the cursor goes into its attachment, unsent bytes are counted by acks. */
+function connectionOf(ws: WebSocket, att: Attachment): Connection {
+  const window = new AckWindow()
+  return {
+    send: text => {
+      window.sending(text)
+      try {
+        ws.send(text)
+      } catch {
+        // closed meanwhile: the close event ends the session
+      }
+    },
+    close: (code, reason) => {
+      try {
+        ws.close(code, reason)
+      } catch {
+        // already closed
+      }
+    },
+    buffered: () => window.unacked,
+    ack: cursor => window.ack(cursor),
+    checkpoint: ({ cursor, to }) => {
+      window.mark(cursor)
+      att.cursor = cursor
+      att.to = to
+      ws.serializeAttachment(att)
+    },
+  }
+}
+
+/** One chain's live side on Cloudflare. */
+export class LiveChainObject implements DurableObject {
+  private readonly ctx: DurableObjectState
+  private readonly env: LiveEnv
+  private live: LiveChain | null = null
+  private followed: FollowedChain | undefined
+  private users: Users | null = null
+  private readonly sessions = new Map<WebSocket, LiveSession>()
+  private nextId = 1
+
+  constructor(ctx: DurableObjectState, env: LiveEnv) {
+    this.ctx = ctx
+    this.env = env
+    void ctx.blockConcurrencyWhile(() => this.boot())
+  }
+
+  /** After a restart: the chain this object serves, and every socket's subscription. */
+  private async boot(): Promise<void> {
+    this.users = await usersOf(this.env.API_USERS)
+    const key = await this.ctx.storage.get<string>('chain')
+    if (!key) return
+    await this.open(key)
+    for (const ws of this.ctx.getWebSockets()) await this.restore(ws)
+  }
+
+  private async open(key: string): Promise<LiveChain> {
+    if (this.live) return this.live
+    const chain = CHAINS.find(c => chainKey(c) === key)
+    if (!chain) throw new ApiError(404, 'not_found', `no chain ${key}`)
+    await this.ctx.storage.put('chain', key)
+    let followed: FollowedChain | undefined
+    try {
+      followed = parseLiveChains(this.env.LIVE_CHAINS).find(f => f.chain === chain)
+    } catch (err) {
+      console.error((err as Error).message)
+    }
+    this.followed = followed
+    const live = new LiveChain({
+      chain,
+      store: r2Store(this.env.LAKE),
+      source: followed ? evmLiveSource(createRpcClient(followed.rpc, { retries: 1, timeoutMs: 5_000 })) : undefined,
+      finalityDepth: followed?.finality,
+      compactBlocks: followed?.compactBlocks,
+      persistence: storagePersistence(this.ctx.storage),
+      limits: DO_LIMITS,
+      log: line => console.log(line),
+    })
+    this.live = live
+    if (followed) {
+      try {
+        await live.start()
+      } catch (err) {
+        console.error(`${chain.code}: cannot start following yet: ${(err as Error).message}`)
+      }
+      await this.schedule(0)
+    }
+    return live
+  }
+
+  private async restore(ws: WebSocket): Promise<void> {
+    const att = ws.deserializeAttachment() as Attachment | null
+    if (!att || !this.live) return ws.close(1011, 'lost state')
+    const url = att.url ?? (await this.ctx.storage.get<string>(`url:${att.id}`))
+    if (!url) return ws.close(1011, 'lost state')
+    const { spec } = parseUpgrade(new URL(url), new Headers())
+    const session = new LiveSession(connectionOf(ws, att), {
+      chain: this.live,
+      spec,
+      user: att.user,
+      users: this.users,
+      id: att.id,
+      cursorHash: att.cursorHash,
+      deadline: att.deadline,
+      ...(att.user !== null && att.cursor !== null ? { resume: { user: att.user, cursor: att.cursor, to: att.to } } : {}),
+    })
+    this.sessions.set(ws, session)
+    session.open()
+  }
+
+  async fetch(request: Request): Promise<Response> {
+    try {
+      if (!isWebSocketUpgrade(request.headers)) throw new ApiError(426, 'upgrade_required', 'open a WebSocket')
+      const key = request.headers.get(CHAIN_HEADER)
+      if (!key) throw new ApiError(400, 'bad_request', 'missing chain')
+      const live = await this.open(key)
+      const url = new URL(request.url)
+      const { spec, protocol, cursorHash } = parseUpgrade(url, request.headers)
+      const user = request.headers.get(USER_HEADER) || null
+      if (spec.to === 'latest' && !live.live) {
+        if (live.halted) throw new ApiError(503, live.halted.code, live.halted.message)
+        if (live.followed) throw new ApiError(503, 'live_unavailable', `chain ${live.chain.code} is not following its node yet; retry later`, { headers: { 'Retry-After': '5' } })
+        throw new ApiError(400, 'live_unavailable', `chain ${live.chain.code} is not followed live: give a numeric to_block for history`, { parameter: 'to_block' })
+      }
+      if (user !== null && live.users.count(user) >= live.users.max) {
+        throw new ApiError(429, 'too_many_subscriptions', `user ${user} has ${live.users.max} subscriptions open already`)
+      }
+      const pending = [...this.sessions.values()].filter(s => s.state === 'pending').length
+      if (user === null && pending >= live.limits.maxPendingAuth) {
+        throw new ApiError(503, 'too_many_pending', 'too many connections are waiting to authenticate; retry later', { headers: { 'Retry-After': '5' } })
+      }
+      const id = `${live.chain.code.toLowerCase()}-${Date.now().toString(36)}-${(this.nextId++).toString(36)}`
+      const inline = url.href.length <= MAX_INLINE_URL
+      if (!inline) await this.ctx.storage.put(`url:${id}`, url.href)
+      const att: Attachment = { id, url: inline ? url.href : null, user, ...(cursorHash ? { cursorHash } : {}), deadline: Date.now() + live.limits.authTimeoutMs, cursor: null, to: null }
+      const [client, server] = Object.values(new WebSocketPair())
+      this.ctx.acceptWebSocket(server)
+      server.serializeAttachment(att)
+      const session = new LiveSession(connectionOf(server, att), { chain: live, spec, user, users: this.users, id, cursorHash, deadline: att.deadline })
+      this.sessions.set(server, session)
+      session.open()
+      if (user === null) await this.schedule(live.limits.authTimeoutMs)
+      return new Response(null, { status: 101, webSocket: client, headers: protocol ? { 'Sec-WebSocket-Protocol': protocol } : {} })
+    } catch (err) {
+      if (toApiError(err).status === 500) console.error('live object: unexpected error', err)
+      return errorResponse(err)
+    }
+  }
+
+  async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
+    const session = this.sessions.get(ws)
+    if (!session) return ws.close(1011, 'lost state')
+    await session.message(typeof message === 'string' ? message : new Uint8Array(message))
+  }
+
+  async webSocketClose(ws: WebSocket, code: number, reason: string): Promise<void> {
+    // Completes the closing handshake when the client started it, and ends the connection when we did.
+    try {
+      ws.close(code === 1005 || code === 1006 ? 1000 : code, reason)
+    } catch {
+      // already closed
+    }
+    await this.forget(ws)
+  }
+
+  async webSocketError(ws: WebSocket): Promise<void> {
+    await this.forget(ws)
+  }
+
+  private async forget(ws: WebSocket): Promise<void> {
+    const session = this.sessions.get(ws)
+    this.sessions.delete(ws)
+    session?.closed()
+    const att = ws.deserializeAttachment() as Attachment | null
+    if (att && att.url === null) await this.ctx.storage.delete(`url:${att.id}`)
+  }
+
+  /** Polls the node, expires sessions that never authenticated, and sets the next alarm. */
+  async alarm(): Promise<void> {
+    const live = this.live
+    if (!live) return
+    const now = Date.now()
+    for (const s of this.sessions.values()) s.expire(now)
+    let added = 0
+    if (this.followed && !live.halted) {
+      try {
+        if (!live.live) await live.start()
+        added = await live.tick()
+      } catch (err) {
+        console.error(`${live.chain.code}: poll failed: ${(err as Error).message}`)
+      }
+    }
+    const pending = [...this.sessions.values()].filter(s => s.state === 'pending').map(s => s.deadline)
+    if (this.followed && !live.halted) await this.schedule(added > 0 ? 0 : (this.followed.pollMs ?? DEFAULT_POLL_MS))
+    else if (pending.length) await this.schedule(Math.max(0, Math.min(...pending) - Date.now()))
+  }
+
+  private async schedule(inMs: number): Promise<void> {
+    const at = Date.now() + inMs
+    const current = await this.ctx.storage.getAlarm()
+    if (current === null || current > at) await this.ctx.storage.setAlarm(at)
+  }
+}

@@ -1,0 +1,98 @@
+/**
+ * Server messages as JSON text. Records inside `rows` messages are written by the
+ * HTTP JSON format's record writer, so a row looks the same over both transports.
+ * Block numbers of the protocol itself (cursor, fork point, gap bounds) are plain
+ * integers, because `from_block` takes them back as they are.
+ */
+import { jsonRecordWriter } from '../format/json.ts'
+import { ByteSink } from '../format/sink.ts'
+import type { RowBatch } from '../query/types.ts'
+import type { FieldDecl } from '../schema/dataset.ts'
+
+/** First message of a subscription: what it will deliver. */
+export interface SubscribedInfo {
+  subscription: string
+  chain: string
+  chain_id: number
+  dataset: string
+  fields: string[]
+  /** First block delivered. */
+  from_block: number
+  /** Last block delivered, or null for a live subscription. */
+  to_block: number | null
+  /** Highest block known now (stored or followed), null when none. */
+  head: number | null
+}
+
+/** A progress marker: every row of blocks up to `cursor` has been sent. */
+export interface ProgressInfo {
+  cursor: number
+  /** Hash of block `cursor` when the server knows it (blocks of the unfinalized window). */
+  hash?: string
+  head: number | null
+  /** True once the subscription follows the head. */
+  live: boolean
+}
+
+export interface DroppedBlock {
+  block_number: number
+  hash: string
+}
+
+const json = JSON.stringify
+
+export const subscribedMessage = (info: SubscribedInfo): string => json({ type: 'subscribed', ...info })
+
+export const progressMessage = (p: ProgressInfo): string =>
+  json({ type: 'progress', cursor: p.cursor, ...(p.hash === undefined ? {} : { hash: p.hash }), head: p.head, live: p.live })
+
+/** Blocks `from`..`to` are neither stored nor followed: nothing can be sent for them. */
+export const gapMessage = (from: number, to: number): string => json({ type: 'gap', from_block: from, to_block: to })
+
+/** Blocks above `forkPoint` that the client was sent are no longer canonical; the cursor moves back to it. */
+export const reorgMessage = (forkPoint: number, dropped: readonly DroppedBlock[]): string =>
+  json({ type: 'reorg', fork_point: forkPoint, dropped, cursor: forkPoint })
+
+export const errorMessage = (code: string, message: string, extra: Record<string, unknown> = {}): string => json({ type: 'error', code, message, ...extra })
+
+/** The last block of a bounded subscription was sent; a normal close follows. */
+export const endMessage = (cursor: number): string => json({ type: 'end', cursor })
+
+export const pongMessage = (id?: string | number): string => json(id === undefined ? { type: 'pong' } : { type: 'pong', id })
+
+const OPEN_ROWS = '{"type":"rows","rows":['
+const OPEN_REMOVED = '{"type":"rows","removed":true,"rows":['
+const COMMA = 44
+
+/**
+ * The `rows` messages of a batch, at most `maxRows` records each, in the batch's
+ * order. With `removed`, the messages say so (rows of blocks a reorg dropped).
+ */
+export function rowsMessages(fields: readonly FieldDecl[], batch: RowBatch, maxRows: number, removed = false): string[] {
+  const writeRecord = jsonRecordWriter(fields)
+  const columns = fields.map(f => {
+    const col = batch.columns[f.name]
+    if (!col) throw new Error(`batch has no column "${f.name}"`)
+    return col
+  })
+  const out: string[] = []
+  for (let start = 0; start < batch.length; start += maxRows) {
+    const end = Math.min(batch.length, start + maxRows)
+    const sink = new ByteSink()
+    sink.ascii(removed ? OPEN_REMOVED : OPEN_ROWS)
+    for (let i = start; i < end; i++) {
+      if (i > start) sink.byte(COMMA)
+      writeRecord(sink, columns, i)
+    }
+    sink.ascii(']}')
+    out.push(textOf(sink.flush()))
+  }
+  return out
+}
+
+function textOf(chunks: Uint8Array[]): string {
+  const decoder = new TextDecoder()
+  let text = ''
+  for (const c of chunks) text += decoder.decode(c, { stream: true })
+  return text + decoder.decode()
+}

@@ -1,0 +1,130 @@
+/**
+ * The Worker of wrangler.toml (src/worker/index.ts) and its live Durable Object
+ * under wrangler dev (wrangler's startWorker: the same workerd and Miniflare as
+ * `wrangler dev`), following a real anvil node, with real clients.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { join } from 'node:path'
+import { unstable_startWorker } from 'wrangler'
+import { credentialProtocol, PROTOCOL } from '../../src/live/protocol.ts'
+import { addressTopic, basic, Chainlet, globalClient, rawClient, rowsOf, TOPIC0, USERS, wsClient } from './helpers.ts'
+
+// Local runs never reach Cloudflare's servers (Miniflare's Request.cf).
+process.env.CLOUDFLARE_CF_FETCH_ENABLED ??= 'false'
+
+const ALICE = { authorization: basic('alice', 'secret') }
+const FINALITY = 3
+
+let chain: Chainlet
+let worker: Awaited<ReturnType<typeof unstable_startWorker>>
+let http: string
+let ws: string
+
+beforeAll(async () => {
+  chain = await Chainlet.start()
+  const live = { DEVNET: { rpc: chain.url, finality: FINALITY, compact_blocks: 2, poll_ms: 50 } }
+  worker = await unstable_startWorker({
+    config: join(import.meta.dirname, '..', '..', 'wrangler.toml'),
+    bindings: { API_USERS: { type: 'plain_text', value: USERS }, LIVE_CHAINS: { type: 'plain_text', value: JSON.stringify(live) } },
+    dev: { server: { hostname: '127.0.0.1', port: 0 }, inspector: false, persist: false, logLevel: 'error' },
+  } as Parameters<typeof unstable_startWorker>[0])
+  await worker.ready
+  http = (await worker.url).href.replace(/\/$/, '')
+  ws = http.replace('http', 'ws')
+}, 120_000)
+afterAll(async () => {
+  await worker?.dispose()
+  await chain?.stop()
+})
+
+/** Mines blocks until the object's compaction has published blocks 0..n (as the HTTP API reports what it served). */
+async function storedThrough(n: number): Promise<void> {
+  for (;;) {
+    const res = await fetch(`${http}/v1/api/blocks?chains=DEVNET&from_block=0&to_block=${n}&fields=block_number`, { headers: ALICE })
+    await res.body?.cancel()
+    if (res.status === 200 && res.headers.get('x-blocks-served') === `0-${n}`) return
+    await chain.mine([[3, '0x33']])
+    await new Promise(r => setTimeout(r, 50))
+  }
+}
+
+describe('the live Durable Object under wrangler dev', () => {
+  it('follows anvil and delivers exactly the matching logs live', async () => {
+    const a = chain.address(1)
+    const client = await wsClient(`${ws}/v1/api/logs?chains=DEVNET&topic2=${addressTopic(a)}`, { headers: ALICE })
+    const subscribed = await client.waitFor(m => m.type === 'subscribed')
+    const from = subscribed.from_block as number
+    await chain.mine([[1, '0x01'], [2, '0x02']])
+    await chain.mine([[2, '0x03']])
+    const last = await chain.mine([[1, '0x04'], [1, '0x05']])
+    await client.waitFor(m => m.type === 'progress' && m.cursor === last)
+    const expected = await chain.logRecords(from, last, { topics: [TOPIC0, null, addressTopic(a)] })
+    expect(expected.length).toBe(3)
+    expect(rowsOf(client.messages)).toEqual(expected)
+    expect(client.messages.filter(m => m.type === 'progress').at(-1).hash).toBe(await chain.blockHash(last))
+    client.close()
+  })
+
+  it('compacts final blocks into partitions that the HTTP API serves, and replays them before the window', async () => {
+    const head = await chain.head()
+    await storedThrough(head - 1)
+    const res = await fetch(`${http}/v1/api/logs?chains=DEVNET&from_block=0&to_block=${head - 1}&format=json`, { headers: ALICE })
+    expect(res.status).toBe(200)
+    expect(await res.json()).toEqual(await chain.logRecords(0, head - 1))
+
+    const client = await wsClient(`${ws}/v1/api/logs?chains=DEVNET&from_block=0`, { headers: ALICE })
+    const next = await chain.mine([[2, '0x0a']])
+    await client.waitFor(m => m.type === 'progress' && m.cursor === next)
+    expect(rowsOf(client.messages)).toEqual(await chain.logRecords(0, next))
+    expect(client.messages.some(m => m.type === 'gap')).toBe(false)
+    client.close()
+  })
+
+  it('reports a reorg with the dropped hashes and rows, then the new canonical rows', async () => {
+    const client = await wsClient(`${ws}/v1/api/logs?chains=DEVNET`, { headers: ALICE })
+    await client.waitFor(m => m.type === 'subscribed')
+    const b1 = await chain.mine([[1, '0x41']])
+    const b2 = await chain.mine([[2, '0x42'], [1, '0x43']])
+    await client.waitFor(m => m.type === 'progress' && m.cursor === b2)
+    const oldRows = await chain.logRecords(b2, b2)
+    const oldHash = await chain.blockHash(b2)
+    await chain.syncNonces()
+    await chain.reorg(1, [[await chain.signedCall(3, '0x44'), 0]])
+    const newHash = await chain.blockHash(b2)
+    await client.waitFor(m => m.type === 'progress' && m.cursor === b2 && m.hash === newHash)
+    const at = client.messages.findIndex(m => m.type === 'reorg')
+    expect(client.messages[at]).toEqual({ type: 'reorg', fork_point: b1, dropped: [{ block_number: b2, hash: oldHash }], cursor: b1 })
+    const after = client.messages.slice(at + 1)
+    expect(after.filter(m => m.type === 'rows' && m.removed).flatMap(m => m.rows)).toEqual(oldRows.map(r => ({ ...r, removed: true })))
+    expect(rowsOf(after)).toEqual(await chain.logRecords(b2, b2))
+    client.close()
+  })
+
+  it('serves a bounded range to a browser-style client (subprotocol credentials), then end and a 1000 close frame', async () => {
+    const to = await chain.head()
+    const client = await globalClient(`${ws}/v1/api/logs?chains=DEVNET&from_block=${to - 4}&to_block=${to}`, [PROTOCOL, credentialProtocol('bob', 'hunter2')])
+    expect(await client.waitFor(m => m.type === 'end')).toEqual({ type: 'end', cursor: to })
+    expect(rowsOf(client.messages)).toEqual(await chain.logRecords(to - 4, to))
+    client.close()
+    // workerd sends the close frame but keeps the TCP connection after the client answers it
+    // (the same under wrangler dev and plain Miniflare), so read the frame itself.
+    const raw = await rawClient(Number(new URL(http).port), `/v1/api/logs?chains=DEVNET&from_block=${to - 4}&to_block=${to}`, ALICE)
+    expect(await raw.resume()).toBe(1000)
+    expect(rowsOf(raw.messages)).toEqual(await chain.logRecords(to - 4, to))
+    raw.destroy()
+  })
+
+  it('takes credentials from a first auth message, and refuses bad ones at the upgrade or with 4401', async () => {
+    const ok = await globalClient(`${ws}/v1/api/blocks?chains=DEVNET&fields=block_number,hash`)
+    ok.send(JSON.stringify({ type: 'auth', user: 'bob', password: 'hunter2' }))
+    const head = await chain.mine([])
+    await ok.waitFor(m => m.type === 'progress' && m.cursor === head)
+    expect(rowsOf(ok.messages).at(-1)).toEqual({ block_number: '0x' + head.toString(16), hash: await chain.blockHash(head) })
+    ok.close()
+    await expect(wsClient(`${ws}/v1/api/logs?chains=DEVNET`, { headers: { authorization: basic('bob', 'nope') } })).rejects.toMatchObject({ status: 401 })
+    await expect(wsClient(`${ws}/v1/api/logs?chains=DEVNET&topic0=0x12`, { headers: ALICE })).rejects.toMatchObject({ status: 400, body: { error: { parameter: 'topic0' } } })
+    const bad = await globalClient(`${ws}/v1/api/logs?chains=DEVNET`)
+    bad.send(JSON.stringify({ type: 'auth', user: 'bob', password: 'nope' }))
+    expect((await bad.closed).code).toBe(4401)
+  })
+})

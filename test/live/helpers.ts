@@ -1,0 +1,350 @@
+/**
+ * Test helpers for the WebSocket API: a real anvil chain with a log-emitting
+ * contract, blocks mined on purpose, the Node server with the live service, and
+ * WebSocket clients that record every message. Expected rows come from the node's
+ * own eth_getLogs, never from our encoders.
+ */
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { mnemonicToAccount } from 'viem/accounts'
+import type { Hex } from 'viem'
+import WebSocket from 'ws'
+import { CHAINS, type Chain } from '../../src/chains/registry.ts'
+import { parseUsers } from '../../src/http/auth.ts'
+import { DEVNET_MNEMONIC, startAnvil, type Anvil } from '../../src/devnet/anvil.ts'
+import { attachLive, type FollowSpec, type LiveService } from '../../src/live/node.ts'
+import type { LiveLimits } from '../../src/live/protocol.ts'
+import { serve } from '../../src/node/serve.ts'
+import { fsStore } from '../../src/store/fs.ts'
+import type { ObjectStore } from '../../src/store/types.ts'
+
+export const DEVNET: Chain = CHAINS.find(c => c.code === 'DEVNET')!
+export const USERS = 'alice:secret,bob:hunter2'
+
+/** Runtime: copies the calldata to memory and emits it as LOG3(topic0 = 0x77…77, block number, caller). */
+const RUNTIME = `36600060003733437f${'77'.repeat(32)}366000a300`
+const INIT = `0x602e80600b6000396000f3${RUNTIME}` as Hex
+export const TOPIC0 = '0x' + '77'.repeat(32)
+
+export type Json = any
+
+export async function rpc<T = Json>(url: string, method: string, params: unknown[] = []): Promise<T> {
+  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) })
+  const body = (await res.json()) as { result: T; error?: { message: string } }
+  if (body.error) throw new Error(`${method}: ${body.error.message}`)
+  return body.result
+}
+
+/** A devnet with the emitter deployed and automine off: blocks are mined by `mine`. */
+export class Chainlet {
+  readonly anvil: Anvil
+  readonly contract: Hex
+  readonly accounts = [0, 1, 2, 3].map(i => mnemonicToAccount(DEVNET_MNEMONIC, { addressIndex: i }))
+  private nonces: number[]
+
+  private constructor(anvil: Anvil, contract: Hex, nonces: number[]) {
+    this.anvil = anvil
+    this.contract = contract
+    this.nonces = nonces
+  }
+
+  static async start(): Promise<Chainlet> {
+    const anvil = await startAnvil()
+    try {
+      await rpc(anvil.url, 'evm_setAutomine', [false])
+      const deployer = mnemonicToAccount(DEVNET_MNEMONIC, { addressIndex: 0 })
+      const raw = await deployer.signTransaction({ chainId: 31337, nonce: 0, gas: 200_000n, maxFeePerGas: 10_000_000_000n, maxPriorityFeePerGas: 1_000_000_000n, data: INIT, type: 'eip1559' })
+      const hash = await rpc<Hex>(anvil.url, 'eth_sendRawTransaction', [raw])
+      await rpc(anvil.url, 'evm_mine')
+      const receipt = await rpc<{ contractAddress: Hex }>(anvil.url, 'eth_getTransactionReceipt', [hash])
+      return new Chainlet(anvil, receipt.contractAddress, [1, 0, 0, 0])
+    } catch (err) {
+      await anvil.stop()
+      throw err
+    }
+  }
+
+  get url(): string {
+    return this.anvil.url
+  }
+
+  address(i: number): string {
+    return this.accounts[i].address.toLowerCase()
+  }
+
+  /** A signed call to the emitter from account `from` (its next nonce), emitting `data`. */
+  async signedCall(from: number, data: Hex): Promise<Hex> {
+    return this.accounts[from].signTransaction({
+      chainId: 31337, nonce: this.nonces[from]++, to: this.contract, data, gas: 60_000n + 40n * BigInt(data.length),
+      maxFeePerGas: 10_000_000_000n, maxPriorityFeePerGas: 1_000_000_000n, type: 'eip1559',
+    })
+  }
+
+  /** Mines one block holding one emitter call per entry (account index, data); returns its number. */
+  async mine(calls: readonly [from: number, data: Hex][] = []): Promise<number> {
+    for (const [from, data] of calls) await rpc(this.url, 'eth_sendRawTransaction', [await this.signedCall(from, data)])
+    await rpc(this.url, 'evm_mine')
+    return this.head()
+  }
+
+  async head(): Promise<number> {
+    return Number(BigInt(await rpc<string>(this.url, 'eth_blockNumber')))
+  }
+
+  /** Replaces the last `depth` blocks with new ones; `txs` go into the given new block offsets. */
+  async reorg(depth: number, txs: [Hex, number][] = []): Promise<void> {
+    await rpc(this.url, 'anvil_reorg', [depth, txs])
+  }
+
+  /** Forgets the nonces used by blocks a reorg dropped: reads them back from the node. */
+  async syncNonces(): Promise<void> {
+    this.nonces = await Promise.all(this.accounts.map(async a => Number(BigInt(await rpc<string>(this.url, 'eth_getTransactionCount', [a.address, 'latest'])))))
+  }
+
+  async blockHash(n: number): Promise<string> {
+    return (await rpc<Json>(this.url, 'eth_getBlockByNumber', ['0x' + n.toString(16), false])).hash
+  }
+
+  /** The node's logs of `from`..`to` as the API's JSON records (independent of our encoders). */
+  async logRecords(from: number, to: number, filter: { topics?: (string | null)[]; address?: string } = {}): Promise<Json[]> {
+    const logs = await rpc<Json[]>(this.url, 'eth_getLogs', [{ fromBlock: '0x' + from.toString(16), toBlock: '0x' + to.toString(16), ...filter }])
+    return logs.map(logRecord)
+  }
+
+  stop(): Promise<void> {
+    return this.anvil.stop()
+  }
+}
+
+/** An eth_getLogs entry as the API's log record. */
+export function logRecord(l: Json): Json {
+  const topic = (i: number) => l.topics[i] ?? null
+  return {
+    chain: 31337,
+    block_number: l.blockNumber,
+    block_hash: l.blockHash,
+    transaction_index: Number(BigInt(l.transactionIndex)),
+    transaction_hash: l.transactionHash,
+    log_index: l.logIndex,
+    address: l.address.toLowerCase(),
+    topic0: topic(0),
+    topic1: topic(1),
+    topic2: topic(2),
+    topic3: topic(3),
+    data: l.data,
+    removed: false,
+  }
+}
+
+/** A 32-byte topic holding an address. */
+export const addressTopic = (address: string): string => '0x' + address.slice(2).toLowerCase().padStart(64, '0')
+
+export interface LiveServer {
+  url: string
+  wsUrl: string
+  port: number
+  service: LiveService
+  store: ObjectStore
+  close(): Promise<void>
+}
+
+const dirs: string[] = []
+
+export async function tempStore(): Promise<ObjectStore> {
+  const dir = await mkdtemp(join(tmpdir(), 'live-'))
+  dirs.push(dir)
+  return fsStore(dir)
+}
+
+export const removeTempDirs = () => Promise.all(dirs.splice(0).map(d => rm(d, { recursive: true, force: true })))
+
+/** The Node server (HTTP app not needed: upgrades only) with the live service on 127.0.0.1. */
+export async function startLiveServer(opts: { store?: ObjectStore; follow?: FollowSpec[]; limits?: Partial<LiveLimits>; pollIntervalMs?: number; closeGraceMs?: number; log?: (line: string) => void } = {}): Promise<LiveServer> {
+  const store = opts.store ?? (await tempStore())
+  const users = await parseUsers(USERS)
+  const running = await serve({ fetch: () => new Response('use a WebSocket', { status: 426 }) })
+  const service = await attachLive(running.server, { store, users, follow: opts.follow, limits: opts.limits, pollIntervalMs: opts.pollIntervalMs ?? 20, closeGraceMs: opts.closeGraceMs, log: opts.log ?? (() => {}) })
+  return {
+    url: running.url,
+    wsUrl: running.url.replace('http', 'ws'),
+    port: running.port,
+    service,
+    store,
+    close: async () => {
+      await service.close()
+      await running.close()
+    },
+  }
+}
+
+export const basic = (user: string, password: string) => 'Basic ' + Buffer.from(`${user}:${password}`).toString('base64')
+
+/** What the server sent, and how the socket ended. */
+export interface Recorder {
+  messages: Json[]
+  closed: Promise<{ code: number; reason: string }>
+  /** Resolves with the first message (from index `from` on) that satisfies `test`. */
+  waitFor(test: (m: Json) => boolean, from?: number): Promise<Json>
+  send(data: string | Buffer): void
+  close(): void
+  /** Drops the connection without a close handshake (a killed client). */
+  kill(): void
+}
+
+function recorder(onMessage: (cb: (text: string) => void) => void, send: (d: string | Buffer) => void, close: () => void, kill: () => void, closed: Promise<{ code: number; reason: string }>): Recorder {
+  const messages: Json[] = []
+  const waiters: { test: (m: Json) => boolean; from: number; resolve: (m: Json) => void }[] = []
+  onMessage(text => {
+    const m = JSON.parse(text)
+    messages.push(m)
+    for (const w of [...waiters]) {
+      if (messages.length - 1 >= w.from && w.test(m)) {
+        waiters.splice(waiters.indexOf(w), 1)
+        w.resolve(m)
+      }
+    }
+  })
+  return {
+    messages,
+    closed,
+    waitFor(test, from = 0) {
+      const found = messages.slice(from).find(test)
+      if (found) return Promise.resolve(found)
+      return new Promise(resolve => waiters.push({ test, from, resolve }))
+    },
+    send,
+    close,
+    kill,
+  }
+}
+
+/** A client on the `ws` package; `headers` go on the upgrade request. */
+export function wsClient(url: string, opts: { headers?: Record<string, string>; protocols?: string[] } = {}): Promise<Recorder> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(url, opts.protocols ?? [], { headers: opts.headers })
+    const closed = new Promise<{ code: number; reason: string }>(r => ws.on('close', (code, reason) => r({ code, reason: reason.toString() })))
+    let onText: (text: string) => void = () => {}
+    ws.on('message', data => onText(data.toString()))
+    ws.once('unexpected-response', (_req, res) => {
+      let body = ''
+      res.on('data', (c: Buffer) => (body += c))
+      res.on('end', () => reject(Object.assign(new Error(`HTTP ${res.statusCode}`), { status: res.statusCode, body: JSON.parse(body || 'null'), headers: res.headers })))
+    })
+    ws.once('error', reject)
+    const rec = recorder(cb => (onText = cb), d => ws.send(d), () => ws.close(), () => ws.terminate(), closed)
+    ws.once('open', () => resolve(rec))
+  })
+}
+
+/** A client on Node's built-in WebSocket (undici), as a browser would connect: no headers, optional subprotocols. */
+export function globalClient(url: string, protocols: string[] = []): Promise<Recorder> {
+  return new Promise((resolve, reject) => {
+    const ws = new globalThis.WebSocket(url, protocols)
+    const closed = new Promise<{ code: number; reason: string }>(r => ws.addEventListener('close', e => r({ code: e.code, reason: e.reason })))
+    let onText: (text: string) => void = () => {}
+    ws.addEventListener('message', e => onText(String(e.data)))
+    let opened = false
+    ws.addEventListener('error', () => {
+      if (!opened) reject(new Error('connection failed'))
+    })
+    const rec = recorder(cb => (onText = cb), d => ws.send(d), () => ws.close(), () => ws.close(), closed)
+    ws.addEventListener('open', () => {
+      opened = true
+      resolve(rec)
+    })
+  })
+}
+
+/** The rows of `rows` messages (not removed ones), in order. */
+export const rowsOf = (messages: readonly Json[]): Json[] => messages.filter(m => m.type === 'rows' && !m.removed).flatMap(m => m.rows)
+
+/** The last progress cursor. */
+export const cursorOf = (messages: readonly Json[]): number => {
+  const p = messages.filter(m => m.type === 'progress' || m.type === 'reorg').at(-1)
+  return p ? p.cursor : -1
+}
+
+/**
+ * A hand-written WebSocket client on a bare TCP socket (a third, independent
+ * implementation): it can stop reading, like a consumer that falls behind.
+ */
+export interface RawClient {
+  /** Upgrade response status. */
+  status: number
+  messages: Json[]
+  /** Stops reading from the socket. */
+  pause(): void
+  /** Reads again; resolves with the close frame's code once it arrives (or 1006 when the socket ends without one). */
+  resume(): Promise<number>
+  destroy(): void
+}
+
+export async function rawClient(port: number, path: string, headers: Record<string, string>): Promise<RawClient> {
+  const { connect } = await import('node:net')
+  const socket = connect(port, '127.0.0.1')
+  await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject))
+  const key = Buffer.from('0123456789abcdef').toString('base64')
+  socket.write([`GET ${path} HTTP/1.1`, `Host: 127.0.0.1:${port}`, 'Upgrade: websocket', 'Connection: Upgrade', `Sec-WebSocket-Key: ${key}`, 'Sec-WebSocket-Version: 13', ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`), '', ''].join('\r\n'))
+  let buf = Buffer.alloc(0)
+  let status = 0
+  const messages: Json[] = []
+  let closeCode: number | undefined
+  let onClose: ((code: number) => void) | undefined
+  const frames = () => {
+    for (;;) {
+      if (buf.length < 2) return
+      const opcode = buf[0] & 0x0f
+      let len = buf[1] & 0x7f
+      let at = 2
+      if (len === 126) {
+        if (buf.length < 4) return
+        len = buf.readUInt16BE(2)
+        at = 4
+      } else if (len === 127) {
+        if (buf.length < 10) return
+        len = Number(buf.readBigUInt64BE(2))
+        at = 10
+      }
+      if (buf.length < at + len) return
+      const payload = buf.subarray(at, at + len)
+      buf = buf.subarray(at + len)
+      if (opcode === 1) messages.push(JSON.parse(payload.toString('utf8')))
+      if (opcode === 8) {
+        const code = payload.length >= 2 ? payload.readUInt16BE(0) : 1005
+        closeCode = code
+        onClose?.(code)
+      }
+    }
+  }
+  await new Promise<void>(resolve => {
+    const onData = (chunk: Buffer) => {
+      buf = Buffer.concat([buf, chunk])
+      const end = buf.indexOf('\r\n\r\n')
+      if (end < 0) return
+      status = Number(/^HTTP\/1\.1 (\d+)/.exec(buf.subarray(0, end).toString())?.[1])
+      buf = buf.subarray(end + 4)
+      socket.off('data', onData)
+      socket.on('data', (c: Buffer) => {
+        buf = Buffer.concat([buf, c])
+        frames()
+      })
+      frames()
+      resolve()
+    }
+    socket.on('data', onData)
+  })
+  return {
+    status,
+    messages,
+    pause: () => socket.pause(),
+    resume: () =>
+      new Promise<number>(resolve => {
+        if (closeCode !== undefined) return resolve(closeCode)
+        onClose = resolve
+        socket.once('close', () => resolve(closeCode ?? 1006))
+        socket.resume()
+      }),
+    destroy: () => socket.destroy(),
+  }
+}
