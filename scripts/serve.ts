@@ -7,6 +7,8 @@
  * says otherwise. Users come from API_USERS; without it the development user
  * dev:dev is used, and the server says so, but only on a loopback address: a
  * server reachable from other machines refuses to start without API_USERS.
+ * WebSocket subscriptions (docs/websocket.md) are served on the same port; chains in
+ * LIVE_CHAINS (JSON, see src/live/config.ts) are followed live.
  */
 import { parseArgs } from 'node:util'
 import { CHAINS } from '../src/chains/registry.ts'
@@ -15,6 +17,8 @@ import { DEV_API_USERS, parseUsers } from '../src/http/auth.ts'
 import { ManifestReader } from '../src/manifest/read.ts'
 import { serve } from '../src/node/serve.ts'
 import { openStore } from '../src/store/open.ts'
+import { parseLiveChains } from '../src/live/config.ts'
+import { attachLive, followSpecs } from '../src/live/node.ts'
 
 const { values } = parseArgs({
   options: {
@@ -44,6 +48,13 @@ const users = await parseUsers(fromEnv ? process.env.API_USERS! : DEV_API_USERS)
 const store = openStore(values.data)
 const app = createApp({ store, manifest: new ManifestReader(store), users })
 const server = await serve({ fetch: request => app.fetch(request), port, host: values.host })
+const live = await attachLive(server.server, {
+  store,
+  users,
+  follow: followSpecs(parseLiveChains(process.env.LIVE_CHAINS)),
+  waitForNodes: false,
+  log: line => console.error(`[live] ${line}`),
+})
 
 console.log(`listening ${server.url}`)
 console.log(`data: ${values.data}`)
@@ -54,7 +65,10 @@ for (const chain of CHAINS.filter(c => !c.hosts.includes('*'))) {
 console.log(fromEnv ? 'users: from API_USERS' : 'users: API_USERS is not set, using the development user dev:dev (curl -u dev:dev …)')
 
 const stop = () => {
-  server.close().then(() => process.exit(0), () => process.exit(1))
+  live
+    .close()
+    .then(() => server.close())
+    .then(() => process.exit(0), () => process.exit(1))
 }
 process.once('SIGINT', stop)
 process.once('SIGTERM', stop)

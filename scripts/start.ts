@@ -8,15 +8,21 @@
  * 2. Runs `wrangler dev` on 127.0.0.1:$PORT (default 8787), keeping the request's own
  *    host so the Move hosts (aptos.localhost, …) route as in production.
  *
- * --data picks another lake directory and --persist-to another local state
- * directory (default .wrangler/state, which wrangler dev uses by default).
+ * 3. With the bundled sample (or --live): the live demo. anvil continues the sample's
+ *    devnet chain (the workload replayed up to its last block) and mines a round of
+ *    Uniswap swaps and liquidity changes every 3 s; the Worker's Durable Object follows
+ *    it (LIVE_CHAINS) and a WebSocket subscriber prints each new block's events.
+ *    Durable Object state starts afresh each time, like the seeded bucket.
+ *
+ * --data picks another lake directory (no live demo unless --live) and --persist-to
+ * another local state directory (default .wrangler/state, which wrangler dev uses).
  *
  * Users: API_USERS from the environment when set, else the development user dev:dev.
  * wrangler reads API_USERS from the environment (wrangler.toml declares it a
  * required secret), so it never appears on a command line.
  */
 import { spawn } from 'node:child_process'
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync, readFileSync, rmSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
@@ -24,10 +30,14 @@ import { convertV4MiniflareOptions, Miniflare } from 'miniflare'
 import { CHAINS } from '../src/chains/registry.ts'
 import { DEV_API_USERS } from '../src/http/auth.ts'
 import { seedBucket } from '../src/node/seed-r2.ts'
+import { demoSubscriber, startLiveDevnet, type LiveDevnet } from '../src/live/demo.ts'
 import { openStore } from '../src/store/open.ts'
 
 const root = resolve(import.meta.dirname, '..')
-const { values } = parseArgs({ options: { data: { type: 'string' }, 'persist-to': { type: 'string' } } })
+const { values } = parseArgs({
+  options: { data: { type: 'string' }, 'persist-to': { type: 'string' }, live: { type: 'boolean' } },
+  allowNegative: true,
+})
 const sample = resolve(values.data ?? join(root, 'partitions-manifest', 'sample'))
 const persist = resolve(values['persist-to'] ?? join(root, '.wrangler', 'state'))
 const port = Number(process.env.PORT ?? 8787)
@@ -66,11 +76,19 @@ if (existsSync(sample)) {
   console.warn('starting anyway: /v1/api/status works, data endpoints answer 404 no_data.')
 }
 
+let devnet: LiveDevnet | undefined
+const vars: string[] = []
+if ((values.live ?? values.data === undefined) && existsSync(sample)) {
+  rmSync(join(persist, 'v3', 'do'), { recursive: true, force: true })
+  devnet = await startLiveDevnet({ lake: openStore(sample), log: line => console.log(`[devnet] ${line}`) })
+  vars.push('--var', `LIVE_CHAINS:${devnet.liveChains}`)
+}
+
 const fromEnv = process.env.API_USERS !== undefined && process.env.API_USERS.trim() !== ''
 const wrangler = join(dirname(createRequire(import.meta.url).resolve('wrangler/package.json')), 'bin', 'wrangler.js')
 const child = spawn(
   process.execPath,
-  [wrangler, 'dev', '--ip', '127.0.0.1', '--port', String(port), '--persist-to', persist, '--infer-origin-from-routes=false', '--show-interactive-dev-session=false'],
+  [wrangler, 'dev', '--ip', '127.0.0.1', '--port', String(port), '--persist-to', persist, '--infer-origin-from-routes=false', '--show-interactive-dev-session=false', ...vars],
   {
     cwd: root,
     stdio: 'inherit',
@@ -91,5 +109,28 @@ for (const chain of CHAINS.filter(c => !c.hosts.includes('*'))) {
 }
 console.log(fromEnv ? 'users: from API_USERS' : 'users: API_USERS is not set, using the development user dev:dev (curl -u dev:dev …)')
 
+const subscriber = devnet ? await startSubscriber() : undefined
+
+/** Waits for wrangler dev to answer, then subscribes to the devnet's logs over a WebSocket. */
+async function startSubscriber() {
+  if (fromEnv) {
+    console.log('[subscriber] not started: it signs in as the development user, and API_USERS is set')
+    return undefined
+  }
+  const [user, password] = DEV_API_USERS.split(':')
+  for (let i = 0; i < 120; i++) {
+    const ok = await fetch(`http://127.0.0.1:${port}/v1/api/status`, { headers: { authorization: `Basic ${btoa(`${user}:${password}`)}` } })
+      .then(r => r.ok)
+      .catch(() => false)
+    if (ok) return demoSubscriber(`http://127.0.0.1:${port}`, { user, password }, line => console.log(`[subscriber] ${line}`))
+    await new Promise(r => setTimeout(r, 500))
+  }
+  return undefined
+}
+
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => child.kill(signal))
-child.on('exit', code => process.exit(code ?? 0))
+child.on('exit', async code => {
+  subscriber?.close()
+  await devnet?.stop()
+  process.exit(code ?? 0)
+})

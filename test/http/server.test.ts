@@ -12,6 +12,7 @@ import { logs } from '../../src/datasets/evm.ts'
 import { DECODERS } from '../format/decode.ts'
 import { removeTempDirs, tempStore } from '../query/lake.ts'
 import { basic, buildHttpLake, canonicalRecords, type HttpLake } from './fixture.ts'
+import WebSocket from 'ws'
 
 const root = join(import.meta.dirname, '..', '..')
 let child: ChildProcess
@@ -56,6 +57,26 @@ describe('npm run serve', () => {
     const res = await fetch(`${base}/v1/api/logs?chains=ETH&from_block=0`, { headers: auth })
     expect(res.status).toBe(200)
     expect(DECODERS.json_stream(new Uint8Array(await res.arrayBuffer()), fields)).toEqual(canonicalRecords(lake.rows.logs, fields, 1))
+  })
+
+  it('serves WebSocket subscriptions on the same port: a bounded range replays the HTTP records, then ends', async () => {
+    const ws = new WebSocket(`${base.replace('http', 'ws')}/v1/api/logs?chains=ETH&from_block=100&to_block=249`, { headers: auth })
+    const messages: { type: string; rows?: unknown[] }[] = []
+    await new Promise<void>((done, fail) => {
+      ws.on('message', data => {
+        const m = JSON.parse(data.toString())
+        messages.push(m)
+        if (m.type === 'end' || m.type === 'error') done()
+      })
+      ws.on('error', fail)
+    })
+    ws.close()
+    expect(messages[0].type).toBe('subscribed')
+    expect(messages.at(-1)?.type).toBe('end')
+    const rows = messages.filter(m => m.type === 'rows').flatMap(m => m.rows)
+    const http = await (await fetch(`${base}/v1/api/logs?chains=ETH&from_block=100&to_block=249`, { headers: auth })).text()
+    expect(rows).toEqual(http.trim().split('\n').map(line => JSON.parse(line)))
+    expect(rows).toHaveLength(lake.rows.logs.length)
   })
 
   it('routes Move hosts by the Host header', async () => {
