@@ -11,6 +11,7 @@ import { callData, loadArtifact } from './contracts.ts'
 import type { ContractName } from './contracts.ts'
 import { deployContracts, DEPLOYER } from './deploy.ts'
 import type { DeployedContracts } from './deploy.ts'
+import { mulberry32 } from '../random.ts'
 
 /** Accounts by role (indices of the test mnemonic's accounts). */
 export const TRADERS = [1, 2, 3, 4] as const
@@ -237,16 +238,7 @@ export async function followWallClock(ctx: WorkloadContext): Promise<void> {
 }
 
 /** A seeded generator for round i (mulberry32): the same round always makes the same choices. */
-export function roundRandom(i: number): () => number {
-  let state = (Math.imul(i + 1, 0x9e3779b1) ^ 0x5eed) >>> 0
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0
-    let t = state
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
+export const roundRandom = (i: number): (() => number) => mulberry32(Math.imul(i + 1, 0x9e3779b1) ^ 0x5eed)
 
 /** A swap or liquidity size between 5 and 50 tokens, from a number in [0, 1). */
 export function amountFrom(r: number): bigint {

@@ -48,6 +48,7 @@ import { blockMetadataHashes, stateCheckpointHash, userTransactionHash } from '.
 import { FullnodeError, type FullnodeClient } from './rest.ts'
 import type { RestBlockMetadataTransaction, RestEvent, RestLedgerInfo, RestStateCheckpointTransaction, RestTransaction, RestUserTransaction } from './rest-types.ts'
 import { longAddress, normalizeAddress, parseTypeArgument } from './type-tags.ts'
+import { mulberry32 } from '../random.ts'
 
 export interface SampleSpec {
   /** Chain id the user transactions are signed for. */
@@ -123,12 +124,7 @@ export const SAMPLE_MODULES: readonly AbiModule[] = [
 function prng(seed: string): () => number {
   let a = 0
   for (const b of hashValues([seed]).slice(0, 4)) a = (a << 8) | b
-  return () => {
-    a = (a + 0x6d2b79f5) | 0
-    let t = Math.imul(a ^ (a >>> 15), 1 | a)
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
+  return mulberry32(a)
 }
 
 /** A 32-byte value derived from the seed and labels: block ids and the hashes no execution produced. */

@@ -26,6 +26,7 @@ import { fsStore } from '../store/fs.ts'
 import type { ByteRange, GetResult, ObjectStore } from '../store/types.ts'
 import { runQuery } from './engine.ts'
 import type { Predicate, QuerySpec } from './types.ts'
+import { mulberry32 } from '../random.ts'
 
 const CHAIN: Chain = { family: 'evm', id: 1, code: 'ETH', name: 'ethereum-mainnet', hosts: ['*'], confirmations: 0 }
 
@@ -98,16 +99,7 @@ export function rounds(reads: readonly ReadRecord[]): number {
   return max
 }
 
-function rng(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
+const rng = mulberry32
 
 function randomBytes(r: () => number, n: number): Uint8Array {
   const out = new Uint8Array(n)

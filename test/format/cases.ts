@@ -5,6 +5,7 @@
 import type { FieldDecl } from '../../src/schema/dataset.ts'
 import type { Kind, StoredValue } from '../../src/schema/kinds.ts'
 import type { RowBatch } from '../../src/query/types.ts'
+import { mulberry32 } from '../../src/random.ts'
 
 export const KIND_LIST: readonly Kind[] = [
   'u64hex', 'u64int', 'u256hex', 'u256pad', 'hash', 'address', 'address32', 'bytes', 'bool', 'string', 'json',
@@ -17,16 +18,7 @@ export const ALL_KINDS: readonly FieldDecl[] = KIND_LIST.flatMap(kind => [
 ])
 
 /** Small seeded generator, so a failing case can be replayed. */
-export function rng(seed: number): () => number {
-  let s = seed >>> 0
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0
-    let t = s
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32
-  }
-}
+export const rng = mulberry32
 
 export function u256(n: bigint): Uint8Array {
   return Uint8Array.from(Buffer.from(n.toString(16).padStart(64, '0'), 'hex'))

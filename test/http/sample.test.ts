@@ -21,7 +21,7 @@ const get = async (host: string, path: string) => {
 describe('the bundled sample', () => {
   it('labels the synthetic Move chains and serves data on every host', async () => {
     for (const [host, code] of [['aptos.localhost', 'APTOS'], ['movement.localhost', 'MOVEMENT'], ['movement-testnet.localhost', 'MOVEMENT_TESTNET']]) {
-      const [record] = await (await get(host, `/v1/api/status?chains=${code}`)).json()
+      const [record] = (await (await get(host, `/v1/api/status?chains=${code}`)).json()) as Record<string, unknown>[]
       expect(record).toMatchObject({ chain_code: code, status: 'Ok', label: SAMPLE_LABEL })
       const rows = (await (await get(host, `/v1/api/transactions?chains=${code}&from_version=0&to_version=latest`)).text()).trim().split('\n')
       expect(rows.length).toBeGreaterThan(200)
@@ -29,8 +29,8 @@ describe('the bundled sample', () => {
   })
 
   it('serves the devnet as recorded chain data, with Uniswap logs in every partition', async () => {
-    const records = await (await get('127.0.0.1', '/v1/api/status')).json()
-    expect(records.find((r: { chain_code: string }) => r.chain_code === 'DEVNET')).toMatchObject({ status: 'Ok', label: null })
+    const records = (await (await get('127.0.0.1', '/v1/api/status')).json()) as { chain_code: string }[]
+    expect(records.find(r => r.chain_code === 'DEVNET')).toMatchObject({ status: 'Ok', label: null })
     // v2 Swap(address,uint256,uint256,uint256,uint256,address) and v3 Swap(address,address,int256,int256,uint160,uint128,int24)
     const v2 = '0xd78ad95fa46c994b6551d0da85fc275fe613ce37657fb8d5e3d130840159d822'
     const v3 = '0xc42079f94a6350d7e6235f29174924f928cc2ac818eb64fed8004e115fbcca67'

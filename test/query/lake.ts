@@ -16,22 +16,14 @@ import type { StoredValue } from '../../src/schema/kinds.ts'
 import { fsStore } from '../../src/store/fs.ts'
 import type { ObjectStore } from '../../src/store/types.ts'
 import type { Predicate, RowBatch } from '../../src/query/types.ts'
+import { mulberry32 } from '../../src/random.ts'
 
 export type Row = Record<string, StoredValue | null>
 
 export const ETH: Chain = { family: 'evm', id: 1, code: 'ETH', name: 'ethereum-mainnet', hosts: ['*'], confirmations: 0 }
 
 /** Deterministic PRNG (mulberry32). */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
+export const rng = mulberry32
 
 export function randomBytes(r: () => number, n: number): Uint8Array {
   const out = new Uint8Array(n)
