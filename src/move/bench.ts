@@ -377,7 +377,9 @@ export async function benchMove(options: MoveBenchOptions): Promise<MoveBench> {
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  const [lakeDir = '/tmp/move-bench-lake', replayScript = '/work/shared/tools/replay-aptos.mjs'] = process.argv.slice(2)
+  // Default: shared/ beside the project root, as in tests and `npm run bench`.
+  const shared = fileURLToPath(new URL('../../../shared/tools/replay-aptos.mjs', import.meta.url))
+  const [lakeDir = join(tmpdir(), 'move-bench-lake'), replayScript = shared] = process.argv.slice(2)
   const figures = await benchMove({ lakeDir, replayScript, log: line => console.error(`[move bench] ${line}`) })
   console.log(JSON.stringify(figures, null, 2))
 }
