@@ -29,7 +29,7 @@ import { rootKey } from '../manifest/keys.ts'
 import { ManifestReader, parseRoot } from '../manifest/read.ts'
 import { seedBucket, type SeedableBucket } from '../node/seed-r2.ts'
 import { serve, type RunningServer } from '../node/serve.ts'
-import { benchLake, recordingStore, rounds, type ReadRecord } from '../query/bench.ts'
+import { benchLake, RARE, recordingStore, rounds, TRANSFER, type ReadRecord } from '../query/bench.ts'
 import { columnOf, type FieldDecl } from '../schema/dataset.ts'
 import { bytesToHex } from '../schema/hex.ts'
 import { countingStore } from '../store/counting.ts'
@@ -106,10 +106,6 @@ const AUTH = `Basic ${btoa(`${USER}:${USER}`)}`
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 const DEFAULT_FIELDS = logs.fields.filter(f => !f.extra)
 const hex = (b: Uint8Array) => bytesToHex(b).slice(2)
-
-/** The needle `benchLake` plants for query (a): an address with 40 logs, half of them ERC-20 transfers. */
-export const RARE = Uint8Array.from({ length: 20 }, (_, i) => 0xa0 + i)
-export const TRANSFER = Uint8Array.from(Buffer.from('ddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef', 'hex'))
 
 /** One benchmark query: the API's query string and DuckDB's equivalent. */
 export interface BenchQuery {

@@ -20,7 +20,7 @@ import { runInNewContext } from 'node:vm'
 import { cachedAsyncBuffer, parquetReadObjects, parquetScan, type AsyncBuffer, type ParquetQueryFilter } from 'hyparquet'
 import { parquetWriteBuffer, type ColumnSource } from 'hyparquet-writer'
 import { logs } from '../datasets/evm.ts'
-import { benchQueryEngine, benchLake, type QueryFigures } from '../query/bench.ts'
+import { benchQueryEngine, benchLake, RARE, TRANSFER, type QueryFigures } from '../query/bench.ts'
 import { compareBytes } from '../query/filter.ts'
 import { columnOf } from '../schema/dataset.ts'
 import { DEFAULT_LAYOUT, parquetSchemaOf, storedFields } from './write.ts'
@@ -72,8 +72,6 @@ export interface LayoutBench {
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
-const RARE = Uint8Array.from({ length: 20 }, (_, i) => 0xa0 + i)
-const TRANSFER = Uint8Array.from(Buffer.from('ddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef', 'hex'))
 const OUTPUT = logs.fields.filter(f => !f.extra && !f.virtual).map(columnOf)
 
 /** The filter-first order: topic0 (nulls first), address, block_number, log_index. */

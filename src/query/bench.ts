@@ -108,9 +108,9 @@ function randomBytes(r: () => number, n: number): Uint8Array {
 }
 
 /** The planted needle of query (a): an address with `RARE_LOGS` logs, half of them transfers. */
-const RARE = Uint8Array.from({ length: 20 }, (_, i) => 0xa0 + i)
+export const RARE = Uint8Array.from({ length: 20 }, (_, i) => 0xa0 + i)
 const RARE_LOGS = 40
-const TRANSFER = Uint8Array.from(Buffer.from('ddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef', 'hex'))
+export const TRANSFER = Uint8Array.from(Buffer.from('ddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef', 'hex'))
 
 interface Lake {
   from: number

@@ -4,7 +4,8 @@ import { join } from 'node:path'
 import { parquetReadObjects } from 'hyparquet'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { logs } from '../../src/datasets/evm.ts'
-import { benchHttp, benchQueries, countNewlines, duckdbTextColumns, durableObjectsOf, matchingPageBytes, RARE, TRANSFER } from '../../src/http/bench.ts'
+import { benchHttp, benchQueries, countNewlines, duckdbTextColumns, durableObjectsOf, matchingPageBytes } from '../../src/http/bench.ts'
+import { RARE, TRANSFER } from '../../src/query/bench.ts'
 import { benchLake } from '../../src/query/bench.ts'
 
 const root = join(import.meta.dirname, '..', '..')
