@@ -14,14 +14,13 @@
 import { chainKey, CHAINS } from '../chains/registry.ts'
 import { parseUsers, type Users } from '../http/auth.ts'
 import { ApiError, errorResponse, toApiError } from '../http/errors.ts'
-import { createRpcClient } from '../ingest/rpc.ts'
 import { r2Store } from '../store/r2.ts'
 import { parseLiveChains, type FollowedChain } from './config.ts'
 import { AckWindow } from './acks.ts'
 import { LiveChain, type WindowPersistence } from './hub.ts'
 import { CREDENTIAL_PROTOCOL_PREFIX, offeredProtocols, type LiveLimits } from './protocol.ts'
 import { LiveSession } from './session.ts'
-import { evmLiveSource } from './source.ts'
+import { followedSource } from './source.ts'
 import type { Connection } from './subscription.ts'
 import { authenticateUpgrade, isWebSocketUpgrade, parseUpgrade } from './upgrade.ts'
 import type { Anchor, WindowBlock } from './window.ts'
@@ -197,7 +196,7 @@ export class LiveChainObject implements DurableObject {
     const live = new LiveChain({
       chain,
       store: r2Store(this.env.LAKE),
-      source: followed ? evmLiveSource(createRpcClient(followed.rpc, { retries: 1, timeoutMs: 5_000 })) : undefined,
+      source: followed ? followedSource(followed, r2Store(this.env.LAKE), { retries: 1, timeoutMs: 5_000 }) : undefined,
       finalityDepth: followed?.finality,
       compactBlocks: followed?.compactBlocks,
       persistence: storagePersistence(this.ctx.storage),

@@ -35,6 +35,14 @@ export class ReorgTooDeepError extends Error {
   }
 }
 
+/** A node of a chain with final blocks (LiveSource.final) contradicts what was delivered: its error, not a reorg. */
+export class FinalityError extends Error {
+  constructor(message: string) {
+    super(`${message}: blocks of this chain are final, so the node is wrong (lagging or on another chain); retrying`)
+    this.name = 'FinalityError'
+  }
+}
+
 export class HeadFollower {
   readonly source: LiveSource
   readonly window: UnfinalizedWindow
@@ -59,6 +67,11 @@ export class HeadFollower {
     const w = this.window
     if (latest.number <= w.tip.number) {
       const ours = w.hashAt(latest.number)
+      if (this.source.final) {
+        if (latest.number < w.tip.number) throw new FinalityError(`the node is at ${latest.number}, below ${w.tip.number} already delivered`)
+        if (ours !== latest.hash) throw new FinalityError(`the node names ${latest.hash} at ${latest.number}, ${ours} was delivered`)
+        return 0
+      }
       // A node at or below our tip on the same chain: nothing new (a lagging node catches up later).
       if (ours === latest.hash || latest.number < w.anchor.number) return 0
       await this.repair(latest.number, onEvent)
@@ -70,6 +83,7 @@ export class HeadFollower {
       let linked = true
       for (const f of fetched) {
         if (f.header.parentHash !== w.tip.hash) {
+          if (this.source.final) throw new FinalityError(`block ${f.header.number} names parent ${f.header.parentHash}, ${w.tip.hash} was delivered`)
           await this.repair(f.header.number - 1, onEvent)
           linked = false
           break

@@ -10,14 +10,14 @@ import { WebSocketServer, type WebSocket } from 'ws'
 import { CHAINS, chainKey, type Chain } from '../chains/registry.ts'
 import type { Users } from '../http/auth.ts'
 import { ApiError, errorBody, toApiError } from '../http/errors.ts'
-import { createRpcClient, type RpcOptions } from '../ingest/rpc.ts'
+import type { RpcOptions } from '../ingest/rpc.ts'
 import type { DatasetDecl } from '../schema/dataset.ts'
 import type { ObjectStore } from '../store/types.ts'
 import type { FollowedChain } from './config.ts'
 import { LiveChain, UserLimiter, type LiveChainOptions } from './hub.ts'
 import { CLOSE, DEFAULT_LIMITS, PROTOCOL, type LiveLimits } from './protocol.ts'
 import { LiveSession } from './session.ts'
-import { evmLiveSource, type LiveSource } from './source.ts'
+import { followedSource, type LiveSource } from './source.ts'
 import type { Connection } from './subscription.ts'
 import { checkUpgrade, type AcceptedUpgrade } from './upgrade.ts'
 
@@ -26,6 +26,8 @@ export interface FollowSpec {
   chain: Chain
   /** JSON-RPC URL of an EVM node; ignored when `source` is given. */
   rpcUrl?: string
+  /** Fullnode REST URL of a Move-VM node; ignored when `source` is given. */
+  restUrl?: string
   source?: LiveSource
   rpc?: RpcOptions
   /** Time between polls of this chain's node, ms (default: the service's). */
@@ -35,7 +37,7 @@ export interface FollowSpec {
 
 /** The chains of LIVE_CHAINS (config.ts) as follow specs for the service. */
 export const followSpecs = (chains: readonly FollowedChain[]): FollowSpec[] =>
-  chains.map(f => ({ chain: f.chain, rpcUrl: f.rpc, pollIntervalMs: f.pollMs, options: { finalityDepth: f.finality, compactBlocks: f.compactBlocks } }))
+  chains.map(f => ({ chain: f.chain, rpcUrl: f.rpc, restUrl: f.rest, pollIntervalMs: f.pollMs, options: { finalityDepth: f.finality, compactBlocks: f.compactBlocks } }))
 
 export interface LiveServiceOptions {
   store: ObjectStore
@@ -89,8 +91,7 @@ export class LiveService {
       handleProtocols: protocols => (protocols.has(PROTOCOL) ? PROTOCOL : false),
     })
     for (const f of options.follow ?? []) {
-      const source = f.source ?? (f.rpcUrl ? evmLiveSource(createRpcClient(f.rpcUrl, { retries: 3, timeoutMs: 10_000, ...f.rpc })) : undefined)
-      if (!source) throw new Error(`chain ${f.chain.code}: give rpcUrl or source`)
+      const source = f.source ?? followedSource({ chain: f.chain, rpc: f.rpcUrl, rest: f.restUrl }, options.store, { retries: 3, timeoutMs: 10_000, rpc: f.rpc })
       const live = new LiveChain({ ...f.options, chain: f.chain, store: options.store, source, users: this.users, limits: this.limits, log: options.log })
       this.chains.set(chainKey(f.chain), live)
       if (f.pollIntervalMs !== undefined) this.pollMs.set(live, f.pollIntervalMs)

@@ -7,11 +7,15 @@
 import { EVM_DATASETS } from '../datasets/evm.ts'
 import type { RpcBlock } from '../ingest/evm-json.ts'
 import { evmExtractor } from '../ingest/extract.ts'
-import type { RpcClient } from '../ingest/rpc.ts'
+import { createRpcClient, type RpcClient, type RpcOptions } from '../ingest/rpc.ts'
 import { transformBlocks } from '../ingest/transform.ts'
 import { verifyBlock } from '../ingest/verify.ts'
 import type { ColumnBatch } from '../lake/write.ts'
+import { fullnodeClient } from '../move/rest.ts'
 import type { DatasetDecl } from '../schema/dataset.ts'
+import type { ObjectStore } from '../store/types.ts'
+import type { FollowedChain } from './config.ts'
+import { moveLiveSource } from './move-source.ts'
 import type { BlockHeader } from './window.ts'
 
 /** A new block as fetched: header and verified rows per storage name. */
@@ -22,6 +26,12 @@ export interface FetchedBlock {
 
 export interface LiveSource {
   readonly datasets: readonly DatasetDecl[]
+  /**
+   * Blocks are final once the node serves them (BFT chains: Move-VM): a node that
+   * goes back below a delivered block or names another hash for it is in error,
+   * and the follower throws instead of looking for a fork.
+   */
+  readonly final?: boolean
   /** The node's head. */
   latest(): Promise<BlockHeader>
   /** Headers at the given heights, null where the node has none. */
@@ -60,4 +70,17 @@ export function evmLiveSource(rpc: RpcClient): LiveSource {
       })
     },
   }
+}
+
+/**
+ * The source of a LIVE_CHAINS entry, by family: JSON-RPC for EVM chains, the
+ * fullnode REST API for Move-VM chains (its ABI cache lives in `store`).
+ */
+export function followedSource(f: Pick<FollowedChain, 'chain' | 'rpc' | 'rest'>, store: ObjectStore, client: { retries: number; timeoutMs: number; rpc?: RpcOptions }): LiveSource {
+  if (f.chain.family === 'move') {
+    if (!f.rest) throw new Error(`chain ${f.chain.code}: a Move-VM chain is followed through a fullnode REST URL`)
+    return moveLiveSource(fullnodeClient({ url: f.rest, retries: client.retries, timeoutMs: client.timeoutMs }), { chain: f.chain, store })
+  }
+  if (!f.rpc) throw new Error(`chain ${f.chain.code}: an EVM chain is followed through a JSON-RPC URL`)
+  return evmLiveSource(createRpcClient(f.rpc, { retries: client.retries, timeoutMs: client.timeoutMs, ...client.rpc }))
 }
