@@ -20,7 +20,7 @@ import { AckWindow } from './acks.ts'
 import { LiveChain, type WindowPersistence } from './hub.ts'
 import { CREDENTIAL_PROTOCOL_PREFIX, offeredProtocols, type LiveLimits } from './protocol.ts'
 import { LiveSession } from './session.ts'
-import { followedSource } from './source.ts'
+import { evmFollowed, followedSource } from './source.ts'
 import type { Connection } from './subscription.ts'
 import { authenticateUpgrade, isWebSocketUpgrade, parseUpgrade } from './upgrade.ts'
 import type { Anchor, WindowBlock } from './window.ts'
@@ -196,7 +196,7 @@ export class LiveChainObject implements DurableObject {
     const live = new LiveChain({
       chain,
       store: r2Store(this.env.LAKE),
-      source: followed ? followedSource(followed, r2Store(this.env.LAKE), { retries: 1, timeoutMs: 5_000 }) : undefined,
+      source: followed ? followedSource(followed, r2Store(this.env.LAKE), { retries: 1, timeoutMs: 5_000 }, { evm: evmFollowed }) : undefined,
       finalityDepth: followed?.finality,
       compactBlocks: followed?.compactBlocks,
       persistence: storagePersistence(this.ctx.storage),

@@ -17,9 +17,9 @@
 import { moveTransactions } from '../datasets/move.ts'
 import type { ColumnBatch } from '../lake/write.ts'
 import { checkContiguous, MissingVersionError, moveSource, type MoveSourceOptions } from '../ingest/move-source.ts'
-import { FullnodeError, type FullnodeClient } from '../move/rest.ts'
+import { fullnodeClient, FullnodeError, type FullnodeClient } from '../move/rest.ts'
 import { bytesToHex } from '../schema/hex.ts'
-import type { FetchedBlock, LiveSource } from './source.ts'
+import type { FetchedBlock, LiveSource, SourceFactory } from './source.ts'
 import type { BlockHeader } from './window.ts'
 
 /** The parent named by version 0: nothing comes before genesis. */
@@ -79,4 +79,10 @@ export function moveLiveSource(client: FullnodeClient, options: MoveSourceOption
       return out
     },
   }
+}
+
+/** Move-VM chains are followed through the fullnode REST API; the ABI cache lives in `store`. */
+export const moveFollowed: SourceFactory = (f, store, client) => {
+  if (!f.rest) throw new Error(`chain ${f.chain.code}: a Move-VM chain is followed through a fullnode REST URL`)
+  return moveLiveSource(fullnodeClient({ url: f.rest, retries: client.retries, timeoutMs: client.timeoutMs }), { chain: f.chain, store })
 }

@@ -17,7 +17,8 @@ import type { FollowedChain } from './config.ts'
 import { LiveChain, UserLimiter, type LiveChainOptions } from './hub.ts'
 import { CLOSE, DEFAULT_LIMITS, PROTOCOL, type LiveLimits } from './protocol.ts'
 import { LiveSession } from './session.ts'
-import { followedSource, type LiveSource } from './source.ts'
+import { evmFollowed, followedSource, type LiveSource } from './source.ts'
+import { moveFollowed } from './move-source.ts'
 import type { Connection } from './subscription.ts'
 import { checkUpgrade, type AcceptedUpgrade } from './upgrade.ts'
 
@@ -91,7 +92,7 @@ export class LiveService {
       handleProtocols: protocols => (protocols.has(PROTOCOL) ? PROTOCOL : false),
     })
     for (const f of options.follow ?? []) {
-      const source = f.source ?? followedSource({ chain: f.chain, rpc: f.rpcUrl, rest: f.restUrl }, options.store, { retries: 3, timeoutMs: 10_000, rpc: f.rpc })
+      const source = f.source ?? followedSource({ chain: f.chain, rpc: f.rpcUrl, rest: f.restUrl }, options.store, { retries: 3, timeoutMs: 10_000, rpc: f.rpc }, { evm: evmFollowed, move: moveFollowed })
       const live = new LiveChain({ ...f.options, chain: f.chain, store: options.store, source, users: this.users, limits: this.limits, log: options.log })
       this.chains.set(chainKey(f.chain), live)
       if (f.pollIntervalMs !== undefined) this.pollMs.set(live, f.pollIntervalMs)

@@ -11,11 +11,9 @@ import { createRpcClient, type RpcClient, type RpcOptions } from '../ingest/rpc.
 import { transformBlocks } from '../ingest/transform.ts'
 import { verifyBlock } from '../ingest/verify.ts'
 import type { ColumnBatch } from '../lake/write.ts'
-import { fullnodeClient } from '../move/rest.ts'
-import type { DatasetDecl } from '../schema/dataset.ts'
+import type { DatasetDecl, Family } from '../schema/dataset.ts'
 import type { ObjectStore } from '../store/types.ts'
 import type { FollowedChain } from './config.ts'
-import { moveLiveSource } from './move-source.ts'
 import type { BlockHeader } from './window.ts'
 
 /** A new block as fetched: header and verified rows per storage name. */
@@ -72,15 +70,34 @@ export function evmLiveSource(rpc: RpcClient): LiveSource {
   }
 }
 
-/**
- * The source of a LIVE_CHAINS entry, by family: JSON-RPC for EVM chains, the
- * fullnode REST API for Move-VM chains (its ABI cache lives in `store`).
- */
-export function followedSource(f: Pick<FollowedChain, 'chain' | 'rpc' | 'rest'>, store: ObjectStore, client: { retries: number; timeoutMs: number; rpc?: RpcOptions }): LiveSource {
-  if (f.chain.family === 'move') {
-    if (!f.rest) throw new Error(`chain ${f.chain.code}: a Move-VM chain is followed through a fullnode REST URL`)
-    return moveLiveSource(fullnodeClient({ url: f.rest, retries: client.retries, timeoutMs: client.timeoutMs }), { chain: f.chain, store })
-  }
+/** How a node is reached: retries and timeouts of its client. */
+export interface SourceClientOptions {
+  retries: number
+  timeoutMs: number
+  rpc?: RpcOptions
+}
+
+/** Makes the source of a LIVE_CHAINS entry of one family. */
+export type SourceFactory = (f: Pick<FollowedChain, 'chain' | 'rpc' | 'rest'>, store: ObjectStore, client: SourceClientOptions) => LiveSource
+
+/** EVM chains are followed through JSON-RPC. */
+export const evmFollowed: SourceFactory = (f, _store, client) => {
   if (!f.rpc) throw new Error(`chain ${f.chain.code}: an EVM chain is followed through a JSON-RPC URL`)
   return evmLiveSource(createRpcClient(f.rpc, { retries: client.retries, timeoutMs: client.timeoutMs, ...client.rpc }))
+}
+
+/**
+ * The source of a LIVE_CHAINS entry, by family. Each runtime passes the families it can
+ * follow: the Worker leaves Move-VM out, because its source needs the Aptos SDK, which would
+ * take the bundle past its size budget.
+ */
+export function followedSource(
+  f: Pick<FollowedChain, 'chain' | 'rpc' | 'rest'>,
+  store: ObjectStore,
+  client: SourceClientOptions,
+  factories: Partial<Record<Family, SourceFactory>>,
+): LiveSource {
+  const make = factories[f.chain.family]
+  if (!make) throw new Error(`chain ${f.chain.code}: ${f.chain.family} chains are not followed live here (the Node server, npm run serve, follows them)`)
+  return make(f, store, client)
 }
