@@ -19,6 +19,7 @@ import { acceptsGzip, DEFAULT_DATA_FORMAT, DEFAULT_STATUS_FORMAT, negotiateForma
 import { parseDataQuery } from './params.ts'
 import { queryResponse, statusResponse } from './respond.ts'
 import { parseStatusQuery } from './status.ts'
+import type { ScanOptions } from '../query/scan.ts'
 
 /** Path prefix of every endpoint. */
 export const API_PREFIX = '/v1/api/'
@@ -36,6 +37,8 @@ export interface AppOptions {
   datasets?: readonly DatasetDecl[]
   /** Basic-auth realm (default "edge-chain-data"). */
   realm?: string
+  /** Scanner options: the Node server passes the WASM decompressors of hyparquet-compressors (workerd cannot compile WASM at run time). */
+  scan?: ScanOptions
   /** Where unexpected errors go (default console.error); never given credentials. */
   log?: (message: string, error?: unknown) => void
   /**
@@ -58,7 +61,7 @@ export function createApp(options: AppOptions): Hono {
   const datasets = options.datasets ?? DATASETS
   const realm = options.realm ?? 'edge-chain-data'
   const log = options.log ?? ((message: string, error?: unknown) => console.error(message, error))
-  const deps = { store: options.store, manifest: options.manifest }
+  const deps = { store: options.store, manifest: options.manifest, scan: options.scan }
   const app = new Hono({ strict: false })
 
   app.onError((err, c) => {

@@ -8,6 +8,7 @@
 import { contentTypeOf, encodeRows, type Format } from '../format/encode.ts'
 import type { ManifestReader } from '../manifest/read.ts'
 import { runQuery } from '../query/engine.ts'
+import type { ScanOptions } from '../query/scan.ts'
 import type { QuerySpec, RowBatch } from '../query/types.ts'
 import type { Chain } from '../chains/registry.ts'
 import type { DatasetDecl, FieldDecl } from '../schema/dataset.ts'
@@ -21,6 +22,7 @@ import { STATUS_FIELDS, statusBatch, statusRecord } from './status.ts'
 export interface QueryDeps {
   store: ObjectStore
   manifest: ManifestReader
+  scan?: ScanOptions
 }
 
 /** The 413 of a plain JSON request over more than MAX_JSON_BLOCK_RANGE blocks. */
