@@ -12,14 +12,12 @@
  * Queries: (a) a rare address and topic0 over the whole range, (b) one block,
  * (c) a full export as arrow, csv and json_stream.
  */
-import { execFile, spawn, type ChildProcess } from 'node:child_process'
+import { spawn, type ChildProcess } from 'node:child_process'
 import { Agent, request } from 'node:http'
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises'
-import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
-import { dirname, join } from 'node:path'
+import { join } from 'node:path'
 import { createInterface } from 'node:readline'
-import { promisify } from 'node:util'
 import { parquetMetadata, parquetReadObjects, readOffsetIndex, type FileMetaData } from 'hyparquet'
 import { CHAINS } from '../chains/registry.ts'
 import { logs } from '../datasets/evm.ts'
@@ -37,6 +35,7 @@ import { fsStore } from '../store/fs.ts'
 import type { ObjectStore } from '../store/types.ts'
 import { createApp } from './app.ts'
 import { parseUsers } from './auth.ts'
+import { buildBundle, bundleMiniflare } from '../node/bundle.ts'
 
 /** Where a query is served from. */
 export type ServerName = 'workerd' | 'node'
@@ -224,49 +223,9 @@ interface Server {
   stop(): Promise<void>
 }
 
-/** Builds the production bundle with `wrangler deploy --dry-run` into a temp dir. */
-export async function buildBundle(root: string): Promise<{ outdir: string; script: string; bytes: number }> {
-  const outdir = await mkdtemp(join(tmpdir(), 'bench-bundle-'))
-  const wrangler = join(dirname(createRequire(import.meta.url).resolve('wrangler/package.json')), 'bin', 'wrangler.js')
-  await promisify(execFile)(process.execPath, [wrangler, 'deploy', '--dry-run', '--outdir', outdir], {
-    cwd: root,
-    env: { ...process.env, WRANGLER_SEND_METRICS: 'false' },
-  })
-  const script = join(outdir, 'index.js')
-  return { outdir, script, bytes: (await stat(script)).size }
-}
-
-/** Durable Object bindings declared in wrangler.toml (`[[durable_objects.bindings]]` name → class_name). */
-export function durableObjectsOf(toml: string): Record<string, string> {
-  const out: Record<string, string> = {}
-  for (const block of toml.split(/^\[\[durable_objects\.bindings\]\]\s*$/m).slice(1)) {
-    const body = block.split(/^\[/m)[0]
-    const name = /^name\s*=\s*"([^"]+)"/m.exec(body)?.[1]
-    const className = /^class_name\s*=\s*"([^"]+)"/m.exec(body)?.[1]
-    if (name && className) out[name] = className
-  }
-  return out
-}
-
 /** The bundle in Miniflare (workerd) over an R2 bucket holding a copy of `source`. */
 async function startWorkerd(root: string, outdir: string, source: ObjectStore): Promise<Server> {
-  process.env.CLOUDFLARE_CF_FETCH_ENABLED ??= 'false'
-  const { Miniflare, convertV4MiniflareOptions } = await import('miniflare')
-  const toml = await readFile(join(root, 'wrangler.toml'), 'utf8')
-  const compatibilityDate = /^compatibility_date\s*=\s*"([^"]+)"/m.exec(toml)![1]
-  const compatibilityFlags = JSON.parse(/^compatibility_flags\s*=\s*(\[[^\]]*\])/m.exec(toml)![1]) as string[]
-  const mf = new Miniflare(
-    convertV4MiniflareOptions({
-      modules: true,
-      scriptPath: join(outdir, 'index.js'),
-      modulesRoot: outdir,
-      compatibilityDate,
-      compatibilityFlags,
-      r2Buckets: ['LAKE'],
-      durableObjects: durableObjectsOf(toml),
-      bindings: { API_USERS: `${USER}:${USER}` },
-    }),
-  )
+  const mf = await bundleMiniflare(root, outdir, { API_USERS: `${USER}:${USER}` })
   await seedBucket((await mf.getR2Bucket('LAKE')) as unknown as SeedableBucket, source)
   const url = (await mf.ready).toString().replace(/\/$/, '')
   return { name: 'workerd', url, stop: () => mf.dispose() }

@@ -3,18 +3,15 @@
  * budget, and Miniflare running it the way production workerd does (no eval, no
  * `new Function`, unlike the vitest Workers pool) must serve a query in every format.
  */
-import { execFile } from 'node:child_process'
-import { mkdtemp, readFile, rm } from 'node:fs/promises'
-import { createRequire } from 'node:module'
-import { tmpdir } from 'node:os'
-import { dirname, join } from 'node:path'
-import { promisify } from 'node:util'
+import { readFile, rm } from 'node:fs/promises'
+import { join } from 'node:path'
 import { request } from 'node:http'
 import { gunzipSync, gzipSync } from 'node:zlib'
 import { convertV4MiniflareOptions, Miniflare } from 'miniflare'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { logs } from '../../src/datasets/evm.ts'
 import type { Format } from '../../src/format/encode.ts'
+import { buildBundle, bundleMiniflare } from '../../src/node/bundle.ts'
 import { seedBucket, type SeedableBucket } from '../../src/node/seed-r2.ts'
 import { DECODERS } from '../format/decode.ts'
 import { removeTempDirs, tempStore } from '../query/lake.ts'
@@ -24,7 +21,6 @@ import { basic, buildHttpLake, canonicalRecords, inBlocks, type HttpLake } from 
 export const BUNDLE_BUDGET = { bytes: 1024 * 1024, gzipBytes: 256 * 1024 }
 
 const root = join(import.meta.dirname, '..', '..')
-const wrangler = join(dirname(createRequire(import.meta.url).resolve('wrangler/package.json')), 'bin', 'wrangler.js')
 
 let outdir: string
 let bundle: Uint8Array
@@ -32,23 +28,10 @@ let mf: Miniflare
 let lake: HttpLake
 
 beforeAll(async () => {
-  outdir = await mkdtemp(join(tmpdir(), 'bundle-'))
-  await promisify(execFile)(process.execPath, [wrangler, 'deploy', '--dry-run', '--outdir', outdir], { cwd: root, env: { ...process.env, WRANGLER_SEND_METRICS: 'false' } })
-  bundle = await readFile(join(outdir, 'index.js'))
-  const toml = await readFile(join(root, 'wrangler.toml'), 'utf8')
-  const compatibilityDate = /^compatibility_date\s*=\s*"([^"]+)"/m.exec(toml)![1]
-  const compatibilityFlags = JSON.parse(/^compatibility_flags\s*=\s*(\[[^\]]*\])/m.exec(toml)![1]) as string[]
-  mf = new Miniflare(
-    convertV4MiniflareOptions({
-      modules: true,
-      scriptPath: join(outdir, 'index.js'),
-      modulesRoot: outdir,
-      compatibilityDate,
-      compatibilityFlags,
-      r2Buckets: ['LAKE'],
-      bindings: { API_USERS: 'dev:dev' },
-    }),
-  )
+  const built = await buildBundle(root)
+  outdir = built.outdir
+  bundle = await readFile(built.script)
+  mf = await bundleMiniflare(root, outdir, { API_USERS: 'dev:dev' })
   const { store } = await tempStore()
   lake = await buildHttpLake(store)
   await seedBucket((await mf.getR2Bucket('LAKE')) as unknown as SeedableBucket, store)
