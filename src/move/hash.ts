@@ -6,6 +6,7 @@
  */
 import { AccountAddress, hashValues, Serializer } from '@aptos-labs/ts-sdk'
 import { bytesToHex, hexToBytes } from '../schema/hex.ts'
+import type { RestBlockMetadataTransaction } from './rest-types.ts'
 
 /** Variant indexes of the `Transaction` enum (aptos-core `types/src/transaction/mod.rs`). */
 export const TRANSACTION_VARIANT = {
@@ -30,15 +31,11 @@ export function userTransactionHash(...signedTransaction: Uint8Array[]): string 
   return bytesToHex(hashValues([PREFIX, new Uint8Array([TRANSACTION_VARIANT.UserTransaction]), ...signedTransaction]))
 }
 
-export interface BlockMetadataFields {
-  id: string
-  epoch: string
-  round: string
-  proposer: string
-  previous_block_votes_bitvec: number[]
-  failed_proposer_indices: number[]
-  timestamp: string
-}
+/** The fields a block metadata transaction's hash covers, as the REST API gives them. */
+export type BlockMetadataFields = Pick<
+  RestBlockMetadataTransaction,
+  'id' | 'epoch' | 'round' | 'proposer' | 'previous_block_votes_bitvec' | 'failed_proposer_indices' | 'timestamp'
+>
 
 function blockMetadataBody(b: BlockMetadataFields, s: Serializer): void {
   s.serializeFixedBytes(hexToBytes(b.id))
