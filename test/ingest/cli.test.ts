@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
-import { ingestCommand, parseIngestArgs, UsageError } from '../../src/ingest/cli.ts'
+import { ingestCommand, parseIngestArgs } from '../../src/ingest/cli.ts'
 import { runIngest } from '../../src/ingest/run.ts'
 import { findChain } from '../../src/chains/registry.ts'
 import type { ChainRef } from '../../src/manifest/types.ts'
@@ -12,7 +12,7 @@ import { fsStore } from '../../src/store/fs.ts'
 import { openStore } from '../../src/store/open.ts'
 import { readManifest, snapshot } from './fixtures.ts'
 import { startWorkload, type Workload } from './devnet.ts'
-import { runIngestScript } from './script.ts'
+import { runIngestScript, usageError } from './script.ts'
 
 const DEV: ChainRef = { family: 'evm', id: 31337, code: 'DEVNET' }
 const base = ['--chain', 'ETH', '--rpc', 'http://127.0.0.1:8545', '--from', '10', '--to', '20', '--out', '/tmp/x']
@@ -23,15 +23,6 @@ const set = (args: string[], name: string, value: string | null) => {
   else if (i >= 0) out[i + 1] = value
   else out.push(name, value)
   return out
-}
-const usageError = (argv: string[]) => {
-  try {
-    parseIngestArgs(argv)
-  } catch (e) {
-    expect(e).toBeInstanceOf(UsageError)
-    return (e as Error).message
-  }
-  throw new Error('accepted')
 }
 
 describe('parseIngestArgs', () => {

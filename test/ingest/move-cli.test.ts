@@ -4,7 +4,7 @@ import { createServer, type Server } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { findChain } from '../../src/chains/registry.ts'
-import { ingestCommand, parseIngestArgs, UsageError } from '../../src/ingest/cli.ts'
+import { ingestCommand, parseIngestArgs } from '../../src/ingest/cli.ts'
 import { moveSource } from '../../src/ingest/move-source.ts'
 import { runIngest } from '../../src/ingest/run.ts'
 import { fullnodeClient } from '../../src/move/rest.ts'
@@ -13,7 +13,7 @@ import { openStore } from '../../src/store/open.ts'
 import type { ObjectStore } from '../../src/store/types.ts'
 import { startReplay, type Replay } from '../move/replay.ts'
 import { partitionsOf, readManifest, readRows, view } from './fixtures.ts'
-import { runIngestScript } from './script.ts'
+import { runIngestScript, usageError } from './script.ts'
 
 const APTOS = findChain('move', 'APTOS')!
 /** Eight recorded mainnet versions within 700,000 versions of each other. */
@@ -33,15 +33,6 @@ beforeAll(async () => {
 })
 afterAll(() => replay?.stop())
 
-const usageError = (argv: string[]) => {
-  try {
-    parseIngestArgs(argv)
-  } catch (e) {
-    expect(e).toBeInstanceOf(UsageError)
-    return (e as Error).message
-  }
-  throw new Error('accepted')
-}
 
 describe('parseIngestArgs with --rest', () => {
   const rest = (chain: string, ...more: string[]) => ['--chain', chain, '--rest', 'http://127.0.0.1:8080', '--from', '0', '--to', '9', '--out', '/tmp/x', ...more]

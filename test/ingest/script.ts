@@ -1,7 +1,9 @@
-/** Runs `scripts/ingest.ts` as a child process, as `npm run ingest` does, line by line. */
+/** Helpers of the ingest CLI tests: argument errors, and `scripts/ingest.ts` run as a child process. */
 import { spawn } from 'node:child_process'
 import { join, resolve } from 'node:path'
 import { createInterface } from 'node:readline'
+import { expect } from 'vitest'
+import { parseIngestArgs, UsageError } from '../../src/ingest/cli.ts'
 
 export const ROOT = resolve(import.meta.dirname, '../..')
 
@@ -23,4 +25,15 @@ export function runIngestScript(args: string[], onLine?: (line: string, kill: ()
     onLine?.(line, () => child.kill('SIGKILL'))
   })
   return new Promise(done => child.on('close', (code, signal) => done({ code, signal, lines, stderr })))
+}
+
+/** The message of the UsageError that `argv` gets; fails the test if the arguments are accepted. */
+export function usageError(argv: string[]): string {
+  try {
+    parseIngestArgs(argv)
+  } catch (e) {
+    expect(e).toBeInstanceOf(UsageError)
+    return (e as Error).message
+  }
+  throw new Error('accepted')
 }
