@@ -5,11 +5,12 @@
  *
  * Production workerd forbids `new Function`, which apache-arrow's builders
  * (`makeBuilder`, `vectorFromArray`, `Builder.new`) call to make their null
- * checks. So columns are laid out here, buffer by buffer, and wrapped with
- * `makeData`; messages are framed here with the library's flatbuffer encoder
- * (`Message.encode`) and body assembler (`VectorAssembler`), none of which build
- * functions at run time. Subpath imports keep the rest of the library out of the
- * Worker bundle.
+ * checks. So columns are wrapped with `makeData` here, buffer by buffer; the
+ * batch's vectors already have Arrow's layout, so their buffers are used as they
+ * are (only booleans and validity are packed to bitmaps). Messages are framed
+ * here with the library's flatbuffer encoder (`Message.encode`) and body
+ * assembler (`VectorAssembler`), none of which build functions at run time.
+ * Subpath imports keep the rest of the library out of the Worker bundle.
  */
 import { makeData, type Data } from 'apache-arrow/data'
 import { Binary, Bool, FixedSizeBinary, Struct, Uint64, Utf8, type DataType } from 'apache-arrow/type'
@@ -18,11 +19,10 @@ import { RecordBatch } from 'apache-arrow/recordbatch'
 import { Message, RecordBatch as RecordBatchHeader } from 'apache-arrow/ipc/metadata/message'
 import { VectorAssembler } from 'apache-arrow/visitor/vectorassembler'
 import type { RowBatch } from '../query/types.ts'
+import type { BinaryVector, BoolVector, FixedVector, U64Vector, Vector } from '../query/vector.ts'
 import type { FieldDecl } from '../schema/dataset.ts'
-import { KINDS, type Kind, type StoredValue } from '../schema/kinds.ts'
-import { BatchShapeError, ByteSink, columnOfBatch, requiredNull, type BatchEncoder } from './sink.ts'
-
-type Column = (StoredValue | null)[]
+import { KINDS, type Kind } from '../schema/kinds.ts'
+import { ByteSink, fieldColumn, requiredNull, type BatchEncoder } from './sink.ts'
 
 /** The Arrow type of each kind; fixed-width kinds take their width from KINDS. */
 function arrowTypeOf(kind: Kind): DataType {
@@ -45,112 +45,71 @@ interface Validity {
   nullCount: number
 }
 
-function validityOf(field: FieldDecl, col: Column, n: number): Validity {
+/**
+ * A bitmap of `n` bits, bit i set where `bytes[i]` is not 0. Sized to a multiple
+ * of 8 bytes, as the IPC body wants, so the assembler keeps it without a copy.
+ */
+function bitmapOf(bytes: Uint8Array, n: number): Uint8Array {
+  const bitmap = new Uint8Array(((n + 63) >> 6) << 3)
+  for (let i = 0; i < n; i++) if (bytes[i] !== 0) bitmap[i >> 3] |= 1 << (i & 7)
+  return bitmap
+}
+
+function validityOf(field: FieldDecl, v: Vector, n: number): Validity {
+  const valid = v.valid
+  if (valid === null) return { bitmap: undefined, nullCount: 0 }
   let nulls = 0
-  for (let i = 0; i < n; i++) if (col[i] === null) nulls++
+  for (let i = 0; i < n; i++) if (valid[i] === 0) nulls++
   if (nulls === 0) return { bitmap: undefined, nullCount: 0 }
   if (!field.nullable) throw requiredNull(field.name)
-  const bitmap = new Uint8Array((n + 7) >> 3)
-  for (let i = 0; i < n; i++) if (col[i] !== null) bitmap[i >> 3] |= 1 << (i & 7)
-  return { bitmap, nullCount: nulls }
+  return { bitmap: bitmapOf(valid, n), nullCount: nulls }
 }
 
-function uint64Data(type: DataType, col: Column, n: number, v: Validity): Data {
-  const data = new BigUint64Array(n)
-  for (let i = 0; i < n; i++) {
-    const x = col[i]
-    if (x !== null) data[i] = x as bigint
-  }
-  return makeData({ type: type as Uint64, length: n, nullCount: v.nullCount, nullBitmap: v.bitmap, data })
+function uint64Data(type: Uint64, v: U64Vector, n: number, valid: Validity): Data {
+  const data = v.values.length === n ? v.values : v.values.subarray(0, n)
+  return makeData({ type, length: n, nullCount: valid.nullCount, nullBitmap: valid.bitmap, data })
 }
 
-function fixedData(field: FieldDecl, type: FixedSizeBinary, col: Column, n: number, v: Validity): Data {
-  const w = type.byteWidth
-  const data = new Uint8Array(n * w)
-  for (let i = 0, at = 0; i < n; i++, at += w) {
-    const x = col[i] as Uint8Array | null
-    if (x === null) continue
-    if (x.length !== w) throw new BatchShapeError(`field "${field.name}" holds ${x.length} bytes, expected ${w}`)
-    if (w > 32) {
-      data.set(x, at)
-      continue
-    }
-    for (let k = 0; k < w; k++) data[at + k] = x[k]
-  }
-  return makeData({ type, length: n, nullCount: v.nullCount, nullBitmap: v.bitmap, data })
+function fixedData(type: FixedSizeBinary, v: FixedVector, n: number, valid: Validity): Data {
+  const size = n * v.width
+  const data = v.bytes.length === size ? v.bytes : v.bytes.subarray(0, size)
+  return makeData({ type, length: n, nullCount: valid.nullCount, nullBitmap: valid.bitmap, data })
 }
 
-function binaryData(type: Binary, col: Column, n: number, v: Validity): Data {
-  const valueOffsets = new Int32Array(n + 1)
-  let total = 0
-  for (let i = 0; i < n; i++) {
-    const x = col[i] as Uint8Array | null
-    if (x !== null) total += x.length
-    if (total > 0x7fffffff) throw new BatchShapeError('binary column over 2 GiB in one batch')
-    valueOffsets[i + 1] = total
-  }
-  const data = new Uint8Array(total)
-  for (let i = 0; i < n; i++) {
-    const x = col[i] as Uint8Array | null
-    if (x !== null) data.set(x, valueOffsets[i])
-  }
-  return makeData({ type, length: n, nullCount: v.nullCount, nullBitmap: v.bitmap, valueOffsets, data })
+/** Binary and Utf8 share the layout: offsets into the data, rebased only when a slice left them off 0. */
+function binaryData(type: Binary | Utf8, v: BinaryVector, n: number, valid: Validity): Data {
+  const base = v.offsets[0]
+  const end = v.offsets[n]
+  let valueOffsets = v.offsets.length === n + 1 ? v.offsets : v.offsets.subarray(0, n + 1)
+  if (base !== 0) valueOffsets = valueOffsets.map(o => o - base)
+  const data = base === 0 && end === v.bytes.length ? v.bytes : v.bytes.subarray(base, end)
+  const props = { length: n, nullCount: valid.nullCount, nullBitmap: valid.bitmap, valueOffsets, data }
+  return type instanceof Utf8 ? makeData({ type, ...props }) : makeData({ type, ...props })
 }
 
-const utf8 = new TextEncoder()
-
-function utf8Data(type: Utf8, col: Column, n: number, v: Validity): Data {
-  const valueOffsets = new Int32Array(n + 1)
-  let chars = 0
-  for (let i = 0; i < n; i++) {
-    const x = col[i] as string | null
-    if (x !== null) chars += x.length
-  }
-  let data = new Uint8Array(chars)
-  let p = 0
-  for (let i = 0; i < n; i++) {
-    const s = col[i] as string | null
-    if (s !== null) {
-      if (data.length - p < 3 * s.length) {
-        const grown = new Uint8Array(Math.max(2 * data.length, p + 3 * s.length))
-        grown.set(data.subarray(0, p))
-        data = grown
-      }
-      for (let k = 0; k < s.length; k++) {
-        const c = s.charCodeAt(k)
-        if (c >= 0x80) {
-          p += utf8.encodeInto(s.slice(k), data.subarray(p)).written
-          break
-        }
-        data[p++] = c
-      }
-    }
-    if (p > 0x7fffffff) throw new BatchShapeError('string column over 2 GiB in one batch')
-    valueOffsets[i + 1] = p
-  }
-  return makeData({ type, length: n, nullCount: v.nullCount, nullBitmap: v.bitmap, valueOffsets, data: data.subarray(0, p) })
+function boolData(type: Bool, v: BoolVector, n: number, valid: Validity): Data {
+  return makeData({ type, length: n, nullCount: valid.nullCount, nullBitmap: valid.bitmap, data: bitmapOf(v.values, n) })
 }
 
-function boolData(type: Bool, col: Column, n: number, v: Validity): Data {
-  const data = new Uint8Array((n + 7) >> 3)
-  for (let i = 0; i < n; i++) if (col[i] === true) data[i >> 3] |= 1 << (i & 7)
-  return makeData({ type, length: n, nullCount: v.nullCount, nullBitmap: v.bitmap, data })
-}
-
-/** One column of a batch as Arrow data of the field's declared type. */
-function columnData(field: FieldDecl, type: DataType, col: Column, n: number): Data {
-  const v = validityOf(field, col, n)
-  if (type instanceof Uint64) return uint64Data(type, col, n, v)
-  if (type instanceof FixedSizeBinary) return fixedData(field, type, col, n, v)
-  if (type instanceof Binary) return binaryData(type, col, n, v)
-  if (type instanceof Bool) return boolData(type, col, n, v)
-  return utf8Data(type as Utf8, col, n, v)
+/** One column of a batch as Arrow data of the field's declared type, made from the vector's buffers. */
+function columnData(field: FieldDecl, type: DataType, v: Vector, n: number): Data {
+  const valid = validityOf(field, v, n)
+  switch (v.type) {
+    case 'u64':
+      return uint64Data(type as Uint64, v, n, valid)
+    case 'fixed':
+      return fixedData(type as FixedSizeBinary, v, n, valid)
+    case 'binary':
+      return binaryData(type as Binary | Utf8, v, n, valid)
+    case 'bool':
+      return boolData(type as Bool, v, n, valid)
+  }
 }
 
 /** A RowBatch as an Arrow record batch of the given schema. */
 function arrowRecordBatch(schema: Schema, fields: readonly FieldDecl[], batch: RowBatch): RecordBatch {
   const n = batch.length
-  const children = fields.map((f, j) => columnData(f, schema.fields[j].type, columnOfBatch(batch, f.name), n))
+  const children = fields.map((f, j) => columnData(f, schema.fields[j].type, fieldColumn(batch, f), n))
   return new RecordBatch(schema, makeData({ type: new Struct(schema.fields), length: n, nullCount: 0, children }))
 }
 

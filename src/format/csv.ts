@@ -6,14 +6,15 @@
  * comma, a quote, CR or LF are quoted, quotes doubled. `json` fields are their
  * JSON text.
  */
+import type { BinaryVector } from '../query/vector.ts'
 import type { FieldDecl } from '../schema/dataset.ts'
-import type { StoredValue } from '../schema/kinds.ts'
-import { ByteSink, columnOfBatch, requiredNull, type BatchEncoder } from './sink.ts'
-import { BARE_TEXT, type TextWriter } from './text.ts'
+import { ByteSink, fieldColumns, requiredNull, type BatchEncoder } from './sink.ts'
+import { BARE_TEXT, copyPlain, plainAscii, textAt, type FieldWriter } from './text.ts'
 
 const COMMA = 44
 const NEWLINE = 10
 const NEEDS_QUOTES = /[",\r\n]/
+const CSV_PLAIN = plainAscii('",\r\n')
 
 /** A cell as RFC 4180 wants it: quoted when it holds a separator, a quote or a line break. */
 export function csvCell(text: string): string {
@@ -21,8 +22,16 @@ export function csvCell(text: string): string {
   return NEEDS_QUOTES.test(text) ? '"' + text.replaceAll('"', '""') + '"' : text
 }
 
-function csvValueWriter(field: FieldDecl): TextWriter {
-  if (field.kind === 'string' || field.kind === 'json') return (sink, v) => sink.utf8(csvCell(v as string))
+/** A string or json cell as csvCell gives it; plain ASCII text is copied without decoding. */
+function writeTextCell(sink: ByteSink, v: BinaryVector, i: number): void {
+  const n = v.offsets[i + 1] - v.offsets[i]
+  sink.reserve(n)
+  if (n > 0 && copyPlain(sink, v, i, sink.pos, CSV_PLAIN)) sink.pos += n
+  else sink.utf8(csvCell(textAt(v, i)))
+}
+
+function csvValueWriter(field: FieldDecl): FieldWriter {
+  if (field.kind === 'string' || field.kind === 'json') return writeTextCell as FieldWriter
   const bare = BARE_TEXT[field.kind]
   if (!bare) throw new Error(`no CSV writer for kind ${field.kind}`)
   return bare.write
@@ -40,12 +49,12 @@ export function csvEncoder(fields: readonly FieldDecl[]): BatchEncoder {
       return sink.take()
     },
     batch: batch => {
-      const cols = fields.map(f => columnOfBatch(batch, f.name))
+      const cols = fieldColumns(batch, fields)
       for (let i = 0; i < batch.length; i++) {
         for (let j = 0; j < cols.length; j++) {
           if (j > 0) sink.byte(COMMA)
-          const v: StoredValue | null = cols[j][i]
-          if (v !== null) writers[j](sink, v)
+          const v = cols[j]
+          if (v.valid === null || v.valid[i] !== 0) writers[j](sink, v, i)
           else if (!nullable[j]) throw requiredNull(fields[j].name)
         }
         sink.byte(NEWLINE)

@@ -4,10 +4,10 @@
  * field is embedded as a JSON value. u64 numbers are written with all their
  * digits, which parse to the same doubles `toJson` gives.
  */
+import type { BinaryVector, Vector } from '../query/vector.ts'
 import type { FieldDecl } from '../schema/dataset.ts'
-import type { StoredValue } from '../schema/kinds.ts'
-import { ByteSink, columnOfBatch, requiredNull, type BatchEncoder } from './sink.ts'
-import { BARE_TEXT, type TextWriter } from './text.ts'
+import { ByteSink, fieldColumns, requiredNull, type BatchEncoder } from './sink.ts'
+import { BARE_TEXT, copyPlain, plainAscii, textAt, type FieldWriter } from './text.ts'
 
 const QUOTE = 34
 const COMMA = 44
@@ -18,13 +18,30 @@ const CLOSE_OBJECT = 125
 
 const LINE_BREAK = /[\r\n]/
 
+/** ASCII that JSON.stringify escapes: controls, `"` and `\`. */
+const JSON_PLAIN = plainAscii(String.fromCharCode(...Array.from({ length: 32 }, (_, c) => c)) + '"\\')
+
 const utf8 = new TextEncoder()
 
-function quoted(write: TextWriter): TextWriter {
-  return (sink, v) => {
+function quoted(write: FieldWriter): FieldWriter {
+  return (sink, v, i) => {
     sink.byte(QUOTE)
-    write(sink, v)
+    write(sink, v, i)
     sink.byte(QUOTE)
+  }
+}
+
+/** A string as JSON.stringify writes it; text with nothing to escape is copied without decoding. */
+function writeJsonString(sink: ByteSink, v: BinaryVector, i: number): void {
+  const n = v.offsets[i + 1] - v.offsets[i]
+  sink.reserve(n + 2)
+  const at = sink.pos
+  if (copyPlain(sink, v, i, at + 1, JSON_PLAIN)) {
+    sink.buf[at] = QUOTE
+    sink.buf[at + n + 1] = QUOTE
+    sink.pos = at + n + 2
+  } else {
+    sink.utf8(JSON.stringify(textAt(v, i)))
   }
 }
 
@@ -39,16 +56,19 @@ function embeddedJson(text: string): string {
 }
 
 /** The JSON token writer of a field's kind. */
-function jsonValueWriter(field: FieldDecl): TextWriter {
-  if (field.kind === 'string') return (sink, v) => sink.utf8(JSON.stringify(v as string))
-  if (field.kind === 'json') return (sink, v) => sink.utf8(embeddedJson(v as string))
+function jsonValueWriter(field: FieldDecl): FieldWriter {
+  if (field.kind === 'string') return writeJsonString as FieldWriter
+  if (field.kind === 'json') return (sink, v, i) => sink.utf8(embeddedJson(textAt(v as BinaryVector, i)))
   const bare = BARE_TEXT[field.kind]
   if (!bare) throw new Error(`no JSON writer for kind ${field.kind}`)
   return bare.quotedInJson ? quoted(bare.write) : bare.write
 }
 
-/** Writes one record of a batch's columns (taken in field order) as a JSON object. */
-export type JsonRecordWriter = (sink: ByteSink, columns: (StoredValue | null)[][], row: number) => void
+/**
+ * Writes one record as a JSON object from a batch's columns taken in field order,
+ * each laid out as its field's kind wants (see `fieldColumns`).
+ */
+export type JsonRecordWriter = (sink: ByteSink, columns: readonly Vector[], row: number) => void
 
 /** The record writer of a field list; shared by the array and the line formats. */
 export function jsonRecordWriter(fields: readonly FieldDecl[]): JsonRecordWriter {
@@ -59,8 +79,8 @@ export function jsonRecordWriter(fields: readonly FieldDecl[]): JsonRecordWriter
     sink.byte(OPEN_OBJECT)
     for (let j = 0; j < cols.length; j++) {
       sink.bytes(keys[j])
-      const v = cols[j][i]
-      if (v !== null) writers[j](sink, v)
+      const v = cols[j]
+      if (v.valid === null || v.valid[i] !== 0) writers[j](sink, v, i)
       else if (nullable[j]) sink.ascii('null')
       else throw requiredNull(fields[j].name)
     }
@@ -79,7 +99,7 @@ export function jsonEncoder(fields: readonly FieldDecl[]): BatchEncoder {
       return sink.take()
     },
     batch: batch => {
-      const cols = fields.map(f => columnOfBatch(batch, f.name))
+      const cols = fieldColumns(batch, fields)
       for (let i = 0; i < batch.length; i++) {
         if (first) first = false
         else sink.byte(COMMA)

@@ -3,7 +3,7 @@
  * ended by `\n`, so an empty result is an empty body.
  */
 import type { FieldDecl } from '../schema/dataset.ts'
-import { ByteSink, columnOfBatch, type BatchEncoder } from './sink.ts'
+import { ByteSink, fieldColumns, type BatchEncoder } from './sink.ts'
 import { jsonRecordWriter } from './json.ts'
 
 const NEWLINE = 10
@@ -15,7 +15,7 @@ export function jsonlEncoder(fields: readonly FieldDecl[]): BatchEncoder {
   return {
     open: () => [],
     batch: batch => {
-      const cols = fields.map(f => columnOfBatch(batch, f.name))
+      const cols = fieldColumns(batch, fields)
       for (let i = 0; i < batch.length; i++) {
         writeRecord(sink, cols, i)
         sink.byte(NEWLINE)

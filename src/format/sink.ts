@@ -4,7 +4,8 @@
  * produced batch by batch in a few large writes instead of one string per value.
  */
 import type { RowBatch } from '../query/types.ts'
-import type { StoredValue } from '../schema/kinds.ts'
+import { shapeOf, type Vector, type VectorShape } from '../query/vector.ts'
+import type { FieldDecl } from '../schema/dataset.ts'
 
 /** Target size of the chunks a response is written in (64 KiB). */
 export const CHUNK_SIZE = 64 * 1024
@@ -22,15 +23,40 @@ export interface BatchEncoder {
   close(): Uint8Array[]
 }
 
-/** Thrown when a batch contradicts the field declarations (missing column, null in a required field). */
+/**
+ * Thrown when a batch contradicts the field declarations (missing column, a vector
+ * of another layout than the field's kind, null in a required field).
+ */
 export class BatchShapeError extends Error {}
 
 /** The batch's column for a field, checked to exist and to be long enough. */
-export function columnOfBatch(batch: RowBatch, name: string): (StoredValue | null)[] {
+export function columnOfBatch(batch: RowBatch, name: string): Vector {
   const col = batch.columns[name]
   if (col === undefined) throw new BatchShapeError(`batch has no column "${name}"`)
   if (col.length < batch.length) throw new BatchShapeError(`column "${name}" has ${col.length} values, batch has ${batch.length} rows`)
   return col
+}
+
+function layoutName(s: VectorShape | Vector): string {
+  return s.type === 'fixed' ? `fixed(${s.width})` : s.type
+}
+
+/**
+ * The batch's column for a field, also checked to have the layout of the field's
+ * kind: the writers read its buffers without looking at its type again.
+ */
+export function fieldColumn(batch: RowBatch, field: FieldDecl): Vector {
+  const v = columnOfBatch(batch, field.name)
+  const shape = shapeOf(field.kind)
+  if (v.type !== shape.type || (v.type === 'fixed' && shape.type === 'fixed' && v.width !== shape.width)) {
+    throw new BatchShapeError(`field "${field.name}" (${field.kind}) holds a ${layoutName(v)} vector, expected ${layoutName(shape)}`)
+  }
+  return v
+}
+
+/** The checked columns of `fields`, in field order. */
+export function fieldColumns(batch: RowBatch, fields: readonly FieldDecl[]): Vector[] {
+  return fields.map(f => fieldColumn(batch, f))
 }
 
 /** Raised for a null in a field the declaration says is never null. */

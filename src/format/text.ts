@@ -1,14 +1,19 @@
 /**
- * Value text shared by the JSON and CSV encoders: writes a stored value's text
- * form (what `KINDS[kind].toText` returns) straight into a ByteSink as bytes.
- * Hex is the hot path of every text response, so it goes through a byte table
- * instead of building strings.
+ * Value text shared by the JSON and CSV encoders: a field writer writes row i of
+ * a packed vector (see vector.ts) as the text `KINDS[kind].toText` gives, reading
+ * the vector's buffers directly so no value object is ever made. Hex is the hot
+ * path of every text response, so it goes through a byte table instead of
+ * building strings; u64 values under 2^32 are read as one 32-bit word.
  */
-import type { Kind, StoredValue } from '../schema/kinds.ts'
+import type { BinaryVector, BoolVector, FixedVector, U64Vector, Vector } from '../query/vector.ts'
+import type { Kind } from '../schema/kinds.ts'
 import type { ByteSink } from './sink.ts'
 
-/** Writes one non-null value; the caller adds any quoting. */
-export type TextWriter = (sink: ByteSink, value: StoredValue) => void
+/**
+ * Writes non-null row i of a vector laid out as the field's kind wants (the
+ * encoder checked it); the caller adds any quoting.
+ */
+export type FieldWriter = (sink: ByteSink, v: Vector, i: number) => void
 
 const HEX_DIGITS = '0123456789abcdef'
 /** ASCII codes of the two hex digits of each byte, at 2·byte and 2·byte + 1. */
@@ -19,40 +24,39 @@ for (let i = 0; i < 256; i++) {
 }
 const ZERO = 48
 const X = 120
-const U32_MAX = 0xffffffffn
 
-/** `0x` and two digits per byte of `bytes` from `start`. */
-export function writeHex(sink: ByteSink, bytes: Uint8Array, start = 0): void {
-  sink.reserve(2 + 2 * (bytes.length - start))
+/** `0x` and two digits per byte of `bytes[start, end)`. */
+export function writeHex(sink: ByteSink, bytes: Uint8Array, start = 0, end = bytes.length): void {
+  sink.reserve(2 + 2 * (end - start))
   sink.buf[sink.pos++] = ZERO
   sink.buf[sink.pos++] = X
-  writeHexDigits(sink, bytes, start)
+  writeHexDigits(sink, bytes, start, end)
 }
 
-/** A big-endian number as a minimal JSON-RPC quantity: `0x0`, `0x1a`, never a leading zero digit. */
-export function writeQuantity(sink: ByteSink, bytes: Uint8Array): void {
-  let i = 0
-  while (i < bytes.length && bytes[i] === 0) i++
-  if (i === bytes.length) {
+/** Big-endian `bytes[start, end)` as a minimal JSON-RPC quantity: `0x0`, `0x1a`, never a leading zero digit. */
+export function writeQuantity(sink: ByteSink, bytes: Uint8Array, start = 0, end = bytes.length): void {
+  let i = start
+  while (i < end && bytes[i] === 0) i++
+  if (i === end) {
     sink.ascii('0x0')
     return
   }
   if (bytes[i] >= 16) {
-    writeHex(sink, bytes, i)
+    writeHex(sink, bytes, i, end)
     return
   }
-  sink.reserve(1 + 2 * (bytes.length - i))
+  sink.reserve(1 + 2 * (end - i))
   sink.buf[sink.pos++] = ZERO
   sink.buf[sink.pos++] = X
   sink.buf[sink.pos++] = HEX_DIGITS.charCodeAt(bytes[i])
-  writeHexDigits(sink, bytes, i + 1)
+  writeHexDigits(sink, bytes, i + 1, end)
 }
 
-/** Two digits per byte from `start`; the caller has reserved the room. */
-function writeHexDigits(sink: ByteSink, bytes: Uint8Array, start: number): void {
+/** Two digits per byte of `bytes[start, end)`; the caller has reserved the room. */
+function writeHexDigits(sink: ByteSink, bytes: Uint8Array, start: number, end: number): void {
   const b = sink.buf
   let p = sink.pos
-  for (let i = start; i < bytes.length; i++) {
+  for (let i = start; i < end; i++) {
     const x = bytes[i] << 1
     b[p++] = HEX_PAIRS[x]
     b[p++] = HEX_PAIRS[x + 1]
@@ -60,13 +64,8 @@ function writeHexDigits(sink: ByteSink, bytes: Uint8Array, start: number): void 
   sink.pos = p
 }
 
-/** A u64 as `0x` hex without leading zeros. */
-export function writeU64Hex(sink: ByteSink, v: bigint): void {
-  if (v > U32_MAX) {
-    sink.ascii('0x' + v.toString(16))
-    return
-  }
-  let n = Number(v)
+/** A number below 2^32 as `0x` hex without leading zeros. */
+function writeU32Hex(sink: ByteSink, n: number): void {
   let digits = 1
   while (n >>> (4 * digits) !== 0 && digits < 8) digits++
   sink.reserve(2 + digits)
@@ -80,13 +79,8 @@ export function writeU64Hex(sink: ByteSink, v: bigint): void {
   }
 }
 
-/** A u64 in decimal, exact over the whole range. */
-export function writeU64Decimal(sink: ByteSink, v: bigint): void {
-  if (v > U32_MAX) {
-    sink.ascii(v.toString())
-    return
-  }
-  let n = Number(v)
+/** A number below 2^32 in decimal. */
+function writeU32Decimal(sink: ByteSink, n: number): void {
   let digits = 1
   for (let t = 10; t <= n; t *= 10) digits++
   sink.reserve(digits)
@@ -98,21 +92,68 @@ export function writeU64Decimal(sink: ByteSink, v: bigint): void {
   } while (n > 0)
 }
 
-const writeBool: TextWriter = (sink, v) => sink.ascii(v ? 'true' : 'false')
+/** Row i of a u64 vector as `0x` hex without leading zeros; a BigInt only from 2^32 up. */
+export function writeU64Hex(sink: ByteSink, v: U64Vector, i: number): void {
+  if (v.words[2 * i + 1] === 0) writeU32Hex(sink, v.words[2 * i])
+  else sink.ascii('0x' + v.values[i].toString(16))
+}
+
+/** Row i of a u64 vector in decimal, exact over the whole range; a BigInt only from 2^32 up. */
+export function writeU64Decimal(sink: ByteSink, v: U64Vector, i: number): void {
+  if (v.words[2 * i + 1] === 0) writeU32Decimal(sink, v.words[2 * i])
+  else sink.ascii(v.values[i].toString())
+}
+
+const writeFixedHex = (sink: ByteSink, v: FixedVector, i: number) => writeHex(sink, v.bytes, i * v.width, (i + 1) * v.width)
+const writeFixedQuantity = (sink: ByteSink, v: FixedVector, i: number) => writeQuantity(sink, v.bytes, i * v.width, (i + 1) * v.width)
+const writeBinaryHex = (sink: ByteSink, v: BinaryVector, i: number) => writeHex(sink, v.bytes, v.offsets[i], v.offsets[i + 1])
+const writeBool = (sink: ByteSink, v: BoolVector, i: number) => sink.ascii(v.values[i] === 1 ? 'true' : 'false')
 
 /**
  * Bare text writers: kinds whose text never needs quoting or escaping in CSV and
  * is a valid JSON token once wrapped in `"` when `quotedInJson` says so.
  * `string` and `json` are missing: each format escapes them its own way.
  */
-export const BARE_TEXT: Partial<Record<Kind, { write: TextWriter; quotedInJson: boolean }>> = {
-  u64hex: { write: (s, v) => writeU64Hex(s, v as bigint), quotedInJson: true },
-  u64int: { write: (s, v) => writeU64Decimal(s, v as bigint), quotedInJson: false },
-  u256hex: { write: (s, v) => writeQuantity(s, v as Uint8Array), quotedInJson: true },
-  u256pad: { write: (s, v) => writeHex(s, v as Uint8Array), quotedInJson: true },
-  hash: { write: (s, v) => writeHex(s, v as Uint8Array), quotedInJson: true },
-  address: { write: (s, v) => writeHex(s, v as Uint8Array), quotedInJson: true },
-  address32: { write: (s, v) => writeHex(s, v as Uint8Array), quotedInJson: true },
-  bytes: { write: (s, v) => writeHex(s, v as Uint8Array), quotedInJson: true },
-  bool: { write: writeBool, quotedInJson: false },
+export const BARE_TEXT: Partial<Record<Kind, { write: FieldWriter; quotedInJson: boolean }>> = {
+  u64hex: { write: writeU64Hex as FieldWriter, quotedInJson: true },
+  u64int: { write: writeU64Decimal as FieldWriter, quotedInJson: false },
+  u256hex: { write: writeFixedQuantity as FieldWriter, quotedInJson: true },
+  u256pad: { write: writeFixedHex as FieldWriter, quotedInJson: true },
+  hash: { write: writeFixedHex as FieldWriter, quotedInJson: true },
+  address: { write: writeFixedHex as FieldWriter, quotedInJson: true },
+  address32: { write: writeFixedHex as FieldWriter, quotedInJson: true },
+  bytes: { write: writeBinaryHex as FieldWriter, quotedInJson: true },
+  bool: { write: writeBool as FieldWriter, quotedInJson: false },
+}
+
+/** A BOM at the start of a value is text like any other, not a marker to drop. */
+const utf8 = new TextDecoder('utf-8', { ignoreBOM: true })
+
+/** Row i of a string or json vector as text. */
+export function textAt(v: BinaryVector, i: number): string {
+  return utf8.decode(v.bytes.subarray(v.offsets[i], v.offsets[i + 1]))
+}
+
+/** A table of the ASCII bytes a format writes as they are, from those it must escape or quote. */
+export function plainAscii(special: string): Uint8Array {
+  const plain = new Uint8Array(128).fill(1)
+  for (let k = 0; k < special.length; k++) plain[special.charCodeAt(k)] = 0
+  return plain
+}
+
+/**
+ * Copies row i of a binary vector to `sink.buf` at `at` when every byte is plain
+ * ASCII by `plain`, so the common text skips decoding and escaping; returns
+ * false otherwise, the copied bytes then to be overwritten. The caller has
+ * reserved the room and moves `sink.pos`.
+ */
+export function copyPlain(sink: ByteSink, v: BinaryVector, i: number, at: number, plain: Uint8Array): boolean {
+  const src = v.bytes
+  const out = sink.buf
+  for (let k = v.offsets[i], end = v.offsets[i + 1]; k < end; k++) {
+    const c = src[k]
+    if (c >= 128 || plain[c] === 0) return false
+    out[at++] = c
+  }
+  return true
 }

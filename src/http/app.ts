@@ -20,6 +20,7 @@ import { parseDataQuery } from './params.ts'
 import { queryResponse, statusResponse } from './respond.ts'
 import { parseStatusQuery } from './status.ts'
 import type { ScanOptions } from '../query/scan.ts'
+import { TailCache } from '../query/io.ts'
 
 /** Path prefix of every endpoint. */
 export const API_PREFIX = '/v1/api/'
@@ -37,7 +38,11 @@ export interface AppOptions {
   datasets?: readonly DatasetDecl[]
   /** Basic-auth realm (default "edge-chain-data"). */
   realm?: string
-  /** Scanner options: the Node server passes the WASM decompressors of hyparquet-compressors (workerd cannot compile WASM at run time). */
+  /**
+   * Scanner options: the Node server passes the WASM decompressors of hyparquet-compressors
+   * (workerd cannot compile WASM at run time). Partition tails are cached per app (one per
+   * isolate) unless `tails` is given.
+   */
   scan?: ScanOptions
   /** Where unexpected errors go (default console.error); never given credentials. */
   log?: (message: string, error?: unknown) => void
@@ -61,7 +66,7 @@ export function createApp(options: AppOptions): Hono {
   const datasets = options.datasets ?? DATASETS
   const realm = options.realm ?? 'edge-chain-data'
   const log = options.log ?? ((message: string, error?: unknown) => console.error(message, error))
-  const deps = { store: options.store, manifest: options.manifest, scan: options.scan }
+  const deps = { store: options.store, manifest: options.manifest, scan: { tails: new TailCache(), ...options.scan } }
   const app = new Hono({ strict: false })
 
   app.onError((err, c) => {

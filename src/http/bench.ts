@@ -76,9 +76,12 @@ export interface HttpQueryFigures {
   format: Format
   rows: number
   served: Partial<Record<ServerName, ServedFigures>>
-  /** Exact I/O of the same request, counted at the store (manifest included, warm manifest cache). */
+  /** Exact I/O of the same request, counted at the store (manifest included): warm (manifest and partition tails cached, as in a warm isolate)... */
   requests: number
   bytesFetched: number
+  /** ...and on a fresh server. */
+  coldRequests: number
+  coldBytes: number
   /** Sequential read rounds with a warm manifest cache (root and shard cached). */
   rounds: number
   /** Sequential read rounds on a fresh server (root and shard read first). */
@@ -262,23 +265,24 @@ async function startCounted(store: ObjectStore): Promise<RunningServer> {
   return serve({ fetch: r => app.fetch(r) })
 }
 
-/** Exact requests and bytes of one warm request, and its sequential rounds warm and cold. */
-async function exactIo(dir: string, path: string, delayMs: number, agent: Agent): Promise<{ requests: number; bytes: number; rounds: number; coldRounds: number }> {
+/** Exact requests and bytes of one request, and its sequential rounds, warm and cold. */
+async function exactIo(dir: string, path: string, delayMs: number, agent: Agent): Promise<{ requests: number; bytes: number; coldRequests: number; coldBytes: number; rounds: number; coldRounds: number }> {
   const counting = countingStore(fsStore(dir))
   const counted = await startCounted(counting)
   const slow = recordingStore(fsStore(dir), delayMs)
   const delayed = await startCounted(slow.store)
   try {
     await timedGet(counted.url + path, agent)
+    const cold = { ...counting.counts }
     counting.reset()
     await timedGet(counted.url + path, agent)
     const { requests, bytesFetched } = counting.counts
     await timedGet(delayed.url + path, agent)
-    const cold = [...slow.reads]
+    const coldReads = [...slow.reads]
     slow.reads.length = 0
     await timedGet(delayed.url + path, agent)
     const warm: ReadRecord[] = [...slow.reads]
-    return { requests, bytes: bytesFetched, rounds: rounds(warm), coldRounds: rounds(cold) }
+    return { requests, bytes: bytesFetched, coldRequests: cold.requests, coldBytes: cold.bytesFetched, rounds: rounds(warm), coldRounds: rounds(coldReads) }
   } finally {
     await counted.close()
     await delayed.close()
@@ -443,6 +447,8 @@ export async function benchHttp(options: HttpBenchOptions): Promise<HttpBench> {
         served,
         requests: io.requests,
         bytesFetched: io.bytes,
+        coldRequests: io.coldRequests,
+        coldBytes: io.coldBytes,
         rounds: io.rounds,
         coldRounds: io.coldRounds,
         duckdbMs: median(times.duckdb),

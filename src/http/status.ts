@@ -6,6 +6,7 @@
  */
 import type { Chain } from '../chains/registry.ts'
 import type { ManifestRoot } from '../manifest/types.ts'
+import { batchOf } from '../query/batch.ts'
 import type { RowBatch } from '../query/types.ts'
 import type { DatasetDecl, FieldDecl } from '../schema/dataset.ts'
 import type { StoredValue } from '../schema/kinds.ts'
@@ -74,9 +75,8 @@ export function statusRecord(chain: Chain, root: ManifestRoot | null, datasets: 
 
 /** Records in columnar form, ready for an encoder. */
 export function statusBatch(records: readonly Record<string, StoredValue | null>[]): RowBatch {
-  const columns: RowBatch['columns'] = {}
-  for (const f of STATUS_FIELDS) columns[f.name] = records.map(r => r[f.name] ?? null)
-  return { length: records.length, columns }
+  const values = Object.fromEntries(STATUS_FIELDS.map(f => [f.name, records.map(r => r[f.name] ?? null)]))
+  return batchOf(STATUS_FIELDS, values, records.length)
 }
 
 /**

@@ -15,6 +15,7 @@ import { chainRefOf } from '../ingest/run.ts'
 import type { ColumnBatch, LayoutOptions } from '../lake/write.ts'
 import { ManifestReader } from '../manifest/read.ts'
 import type { BlockRange, ChainRef } from '../manifest/types.ts'
+import { cellOf } from '../query/batch.ts'
 import { runQuery, type QueryResult } from '../query/engine.ts'
 import type { ScanOptions } from '../query/scan.ts'
 import type { QuerySpec } from '../query/types.ts'
@@ -114,7 +115,7 @@ async function storedHash(ctx: { store: ObjectStore; manifest: ManifestReader },
   if (!hash) return null
   try {
     const result = await runQuery(ctx, { chain, dataset, from: n, to: n, predicates: [], fields: [hash] })
-    for await (const b of result.batches) if (b.length) return bytesToHex(b.columns.hash[0] as Uint8Array)
+    for await (const b of result.batches) if (b.length) return bytesToHex(cellOf(b, 'hash', 0) as Uint8Array)
   } catch (err) {
     if ((err as Error).name === 'NoDataError') return null
     throw err

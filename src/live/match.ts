@@ -7,8 +7,8 @@
 import type { ColumnBatch } from '../lake/write.ts'
 import { decideVirtual, valueTest, virtualValue } from '../query/filter.ts'
 import type { Predicate, RowBatch } from '../query/types.ts'
+import { constantVector, vectorOf } from '../query/vector.ts'
 import { columnOf, type FieldDecl } from '../schema/dataset.ts'
-import type { StoredValue } from '../schema/kinds.ts'
 
 /** A compiled row filter and projection for one subscription. */
 export interface RowSelector {
@@ -37,16 +37,16 @@ export function rowSelector(predicates: readonly Predicate[], fields: readonly F
           if (ok) keep.push(i)
         }
       }
-      const columns: Record<string, (StoredValue | null)[]> = {}
+      const columns: RowBatch['columns'] = {}
       for (const f of fields) {
         if (f.virtual !== undefined) {
-          columns[f.name] = new Array(keep.length).fill(virtualValue(f, chainId))
+          columns[f.name] = constantVector(f.kind, virtualValue(f, chainId), keep.length)
         } else if (options.removed && f.name === 'removed' && f.kind === 'bool') {
-          columns[f.name] = new Array(keep.length).fill(true)
+          columns[f.name] = constantVector(f.kind, true, keep.length)
         } else {
           const col = batch.columns[columnOf(f)]
           if (!col) throw new Error(`block rows have no column "${columnOf(f)}"`)
-          columns[f.name] = keep.map(i => col[i] ?? null)
+          columns[f.name] = vectorOf(f.kind, keep.map(i => col[i] ?? null))
         }
       }
       return { length: keep.length, columns }

@@ -5,7 +5,7 @@
  * integers, because `from_block` takes them back as they are.
  */
 import { jsonRecordWriter } from '../format/json.ts'
-import { ByteSink } from '../format/sink.ts'
+import { ByteSink, fieldColumns } from '../format/sink.ts'
 import type { RowBatch } from '../query/types.ts'
 import type { FieldDecl } from '../schema/dataset.ts'
 
@@ -70,11 +70,7 @@ const COMMA = 44
  */
 export function rowsMessages(fields: readonly FieldDecl[], batch: RowBatch, maxRows: number, removed = false): string[] {
   const writeRecord = jsonRecordWriter(fields)
-  const columns = fields.map(f => {
-    const col = batch.columns[f.name]
-    if (!col) throw new Error(`batch has no column "${f.name}"`)
-    return col
-  })
+  const columns = fieldColumns(batch, fields)
   const out: string[] = []
   for (let start = 0; start < batch.length; start += maxRows) {
     const end = Math.min(batch.length, start + maxRows)

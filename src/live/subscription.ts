@@ -15,8 +15,10 @@ import type { Chain } from '../chains/registry.ts'
 import type { ColumnBatch } from '../lake/write.ts'
 import { intersectRanges, subtractRanges } from '../manifest/coverage.ts'
 import type { BlockRange } from '../manifest/types.ts'
+import { concatBatches, sliceBatch } from '../query/batch.ts'
 import type { QueryResult } from '../query/engine.ts'
 import type { QuerySpec, RowBatch } from '../query/types.ts'
+import type { U64Vector } from '../query/vector.ts'
 import { columnOf, type FieldDecl } from '../schema/dataset.ts'
 import { bytesToHex } from '../schema/hex.ts'
 import type { StoredValue } from '../schema/kinds.ts'
@@ -311,9 +313,9 @@ export class Subscription {
           if (!(await this.drained())) return
           const rows: RowBatch = carry ? concatRows(carry, batch) : batch
           const keys = rows.columns[this.rangeField.name]
-          const last = keys[rows.length - 1] as bigint
-          let cut = rows.length
-          while (cut > 0 && (keys[cut - 1] as bigint) === last) cut--
+          if (keys?.type !== 'u64') throw new Error(`range key "${this.rangeField.name}" is not a u64 column`)
+          const last = keys.values[rows.length - 1]
+          const cut = lastKeyStart(keys, rows.length)
           carry = sliceRows(rows, cut, rows.length)
           if (cut === 0) continue
           this.sendRows(sliceRows(rows, 0, cut))
@@ -367,18 +369,22 @@ function queryKeyOf(spec: QuerySpec): string {
   return JSON.stringify([spec.chain.id, spec.dataset.name, spec.fields.map(f => f.name), predicates])
 }
 
+/** Where the run of rows sharing the last key of the first `n` starts (compared as words, no BigInt per row). */
+function lastKeyStart(keys: U64Vector, n: number): number {
+  const w = keys.words
+  const lo = w[2 * n - 2]
+  const hi = w[2 * n - 1]
+  let cut = n
+  while (cut > 0 && w[2 * cut - 2] === lo && w[2 * cut - 1] === hi) cut--
+  return cut
+}
+
 function sliceRows(b: RowBatch, start: number, end: number): RowBatch {
-  if (start === 0 && end === b.length) return b
-  const columns: RowBatch['columns'] = {}
-  for (const [name, values] of Object.entries(b.columns)) columns[name] = values.slice(start, end)
-  return { length: end - start, columns }
+  return start === 0 && end === b.length ? b : sliceBatch(b, start, end)
 }
 
 function concatRows(a: RowBatch, b: RowBatch): RowBatch {
-  if (a.length === 0) return b
-  const columns: RowBatch['columns'] = {}
-  for (const name of Object.keys(b.columns)) columns[name] = [...a.columns[name], ...b.columns[name]]
-  return { length: a.length + b.length, columns }
+  return a.length === 0 ? b : concatBatches(a, b)
 }
 
 /** Maps an error of the query or the follower to what the subscriber is told. */

@@ -25,6 +25,7 @@ import type { BlockRange, PartitionEntry } from '../manifest/types.ts'
 import { columnOf, type FieldDecl } from '../schema/dataset.ts'
 import { countingStore } from '../store/counting.ts'
 import type { ObjectStore } from '../store/types.ts'
+import { sliceBatch } from './batch.ts'
 import { InvalidRangeError, NoDataError } from './errors.ts'
 import { planPartition, planScan, type PartitionPlan } from './plan.ts'
 import { scanPlan, type ScanOptions, type ScanProgress } from './scan.ts'
@@ -144,22 +145,23 @@ async function* fromArray<T>(items: T[]): AsyncGenerator<T> {
   yield* items
 }
 
-function sliceBatch(b: RowBatch, start: number, end: number): RowBatch {
-  const columns: RowBatch['columns'] = {}
-  for (const [name, values] of Object.entries(b.columns)) columns[name] = values.slice(start, end)
-  return { length: end - start, columns }
-}
-
 function project(b: RowBatch, fields: readonly FieldDecl[]): RowBatch {
   const columns: RowBatch['columns'] = {}
   for (const f of fields) columns[f.name] = b.columns[f.name]
   return { length: b.length, columns }
 }
 
+/** The range key column of a batch: u64 blocks (or versions), never null. */
+function keysOf(b: RowBatch, key: string): BigUint64Array {
+  const v = b.columns[key]
+  if (v?.type !== 'u64') throw new Error(`range key column "${key}" is not a u64 column`)
+  return v.values.subarray(0, b.length)
+}
+
 /** First index in `keys` at or after `from` whose block is above `block` (keys ascending). */
-function endOfBlock(keys: RowBatch['columns'][string], from: number, block: bigint): number {
+function endOfBlock(keys: BigUint64Array, from: number, block: bigint): number {
   let i = from
-  while (i < keys.length && (keys[i] as bigint) <= block) i++
+  while (i < keys.length && keys[i] <= block) i++
   return i
 }
 
@@ -174,14 +176,14 @@ export async function takeBlocks(batches: AsyncGenerator<RowBatch>, limit: numbe
   try {
     for await (const b of batches) {
       if (b.length === 0) continue
-      const keys = b.columns[key]
-      first ??= keys[0] as bigint
+      const keys = keysOf(b, key)
+      first ??= keys[0]
       if (taken + b.length <= limit) {
         out.push(b)
         taken += b.length
         continue
       }
-      const block = keys[limit - taken] as bigint
+      const block = keys[limit - taken]
       if (block > first) {
         // Drop every row of `block` already taken, then stop before it.
         out.push(b)
@@ -193,7 +195,7 @@ export async function takeBlocks(batches: AsyncGenerator<RowBatch>, limit: numbe
       out.push(sliceBatch(b, 0, end))
       if (end < b.length) return { batches: out, nextFrom: Number(block) + 1 }
       for await (const more of batches) {
-        const stop = endOfBlock(more.columns[key], 0, block)
+        const stop = endOfBlock(keysOf(more, key), 0, block)
         if (stop > 0) out.push(sliceBatch(more, 0, stop))
         if (stop < more.length) return { batches: out, nextFrom: Number(block) + 1 }
       }
@@ -209,9 +211,9 @@ export async function takeBlocks(batches: AsyncGenerator<RowBatch>, limit: numbe
 function trimFrom(out: RowBatch[], key: string, block: bigint): void {
   while (out.length) {
     const last = out[out.length - 1]
-    const keys = last.columns[key]
+    const keys = keysOf(last, key)
     let k = last.length
-    while (k > 0 && (keys[k - 1] as bigint) >= block) k--
+    while (k > 0 && keys[k - 1] >= block) k--
     if (k === last.length) return
     out.pop()
     if (k > 0) {

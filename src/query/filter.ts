@@ -17,6 +17,7 @@ import { columnOf } from '../schema/dataset.ts'
 import type { StoredValue } from '../schema/kinds.ts'
 import type { BlockRange } from '../manifest/types.ts'
 import type { Predicate } from './types.ts'
+import { valueAt, type FixedVector, type U64Vector, type Vector } from './vector.ts'
 
 /** Unsigned lexicographic byte order: Parquet's order for binary, numeric order for equal-width big-endian numbers. */
 export function compareBytes(a: Uint8Array, b: Uint8Array): number {
@@ -121,24 +122,95 @@ export function decideVirtual(predicates: readonly Predicate[], chainId: number)
   return { stored, never }
 }
 
-/** Decoded values of one column, as hyparquet returns them (typed array or array; `undefined` or `null` for null). */
-export type DecodedColumn = ArrayLike<unknown>
+/** The exact test of one predicate on row i of a vector. */
+export type RowTest = (i: number) => boolean
+
+/**
+ * `valueTest` on a vector's rows. Equality and order on fixed-width bytes and on
+ * u64 numbers read the vector's buffers in place (no value is materialised), so a
+ * scan filtering a million addresses allocates nothing per row; other kinds go
+ * through `valueTest`.
+ */
+export function rowTest(p: Predicate, v: Vector): RowTest {
+  const wantsNull = p.values.includes(null)
+  const values = p.values.filter((x): x is StoredValue => x !== null)
+  const valid = v.valid
+  let present: RowTest | null = null
+  if (v.type === 'fixed' && values.every(x => x instanceof Uint8Array && x.length === v.width)) present = fixedTest(p.op, values as Uint8Array[], v)
+  else if (v.type === 'u64' && values.every(x => typeof x === 'bigint')) present = u64Test(p.op, values as bigint[], v)
+  if (present === null) {
+    const test = valueTest(p)
+    return i => test(valueAt(v, i))
+  }
+  const whenPresent = present
+  if (valid === null) return whenPresent
+  const nullAnswer = (p.op === 'eq' || p.op === 'in') && wantsNull
+  return i => (valid[i] === 0 ? nullAnswer : whenPresent(i))
+}
+
+function fixedTest(op: Predicate['op'], values: Uint8Array[], v: FixedVector): RowTest {
+  const { bytes, width } = v
+  const compareAt = (i: number, w: Uint8Array): number => {
+    const at = i * width
+    for (let k = 0; k < width; k++) {
+      const d = bytes[at + k] - w[k]
+      if (d !== 0) return d
+    }
+    return 0
+  }
+  if (op === 'gte' || op === 'lte') {
+    const bound = values[0]
+    const sign = op === 'gte' ? 1 : -1
+    return i => sign * compareAt(i, bound) >= 0
+  }
+  if (values.length === 0) return () => false
+  if (values.length <= 4) return i => values.some(w => compareAt(i, w) === 0)
+  const buckets = new Map<number, Uint8Array[]>()
+  for (const w of values) {
+    const k = prefixOf(w)
+    const list = buckets.get(k)
+    if (list) list.push(w)
+    else buckets.set(k, [w])
+  }
+  return i => {
+    const at = i * width
+    const list = buckets.get(((bytes[at] << 24) | (bytes[at + 1] << 16) | (bytes[at + 2] << 8) | bytes[at + 3]) >>> 0)
+    return list !== undefined && list.some(w => compareAt(i, w) === 0)
+  }
+}
+
+/** Small values (below 2^32) are compared as numbers from the low word; a number and a bigint compare exactly. */
+function u64Test(op: Predicate['op'], values: bigint[], v: U64Vector): RowTest {
+  const { words } = v
+  const at = (i: number): number | bigint => (words[2 * i + 1] === 0 ? words[2 * i] : v.values[i])
+  if (op === 'gte') {
+    const bound = values[0]
+    return i => at(i) >= bound
+  }
+  if (op === 'lte') {
+    const bound = values[0]
+    return i => at(i) <= bound
+  }
+  const small = new Set(values.filter(x => x < 0x100000000n).map(Number))
+  const large = new Set(values.filter(x => x >= 0x100000000n))
+  return i => (words[2 * i + 1] === 0 ? small.has(words[2 * i]) : large.has(v.values[i]))
+}
 
 /**
  * Offsets in `[start, end)` of the rows where every predicate holds, ascending.
  * `columns` holds each predicate's stored column over the same rows (index 0 = row 0).
  */
-export function selectRows(predicates: readonly Predicate[], columns: Record<string, DecodedColumn>, start: number, end: number): Int32Array {
+export function selectRows(predicates: readonly Predicate[], columns: Record<string, Vector>, start: number, end: number): Int32Array {
   let rows = new Int32Array(Math.max(0, end - start))
   for (let i = 0; i < rows.length; i++) rows[i] = start + i
   for (const p of predicates) {
     const data = columns[columnOf(p.field)]
     if (!data) throw new Error(`column ${columnOf(p.field)} was not read`)
-    const test = valueTest(p)
+    const test = rowTest(p, data)
     let n = 0
     for (let i = 0; i < rows.length; i++) {
       const r = rows[i]
-      if (test((data[r] ?? null) as StoredValue | null)) rows[n++] = r
+      if (test(r)) rows[n++] = r
     }
     rows = rows.subarray(0, n)
     if (n === 0) break
@@ -146,13 +218,34 @@ export function selectRows(predicates: readonly Predicate[], columns: Record<str
   return rows
 }
 
-/** First offset in `[start, end)` whose value is at least `bound` (values ascending bigint). */
-export function lowerBound(data: DecodedColumn, start: number, end: number, bound: bigint): number {
+/**
+ * `selectRows` for one dictionary-encoded column: each predicate is decided once per
+ * distinct value, then rows are kept by their code (-1 = null).
+ */
+export function selectCodes(predicates: readonly Predicate[], dictionary: Vector, codes: Int32Array, start: number, end: number): Int32Array {
+  const match = new Uint8Array(dictionary.length).fill(1)
+  let nullMatch = true
+  for (const p of predicates) {
+    const test = rowTest(p, dictionary)
+    for (let k = 0; k < match.length; k++) if (match[k] && !test(k)) match[k] = 0
+    nullMatch &&= valueTest(p)(null)
+  }
+  const rows = new Int32Array(Math.max(0, end - start))
+  let n = 0
+  for (let i = start; i < end; i++) {
+    const c = codes[i]
+    if (c < 0 ? nullMatch : match[c] === 1) rows[n++] = i
+  }
+  return rows.subarray(0, n)
+}
+
+/** First offset in `[start, end)` whose value is at least `bound` (values ascending, none null). */
+export function lowerBound(data: U64Vector, start: number, end: number, bound: bigint): number {
   let lo = start
   let hi = end
   while (lo < hi) {
     const mid = (lo + hi) >>> 1
-    if ((data[mid] as bigint) < bound) lo = mid + 1
+    if (data.values[mid] < bound) lo = mid + 1
     else hi = mid
   }
   return lo

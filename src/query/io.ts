@@ -8,7 +8,7 @@
  * merged into one ranged `get` each and all of them are sent at once. A scan phase
  * that asks for many column pages therefore costs one round of parallel requests.
  */
-import type { AsyncBuffer } from 'hyparquet'
+import type { AsyncBuffer, FileMetaData } from 'hyparquet'
 import type { ByteSpan } from '../manifest/types.ts'
 import type { ObjectStore } from '../store/types.ts'
 import { StorageError } from '../store/types.ts'
@@ -24,7 +24,7 @@ interface Pending {
   key: string
   start: number
   end: number
-  resolve: (buffer: ArrayBuffer) => void
+  resolve: (bytes: Uint8Array) => void
   reject: (error: unknown) => void
 }
 
@@ -45,8 +45,11 @@ export class ReadQueue {
     this.maxRequest = options.maxRequest ?? 8 * 1024 * 1024
   }
 
-  /** Bytes `[start, end)` of object `key`, fetched with the other reads of this turn. */
-  read(key: string, start: number, end: number): Promise<ArrayBuffer> {
+  /**
+   * Bytes `[start, end)` of object `key`, fetched with the other reads of this turn.
+   * Reads merged into one request get views of its body, not copies.
+   */
+  read(key: string, start: number, end: number): Promise<Uint8Array> {
     return new Promise((resolve, reject) => {
       this.pending.push({ key, start, end, resolve, reject })
       if (!this.scheduled) {
@@ -86,12 +89,7 @@ export class ReadQueue {
         if (!got) throw new StorageError(`object ${key} disappeared while being read`)
         if (got.body.length < end - start) throw new StorageError(`short read of ${key}: ${got.body.length} of ${end - start} bytes`)
         const body = got.body
-        for (const p of group) {
-          const a = p.start - start
-          const b = p.end - start
-          const whole = a === 0 && b === body.length && body.byteOffset === 0 && body.buffer.byteLength === b
-          p.resolve(whole ? (body.buffer as ArrayBuffer) : (body.slice(a, b).buffer as ArrayBuffer))
-        }
+        for (const p of group) p.resolve(body.subarray(p.start - start, p.end - start))
       },
     ).catch(error => {
       for (const p of group) p.reject(error)
@@ -99,9 +97,17 @@ export class ReadQueue {
   }
 }
 
-/** Byte ranges of a file already in memory (the tail, prefetched column chunks). */
+/**
+ * Byte ranges of a file already in memory (the tail, prefetched column chunks); a
+ * query's own ranges may sit on top of the cached tail of the file (`below`).
+ */
 export class Resident {
   private ranges: { start: number; bytes: Uint8Array }[] = []
+  private readonly below: Resident | undefined
+
+  constructor(below?: Resident) {
+    this.below = below
+  }
 
   add(start: number, bytes: Uint8Array): void {
     this.ranges.push({ start, bytes })
@@ -111,12 +117,68 @@ export class Resident {
     this.ranges = this.ranges.filter(r => r.bytes !== bytes)
   }
 
+  /** Bytes held, not counting `below`. */
+  get size(): number {
+    return this.ranges.reduce((n, r) => n + r.bytes.length, 0)
+  }
+
+  /** `[start, end)` without a copy when one resident range holds all of it. */
+  view(start: number, end: number): Uint8Array | undefined {
+    for (const r of this.ranges) {
+      if (start >= r.start && end <= r.start + r.bytes.length) return r.bytes.subarray(start - r.start, end - r.start)
+    }
+    return this.below?.view(start, end)
+  }
+
   /** A copy of `[start, end)` when one resident range holds all of it. */
   slice(start: number, end: number): ArrayBuffer | undefined {
-    for (const r of this.ranges) {
-      if (start >= r.start && end <= r.start + r.bytes.length) return r.bytes.slice(start - r.start, end - r.start).buffer as ArrayBuffer
+    return this.view(start, end)?.slice().buffer as ArrayBuffer | undefined
+  }
+}
+
+/** What a cached partition keeps: its tail ranges read so far and its parsed footer. */
+export interface CachedTail {
+  resident: Resident
+  metadata?: FileMetaData
+}
+
+/**
+ * Partition tails (page indexes, footer, bloom filters) kept across queries, so a
+ * warm isolate opens a partition it has seen without a request or a footer parse.
+ * Safe because a partition object never changes: its key carries a hash of its
+ * bytes. Bounded by bytes held, least recently used first out.
+ */
+export class TailCache {
+  readonly maxBytes: number
+  private readonly entries = new Map<string, CachedTail>()
+
+  constructor(maxBytes = 32 * 1024 * 1024) {
+    this.maxBytes = maxBytes
+  }
+
+  /** The entry of a partition, created empty if need be, and marked recently used. */
+  entry(key: string): CachedTail {
+    const found = this.entries.get(key)
+    if (found) {
+      this.entries.delete(key)
+      this.entries.set(key, found)
+      return found
     }
-    return undefined
+    const fresh: CachedTail = { resident: new Resident() }
+    this.entries.set(key, fresh)
+    return fresh
+  }
+
+  /** Evicts least recently used entries until the bytes held fit (`keep` stays). */
+  trim(keep: string): void {
+    let total = 0
+    for (const e of this.entries.values()) total += e.resident.size
+    for (const [key, e] of this.entries) {
+      if (total <= this.maxBytes) break
+      if (key === keep) continue
+      total -= e.resident.size
+      this.entries.delete(key)
+    }
   }
 }
 
@@ -128,9 +190,15 @@ export function partitionFile(queue: ReadQueue, key: string, byteLength: number,
   return {
     byteLength,
     slice(start: number, end: number = byteLength): ArrayBuffer | Promise<ArrayBuffer> {
-      return resident.slice(start, end) ?? queue.read(key, start, end)
+      return resident.slice(start, end) ?? queue.read(key, start, end).then(ownBuffer)
     },
   }
+}
+
+/** The bytes as an ArrayBuffer of their own, as hyparquet wants them. */
+function ownBuffer(bytes: Uint8Array): ArrayBuffer {
+  const whole = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength
+  return (whole ? bytes.buffer : bytes.slice().buffer) as ArrayBuffer
 }
 
 /** Where a partition's tail lies, as the manifest records it. */
@@ -165,12 +233,14 @@ export function tailRanges(p: TailLayout, bloomColumns: readonly string[]): [num
 }
 
 /**
- * Reads `ranges` of a partition (see `tailRanges`) through the queue, in one round,
- * into `resident`; returns the last one, which ends with the footer.
+ * Reads the `ranges` of a partition (see `tailRanges`) that `resident` does not hold
+ * yet through the queue, in one round, into `resident`; returns the last one, which
+ * ends with the footer.
  */
 export async function readTail(queue: ReadQueue, key: string, ranges: readonly [number, number][], resident: Resident): Promise<Uint8Array> {
-  const parts = await Promise.all(ranges.map(([start, end]) => queue.read(key, start, end)))
-  const bytes = parts.map(b => new Uint8Array(b))
-  ranges.forEach(([start], i) => resident.add(start, bytes[i]))
-  return bytes[bytes.length - 1]
+  const missing = ranges.filter(([start, end]) => !resident.view(start, end))
+  const bytes = await Promise.all(missing.map(([start, end]) => queue.read(key, start, end)))
+  missing.forEach(([start], i) => resident.add(start, bytes[i]))
+  const [start, end] = ranges[ranges.length - 1]
+  return resident.view(start, end)!
 }

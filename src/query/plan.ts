@@ -8,6 +8,7 @@
 import type { ParquetQueryFilter } from 'hyparquet'
 import { columnOf, isStored } from '../schema/dataset.ts'
 import type { BlockRange, ByteSpan, PartitionEntry } from '../manifest/types.ts'
+import type { Kind } from '../schema/kinds.ts'
 import { decideVirtual, pruningFilterOf } from './filter.ts'
 import type { Predicate, QuerySpec } from './types.ts'
 
@@ -42,6 +43,8 @@ export interface ScanPlan {
   outputColumns: string[]
   /** Every column the scan may read. */
   columns: string[]
+  /** The kind of every stored column of the dataset: how its pages decode. */
+  kinds: Record<string, Kind>
   pruningFilter: ParquetQueryFilter
   /** The predicates hyparquet prunes with (a subset of `predicates`). */
   pushed: Predicate[]
@@ -79,6 +82,7 @@ export function planScan(spec: Pick<QuerySpec, 'chain' | 'dataset' | 'predicates
     filterColumns,
     outputColumns,
     columns: unique([rangeColumn, ...filterColumns, ...outputColumns]),
+    kinds: Object.fromEntries(dataset.fields.filter(isStored).map(f => [columnOf(f), f.kind])),
     pruningFilter: filter,
     pushed,
     bloomColumns: unique(pushed.filter(p => p.op === 'eq' || p.op === 'in').map(p => columnOf(p.field))),

@@ -16,16 +16,17 @@
  * filter columns, output columns.
  */
 import { parquetMetadata, parquetScan, readOffsetIndex } from 'hyparquet'
-import type { Compressors, DecodedArray, FileMetaData, ParquetQueryFilter, ParquetScan } from 'hyparquet'
+import type { ColumnMetaData, Compressors, FileMetaData, OffsetIndex, ParquetQueryFilter, ParquetScan } from 'hyparquet'
 import type { FieldDecl } from '../schema/dataset.ts'
 import { columnOf } from '../schema/dataset.ts'
-import type { StoredValue } from '../schema/kinds.ts'
+import { decodeCodes, decodeDictionary, decodePages, type ChunkLayout } from '../lake/pages.ts'
 import type { ObjectStore } from '../store/types.ts'
-import { lowerBound, selectRows, virtualValue, type DecodedColumn } from './filter.ts'
-import { partitionFile, readTail, ReadQueue, Resident, tailRanges, type ReadQueueOptions } from './io.ts'
+import { lowerBound, selectCodes, selectRows, virtualValue } from './filter.ts'
+import { partitionFile, readTail, ReadQueue, Resident, tailRanges, type ReadQueueOptions, type TailCache } from './io.ts'
 import { mapOrdered } from './ordered.ts'
 import type { PartitionPlan, ScanPlan } from './plan.ts'
 import type { Predicate, RowBatch } from './types.ts'
+import { concatVectors, constantVector, shapeOf, takeVector, type U64Vector, type Vector } from './vector.ts'
 
 export interface ScanOptions {
   /** Rows per batch at most; a candidate range longer than this is split (default 10,000). */
@@ -41,6 +42,8 @@ export interface ScanOptions {
   /** Matching rows whose output columns may be in flight or buffered at once (default 30,000). */
   outputLookAheadRows?: number
   readQueue?: ReadQueueOptions
+  /** Partition tails and footers kept across queries (an isolate's or server's cache); default none. */
+  tails?: TailCache
   /** Decompressors for hyparquet (e.g. `hyparquet-compressors` in Node; default: its built-in snappy). */
   compressors?: Compressors
   /**
@@ -69,7 +72,11 @@ interface OpenPartition {
   absent: Set<string>
   /** Group ordinals whose data was read, for `rowGroupsRead`. */
   touched: Set<number>
-  pages: Map<string, number[] | null>
+  /** Page locations per `group/column` from the offset index (null: no index). */
+  pages: Map<string, OffsetIndex['page_locations'] | null>
+  /** How each planned column's chunks decode. */
+  layouts: Map<string, ChunkLayout>
+  kinds: ScanPlan['kinds']
 }
 
 /** A candidate row range `[start, end)` (file rows) inside one row group. */
@@ -86,8 +93,8 @@ interface Selected {
   unit: Unit
   /** Matching file rows, ascending; null = every row of the unit. */
   rows: Int32Array | null
-  /** Values of output columns already read in phase one, for the matching rows. */
-  values: Record<string, (StoredValue | null)[]>
+  /** Output columns already read in phase one, for the matching rows. */
+  values: Record<string, Vector>
   /** Phase one decoded the unit (its rows count as scanned already). */
   scanned: boolean
 }
@@ -114,10 +121,12 @@ export async function* scanPlan(
   const rangeTests = rangePredicates(plan)
 
   const open = async (p: PartitionPlan): Promise<Unit[]> => {
-    const resident = new Resident()
-    const footer = await readTail(queue, p.key, tailRanges(p, plan.bloomColumns), resident)
+    const cached = options.tails?.entry(p.key) ?? { resident: new Resident() }
+    const footer = await readTail(queue, p.key, tailRanges(p, plan.bloomColumns), cached.resident)
+    cached.metadata ??= parquetMetadata(footer)
+    options.tails?.trim(p.key)
     progress.partitionsRead++
-    return unitsOf(await openPartition(queue, plan, p, footer, resident, options.compressors), maxBatchRows)
+    return unitsOf(await openPartition(queue, plan, p, cached.metadata, new Resident(cached.resident), options.compressors), maxBatchRows)
   }
   async function* units(): AsyncGenerator<Unit> {
     for await (const list of mapOrdered(partitions, open, { count: options.partitionLookAhead ?? 16, rampUp: options.rampUp })) {
@@ -149,8 +158,7 @@ function rangePredicates(plan: ScanPlan): Predicate[] {
   ]
 }
 
-async function openPartition(queue: ReadQueue, plan: ScanPlan, p: PartitionPlan, footer: Uint8Array, resident: Resident, compressors: Compressors | undefined): Promise<OpenPartition> {
-  const metadata = parquetMetadata(footer)
+async function openPartition(queue: ReadQueue, plan: ScanPlan, p: PartitionPlan, metadata: FileMetaData, resident: Resident, compressors: Compressors | undefined): Promise<OpenPartition> {
   const file = partitionFile(queue, p.key, p.bytes, resident)
   // A file written before a column was declared lacks it: its values read as null.
   const stored = new Set(metadata.schema.map(e => e.name))
@@ -174,7 +182,25 @@ async function openPartition(queue: ReadQueue, plan: ScanPlan, p: PartitionPlan,
     groupStarts.push(row)
     row += Number(g.num_rows)
   }
-  return { plan: p, queue, resident, scan, metadata, groupStarts, absent, touched: new Set(), pages: new Map() }
+  return { plan: p, queue, resident, scan, metadata, groupStarts, absent, touched: new Set(), pages: new Map(), layouts: layoutsOf(metadata, plan, absent, compressors), kinds: plan.kinds }
+}
+
+/** The decoding layout of each planned column the file has, checked against its declared kind. */
+function layoutsOf(metadata: FileMetaData, plan: ScanPlan, absent: Set<string>, compressors: Compressors | undefined): Map<string, ChunkLayout> {
+  const layouts = new Map<string, ChunkLayout>()
+  const first = metadata.row_groups[0]?.columns ?? []
+  for (const column of plan.columns) {
+    if (absent.has(column)) continue
+    const element = metadata.schema.find(e => e.name === column)!
+    const shape = shapeOf(plan.kinds[column])
+    const physical = { u64: 'INT64', fixed: 'FIXED_LEN_BYTE_ARRAY', binary: 'BYTE_ARRAY', bool: 'BOOLEAN' }[shape.type]
+    if (element.type !== physical || (shape.type === 'fixed' && element.type_length !== shape.width)) {
+      throw new Error(`column ${column} is stored as ${element.type}, its kind ${plan.kinds[column]} needs ${physical}`)
+    }
+    const codec = first.find(c => c.meta_data?.path_in_schema[0] === column)?.meta_data?.codec ?? 'UNCOMPRESSED'
+    layouts.set(column, { shape, optional: element.repetition_type === 'OPTIONAL', codec, ...(compressors ? { compressors } : {}) })
+  }
+  return layouts
 }
 
 /** The pruning filter without conditions on `columns` (dropping a condition only prunes less). */
@@ -206,10 +232,78 @@ function touch(u: Unit, progress: ScanProgress): void {
   progress.rowGroupsRead++
 }
 
-function readWhole(u: Unit, column: string, progress: ScanProgress): Promise<DecodedArray> {
-  if (u.part.absent.has(column)) return Promise.resolve(new Array(u.end - u.start).fill(null))
+function readWhole(u: Unit, column: string, progress: ScanProgress): Promise<Vector> {
+  if (u.part.absent.has(column)) return Promise.resolve(constantVector(u.part.kinds[column], null, u.end - u.start))
   touch(u, progress)
-  return u.part.scan.readColumn({ column, rowStart: u.start, rowEnd: u.end })
+  return readRuns(u, column, [[u.start, u.end]]).then(vs => vs[0])
+}
+
+function chunkOf(u: Unit, column: string): ColumnMetaData {
+  const m = u.part.metadata.row_groups[u.group].columns.find(c => c.meta_data?.path_in_schema[0] === column)?.meta_data
+  if (!m) throw new Error(`column ${column} missing from ${u.part.plan.key}`)
+  return m
+}
+
+/** Bytes `[start, end)` of the unit's file: from memory when prefetched, else through the read queue. */
+async function bytesOf(u: Unit, start: number, end: number): Promise<Uint8Array> {
+  return u.part.resident.view(start, end) ?? u.part.queue.read(u.part.plan.key, start, end)
+}
+
+interface FetchedRuns {
+  layout: ChunkLayout
+  dictionary: Vector | undefined
+  pages: { bytes: Uint8Array; firstRow: number }[]
+}
+
+/**
+ * The bytes of the pages holding file rows `[a, b)` of each run of one column in the
+ * unit's group (offset index), and its dictionary decoded once; all reads are issued
+ * together, so they join the current round.
+ */
+async function fetchRuns(u: Unit, column: string, runs: readonly [number, number][]): Promise<FetchedRuns> {
+  const m = chunkOf(u, column)
+  const layout = u.part.layouts.get(column)!
+  const groupStart = u.part.groupStarts[u.group]
+  const chunkStart = Number(m.dictionary_page_offset ?? m.data_page_offset)
+  const chunkEnd = chunkStart + Number(m.total_compressed_size)
+  const dataStart = Number(m.data_page_offset)
+  const locations = pageLocations(u, column)
+  const dictionary = m.dictionary_page_offset !== undefined ? bytesOf(u, chunkStart, dataStart) : undefined
+  const data = runs.map(([a, b]) => {
+    if (!locations) return bytesOf(u, dataStart, chunkEnd).then(bytes => ({ bytes, firstRow: groupStart }))
+    let p0 = 0
+    while (p0 + 1 < locations.length && groupStart + Number(locations[p0 + 1].first_row_index) <= a) p0++
+    let p1 = p0
+    while (p1 + 1 < locations.length && groupStart + Number(locations[p1 + 1].first_row_index) < b) p1++
+    const start = Number(locations[p0].offset)
+    const end = Number(locations[p1].offset) + locations[p1].compressed_page_size
+    return bytesOf(u, start, end).then(bytes => ({ bytes, firstRow: groupStart + Number(locations[p0].first_row_index) }))
+  })
+  const [dictionaryBytes, pages] = await Promise.all([dictionary, Promise.all(data)])
+  return { layout, dictionary: dictionaryBytes && decodeDictionary(layout, dictionaryBytes), pages }
+}
+
+/** Decodes file rows `[a, b)` of each run of one column in the unit's group. */
+async function readRuns(u: Unit, column: string, runs: readonly [number, number][]): Promise<Vector[]> {
+  const { layout, dictionary, pages } = await fetchRuns(u, column, runs)
+  return runs.map(([a, b], i) => decodePages(layout, pages[i].bytes, pages[i].firstRow, a, b, dictionary))
+}
+
+/** The unit's rows of a dictionary-encoded column as its dictionary and a code per row; null when it is not. */
+async function readCoded(u: Unit, column: string, progress: ScanProgress): Promise<{ dictionary: Vector; codes: Int32Array } | null> {
+  if (u.part.absent.has(column) || chunkOf(u, column).dictionary_page_offset === undefined) return null
+  touch(u, progress)
+  const { layout, dictionary, pages } = await fetchRuns(u, column, [[u.start, u.end]])
+  const codes = decodeCodes(layout, pages[0].bytes, pages[0].firstRow, u.start, u.end)
+  return codes && dictionary ? { dictionary, codes } : null
+}
+
+/** The dictionary's values at the codes of `offsets` (-1 = null). */
+function takeCodes(dictionary: Vector, codes: Int32Array, offsets: Int32Array): Vector {
+  const at = Int32Array.from(offsets, o => Math.max(0, codes[o]))
+  const taken = takeVector(dictionary, at)
+  if (!offsets.some(o => codes[o] < 0)) return taken
+  return { ...taken, valid: Uint8Array.from(offsets, o => (codes[o] < 0 ? 0 : 1)) }
 }
 
 /**
@@ -222,7 +316,7 @@ async function prefetch(u: Unit, columns: readonly string[]): Promise<() => void
     const m = chunks.find(c => c.meta_data?.path_in_schema[0] === column)?.meta_data
     if (!m) throw new Error(`column ${column} missing from ${u.part.plan.key}`)
     const start = Number(m.dictionary_page_offset ?? m.data_page_offset)
-    const bytes = new Uint8Array(await u.part.queue.read(u.part.plan.key, start, start + Number(m.total_compressed_size)))
+    const bytes = await u.part.queue.read(u.part.plan.key, start, start + Number(m.total_compressed_size))
     u.part.resident.add(start, bytes)
     return bytes
   }))
@@ -248,37 +342,43 @@ async function selectUnit(u: Unit, plan: ScanPlan, rangeTests: Predicate[], prog
     const n = u.end - u.start
     let lo = 0
     let hi = n
-    const wholes: Record<string, DecodedArray> = {}
+    const wholes: Record<string, Vector> = {}
     if (bisect) {
-      const keys = await readWhole(u, plan.rangeColumn, progress)
+      const keys = (await readWhole(u, plan.rangeColumn, progress)) as U64Vector
       wholes[plan.rangeColumn] = keys
       lo = lowerBound(keys, 0, n, BigInt(plan.range[0]))
       hi = lowerBound(keys, lo, n, BigInt(plan.range[1]) + 1n)
     }
     // Offsets (from u.start) of rows still matching; values of columns read so far, aligned with them.
     let offsets: Int32Array | null = null
-    const aligned: Record<string, (StoredValue | null)[]> = {}
+    const aligned: Record<string, Vector> = {}
     for (const column of order) {
       const predicates = [...(column === plan.rangeColumn && checkRange && !bisect ? rangeTests : []), ...plan.predicates.filter(p => columnOf(p.field) === column)]
       if (offsets === null) {
-        const data = wholes[column] ?? (await readWhole(u, column, progress))
-        offsets = selectRows(predicates, { [column]: data }, lo, hi)
-        if (plan.outputColumns.includes(column)) aligned[column] = gather(data, offsets)
+        const coded = column in wholes ? null : await readCoded(u, column, progress)
+        if (coded) {
+          offsets = selectCodes(predicates, coded.dictionary, coded.codes, lo, hi)
+          if (plan.outputColumns.includes(column)) aligned[column] = takeCodes(coded.dictionary, coded.codes, offsets)
+        } else {
+          const data = wholes[column] ?? (await readWhole(u, column, progress))
+          offsets = selectRows(predicates, { [column]: data }, lo, hi)
+          if (plan.outputColumns.includes(column)) aligned[column] = takeVector(data, offsets)
+        }
       } else {
         const values = await readRows(u, column, offsets.map(o => o + u.start), progress)
         const keep = selectRows(predicates, { [column]: values }, 0, values.length)
         if (keep.length < offsets.length) {
           const before: Int32Array = offsets
           offsets = Int32Array.from(keep, i => before[i])
-          for (const c of Object.keys(aligned)) aligned[c] = Array.from(keep, i => aligned[c][i])
+          for (const c of Object.keys(aligned)) aligned[c] = takeVector(aligned[c], keep)
         }
-        if (plan.outputColumns.includes(column)) aligned[column] = Array.from(keep, i => values[i])
+        if (plan.outputColumns.includes(column)) aligned[column] = keep.length < values.length ? takeVector(values, keep) : values
       }
       if (offsets.length === 0) break
     }
     offsets ??= Int32Array.from({ length: hi - lo }, (_, i) => lo + i)
     if (offsets.length === 0) return { unit: u, rows: offsets, values: {}, scanned: true }
-    for (const column of Object.keys(wholes)) if (!(column in aligned) && plan.outputColumns.includes(column)) aligned[column] = gather(wholes[column], offsets)
+    for (const column of Object.keys(wholes)) if (!(column in aligned) && plan.outputColumns.includes(column)) aligned[column] = takeVector(wholes[column], offsets)
     const rows = offsets.length === n ? null : offsets.map(o => o + u.start)
     return { unit: u, rows, values: aligned, scanned: true }
   } finally {
@@ -292,45 +392,31 @@ async function outputUnit(s: Selected, plan: ScanPlan, fields: readonly FieldDec
   const length = count(s)
   const missing = plan.outputColumns.filter(c => !(c in s.values))
   if (!s.scanned) progress.rowsScanned += length
-  const read = await Promise.all(missing.map(c => (rows ? readRows(u, c, rows, progress) : readWhole(u, c, progress).then(toValues))))
-  const stored: Record<string, (StoredValue | null)[]> = { ...s.values }
+  const read = await Promise.all(missing.map(c => (rows ? readRows(u, c, rows, progress) : readWhole(u, c, progress))))
+  const stored: Record<string, Vector> = { ...s.values }
   missing.forEach((c, i) => (stored[c] = read[i]))
-  const columns: Record<string, (StoredValue | null)[]> = {}
+  const columns: RowBatch['columns'] = {}
   for (const f of fields) {
-    columns[f.name] = f.virtual === undefined ? stored[columnOf(f)] : new Array(length).fill(virtualValue(f, chainId))
+    columns[f.name] = f.virtual === undefined ? stored[columnOf(f)] : constantVector(f.kind, virtualValue(f, chainId), length)
   }
   return { length, columns }
 }
 
-/** Values of `data` at `offsets`, nulls as null. */
-function gather(data: DecodedColumn, offsets: ArrayLike<number>): (StoredValue | null)[] {
-  const out = new Array<StoredValue | null>(offsets.length)
-  for (let i = 0; i < offsets.length; i++) out[i] = (data[offsets[i]] ?? null) as StoredValue | null
-  return out
-}
-
-/** A decoded column as an array of stored values with null for null (in place when it is an array already). */
-function toValues(data: DecodedArray): (StoredValue | null)[] {
-  if (!Array.isArray(data)) return Array.from(data as ArrayLike<StoredValue>)
-  for (let i = 0; i < data.length; i++) if (data[i] === undefined) data[i] = null
-  return data as (StoredValue | null)[]
-}
-
-/** Row offsets where each page of `column` in the unit's group starts (from its offset index), or null. */
-function pageStarts(u: Unit, column: string): number[] | null {
+/** Locations of the pages of `column` in the unit's group (its offset index), or null. */
+function pageLocations(u: Unit, column: string): OffsetIndex['page_locations'] | null {
   const key = `${u.group}/${column}`
   const cached = u.part.pages.get(key)
   if (cached !== undefined) return cached
   const { metadata, resident } = u.part
   const chunk = metadata.row_groups[u.group].columns.find(c => c.meta_data?.path_in_schema[0] === column)
-  let starts: number[] | null = null
+  let locations: OffsetIndex['page_locations'] | null = null
   if (chunk?.offset_index_offset !== undefined && chunk.offset_index_length) {
     const at = Number(chunk.offset_index_offset)
-    const index = resident.slice(at, at + chunk.offset_index_length)
-    if (index) starts = readOffsetIndex({ view: new DataView(index), offset: 0 }).page_locations.map(p => Number(p.first_row_index))
+    const index = resident.view(at, at + chunk.offset_index_length)
+    if (index) locations = readOffsetIndex({ view: new DataView(index.buffer, index.byteOffset, index.byteLength), offset: 0 }).page_locations
   }
-  u.part.pages.set(key, starts)
-  return starts
+  u.part.pages.set(key, locations)
+  return locations
 }
 
 /**
@@ -364,20 +450,18 @@ export function pageRuns(rows: ArrayLike<number>, starts: readonly number[] | nu
   return runs
 }
 
-async function readRows(u: Unit, column: string, rows: Int32Array, progress: ScanProgress): Promise<(StoredValue | null)[]> {
-  if (u.part.absent.has(column)) return new Array(rows.length).fill(null)
+async function readRows(u: Unit, column: string, rows: Int32Array, progress: ScanProgress): Promise<Vector> {
+  if (u.part.absent.has(column) || rows.length === 0) return constantVector(u.part.kinds[column], null, rows.length)
   const groupRows = Number(u.part.metadata.row_groups[u.group].num_rows)
-  const runs = pageRuns(rows, pageStarts(u, column), u.part.groupStarts[u.group], groupRows, u.start, u.end)
+  const locations = pageLocations(u, column)
+  const starts = locations && locations.map(p => Number(p.first_row_index))
+  const runs = pageRuns(rows, starts, u.part.groupStarts[u.group], groupRows, u.start, u.end)
   touch(u, progress)
-  const parts = await Promise.all(runs.map(([rowStart, rowEnd]) => u.part.scan.readColumn({ column, rowStart, rowEnd })))
-  const out = new Array<StoredValue | null>(rows.length)
+  const parts = await readRuns(u, column, runs)
   let k = 0
-  runs.forEach(([rowStart, rowEnd], i) => {
-    const data = parts[i]
-    while (k < rows.length && rows[k] < rowEnd) {
-      out[k] = (data[rows[k] - rowStart] ?? null) as StoredValue | null
-      k++
-    }
-  })
-  return out
+  return concatVectors(runs.map(([rowStart, rowEnd], i) => {
+    const first = k
+    while (k < rows.length && rows[k] < rowEnd) k++
+    return takeVector(parts[i], rows.subarray(first, k), rowStart)
+  }))
 }

@@ -6,6 +6,7 @@ import type { Chain } from '../chains/registry.ts'
 import type { DatasetDecl, FieldDecl } from '../schema/dataset.ts'
 import type { Operator, StoredValue } from '../schema/kinds.ts'
 import type { BlockRange } from '../manifest/types.ts'
+import type { Vector } from './vector.ts'
 
 /** One validated filter. `null` in `values` is the `%00` null marker. */
 export interface Predicate {
@@ -29,12 +30,12 @@ export interface QuerySpec {
 }
 
 /**
- * Rows in columnar form keyed by output field name, virtual fields filled in.
- * `null` is a null value. Batches arrive in (range key, index) order.
+ * Rows in columnar form keyed by output field name, virtual fields filled in, each
+ * column a packed vector (see vector.ts). Batches arrive in (range key, index) order.
  */
 export interface RowBatch {
   length: number
-  columns: Record<string, (StoredValue | null)[]>
+  columns: Record<string, Vector>
 }
 
 /** I/O accounting, reported in response headers and by benchmarks. */

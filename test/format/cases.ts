@@ -1,10 +1,11 @@
 /**
  * Input cases shared by the encoder contract suite: batches over every kind,
- * made deterministically by the test.
+ * made deterministically by the test as plain values, then packed into vectors.
  */
 import type { FieldDecl } from '../../src/schema/dataset.ts'
 import type { Kind, StoredValue } from '../../src/schema/kinds.ts'
 import type { RowBatch } from '../../src/query/types.ts'
+import { batchOf } from '../../src/query/batch.ts'
 import { mulberry32 } from '../../src/random.ts'
 
 export const KIND_LIST: readonly Kind[] = [
@@ -43,6 +44,7 @@ export const NASTY_STRINGS = [
   ' leading and trailing ',
   'a,"b",\nc',
   '\u2028\u2029 separators',
+  'delete \u007f kept',
   'null',
   '0x1234',
 ]
@@ -91,14 +93,33 @@ export function valueOf(kind: Kind, i: number, r: () => number): StoredValue {
 }
 
 /**
+ * A batch as plain values per column: what a case means, kept apart from the
+ * vectors it is packed into so expected output never comes from the packing.
+ */
+export interface PlainBatch {
+  length: number
+  columns: Record<string, (StoredValue | null)[]>
+}
+
+/** A plain batch packed into vectors, as the engine hands batches out. */
+export function packed(fields: readonly FieldDecl[], b: PlainBatch): RowBatch {
+  return batchOf(fields, b.columns, b.length)
+}
+
+/** Rows `[start, end)` of a plain batch. */
+export function plainRows(b: PlainBatch, start: number, end: number): PlainBatch {
+  return { length: end - start, columns: Object.fromEntries(Object.entries(b.columns).map(([k, col]) => [k, col.slice(start, end)])) }
+}
+
+/**
  * Batches of the given sizes over `fields`; nullable fields are null in every
  * third row (and wholly null in a field named `raw`, like the spec's).
  */
-export function makeBatches(fields: readonly FieldDecl[], sizes: readonly number[], seed = 1): RowBatch[] {
+export function makeBatches(fields: readonly FieldDecl[], sizes: readonly number[], seed = 1): PlainBatch[] {
   const r = rng(seed)
   let row = 0
   return sizes.map(length => {
-    const columns: RowBatch['columns'] = {}
+    const columns: PlainBatch['columns'] = {}
     for (const f of fields) columns[f.name] = []
     for (let i = 0; i < length; i++, row++) {
       for (const f of fields) {

@@ -11,13 +11,13 @@ import { EVM_DATASETS, logs } from '../../src/datasets/evm.ts'
 import { KINDS } from '../../src/schema/kinds.ts'
 import type { FieldDecl } from '../../src/schema/dataset.ts'
 import type { RowBatch } from '../../src/query/types.ts'
-import { ALL_KINDS, JSON_TEXTS, KIND_LIST, NASTY_STRINGS, U256_EXTREMES, makeBatches, u256 } from './cases.ts'
+import { ALL_KINDS, JSON_TEXTS, KIND_LIST, NASTY_STRINGS, U256_EXTREMES, makeBatches, packed, u256, type PlainBatch } from './cases.ts'
 import { DECODERS, collect, concat, expectedRecords, fromArray, parseCsv, readAll, type Canonical } from './decode.ts'
 
 interface Case {
   name: string
   fields: readonly FieldDecl[]
-  batches: RowBatch[]
+  batches: PlainBatch[]
 }
 
 const U256_FIELDS: FieldDecl[] = [
@@ -110,8 +110,13 @@ async function withoutCodeGeneration<T>(run: () => Promise<T>): Promise<T> {
   }
 }
 
+/** All bytes of batches given as plain values, packed into vectors. */
+function encodePlain(format: Format, fields: readonly FieldDecl[], batches: readonly PlainBatch[]): Promise<Uint8Array> {
+  return collect(encodeRows(format, fields, fromArray(batches.map(b => packed(fields, b)))))
+}
+
 async function encode(format: Format, c: Case): Promise<Uint8Array> {
-  const run = () => collect(encodeRows(format, c.fields, fromArray(c.batches)))
+  const run = () => encodePlain(format, c.fields, c.batches)
   return format === 'arrow' ? withoutCodeGeneration(run) : run()
 }
 
@@ -171,14 +176,14 @@ describe('encoder contract', () => {
 
   it('json writes u64 numbers with all their digits', async () => {
     const fields: FieldDecl[] = [{ name: 'n', kind: 'u64int' }]
-    const out = text(await collect(encodeRows('json', fields, fromArray([{ length: 2, columns: { n: [2n ** 64n - 1n, 2n ** 53n + 1n] } }]))))
+    const out = text(await encodePlain('json', fields, [{ length: 2, columns: { n: [2n ** 64n - 1n, 2n ** 53n + 1n] } }]))
     expect(out).toBe('[{"n":18446744073709551615},{"n":9007199254740993}]')
   })
 
   it('json embeds json fields verbatim, on one line', async () => {
     const fields: FieldDecl[] = [{ name: 'doc', kind: 'json' }]
     const docs = ['{"n":12345678901234567890}', '[\n  1,\r\n  2\n]']
-    const out = text(await collect(encodeRows('json', fields, fromArray([{ length: 2, columns: { doc: docs } }]))))
+    const out = text(await encodePlain('json', fields, [{ length: 2, columns: { doc: docs } }]))
     expect(out).toBe('[{"doc":{"n":12345678901234567890}},{"doc":[1,2]}]')
   })
 
@@ -191,7 +196,7 @@ describe('encoder contract', () => {
 
   it('csv keeps null and the empty string apart', async () => {
     const fields: FieldDecl[] = [{ name: 's', kind: 'string', nullable: true }, { name: 'n', kind: 'u64int' }]
-    const out = text(await collect(encodeRows('csv', fields, fromArray([{ length: 2, columns: { s: ['', null], n: [1n, 2n] } }]))))
+    const out = text(await encodePlain('csv', fields, [{ length: 2, columns: { s: ['', null], n: [1n, 2n] } }]))
     expect(out).toBe('s,n\n"",1\n,2\n')
   })
 
@@ -205,7 +210,7 @@ describe('encoder contract', () => {
     // All-null columns: a schema inferred from values could not know these types.
     const fields = ALL_KINDS.filter(f => f.nullable)
     const columns = Object.fromEntries(fields.map(f => [f.name, [null, null]]))
-    const table = tableFromIPC(await collect(encodeRows('arrow', fields, fromArray([{ length: 2, columns }]))))
+    const table = tableFromIPC(await encodePlain('arrow', fields, [{ length: 2, columns }]))
     expect(table.schema.fields.map(f => [f.name, String(f.type), f.nullable])).toEqual(fields.map(f => [f.name, want[f.kind], true]))
     for (const d of EVM_DATASETS) {
       const schema = tableFromIPC(await encode('arrow', { name: d.name, fields: d.fields, batches: [] })).schema
@@ -233,7 +238,8 @@ describe('contentTypeOf', () => {
 
 describe('streaming', () => {
   const fields = logs.fields
-  const batches = makeBatches(fields, [40, 40, 40, 40], 5)
+  const plain = makeBatches(fields, [40, 40, 40, 40], 5)
+  const batches: RowBatch[] = plain.map(b => packed(fields, b))
 
   /** A source that counts the batches taken and whether it was released. */
   function counted(fail?: { after: number; error: Error }) {
@@ -287,8 +293,9 @@ describe('streaming', () => {
       })
 
       it('errors the stream and releases the source when a batch contradicts the declaration', async () => {
-        const bad = structuredClone(batches[1])
-        bad.columns.block_hash[3] = null
+        const badPlain = structuredClone(plain[1])
+        badPlain.columns.block_hash[3] = null
+        const bad = packed(fields, badPlain)
         const state = { released: false }
         async function* source() {
           try {
@@ -321,7 +328,7 @@ describe('streaming', () => {
       })
 
       it('writes a large batch in chunks of about 64 KiB', async () => {
-        const [big] = makeBatches(fields, [4000], 9)
+        const big = packed(fields, makeBatches(fields, [4000], 9)[0])
         const { chunks, error } = await readAll(encodeRows(format, fields, fromArray([big])))
         expect(error).toBeUndefined()
         const total = chunks.reduce((n, c) => n + c.length, 0)

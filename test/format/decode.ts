@@ -8,6 +8,7 @@ import type { FieldDecl } from '../../src/schema/dataset.ts'
 import type { Kind, StoredValue } from '../../src/schema/kinds.ts'
 import type { RowBatch } from '../../src/query/types.ts'
 import type { Format } from '../../src/format/encode.ts'
+import type { PlainBatch } from './cases.ts'
 
 /**
  * A record as every format must give it back: u64int as exact decimal text,
@@ -42,7 +43,7 @@ export function canonicalOf(kind: Kind, v: StoredValue | null): unknown {
 }
 
 /** The records a list of batches should encode to. */
-export function expectedRecords(fields: readonly FieldDecl[], batches: readonly RowBatch[]): Canonical[] {
+export function expectedRecords(fields: readonly FieldDecl[], batches: readonly PlainBatch[]): Canonical[] {
   const out: Canonical[] = []
   for (const b of batches) {
     for (let i = 0; i < b.length; i++) {

@@ -13,8 +13,7 @@ import { encodeRows } from '../../src/format/encode.ts'
 import { logs } from '../../src/datasets/evm.ts'
 import { KINDS } from '../../src/schema/kinds.ts'
 import type { FieldDecl } from '../../src/schema/dataset.ts'
-import type { RowBatch } from '../../src/query/types.ts'
-import { ALL_KINDS, NASTY_STRINGS, makeBatches } from './cases.ts'
+import { ALL_KINDS, NASTY_STRINGS, makeBatches, packed, type PlainBatch } from './cases.ts'
 import { collect, fromArray } from './decode.ts'
 
 let dir: string
@@ -30,14 +29,14 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true })
 })
 
-async function writeOutput(name: string, format: 'csv' | 'json_stream' | 'arrow', fields: readonly FieldDecl[], batches: RowBatch[]): Promise<string> {
+async function writeOutput(name: string, format: 'csv' | 'json_stream' | 'arrow', fields: readonly FieldDecl[], batches: PlainBatch[]): Promise<string> {
   const path = join(dir, name)
-  await writeFile(path, await collect(encodeRows(format, fields, fromArray(batches))))
+  await writeFile(path, await collect(encodeRows(format, fields, fromArray(batches.map(b => packed(fields, b))))))
   return path
 }
 
 /** Every cell as KINDS toText gives it, null kept. */
-function expectedCells(fields: readonly FieldDecl[], batches: RowBatch[]): (string | null)[][] {
+function expectedCells(fields: readonly FieldDecl[], batches: PlainBatch[]): (string | null)[][] {
   return batches.flatMap(b =>
     Array.from({ length: b.length }, (_, i) =>
       fields.map(f => {
@@ -48,7 +47,7 @@ function expectedCells(fields: readonly FieldDecl[], batches: RowBatch[]): (stri
   )
 }
 
-const CSV_CASES: { name: string; fields: readonly FieldDecl[]; batches: RowBatch[] }[] = [
+const CSV_CASES: { name: string; fields: readonly FieldDecl[]; batches: PlainBatch[] }[] = [
   { name: 'every kind with nulls', fields: ALL_KINDS, batches: makeBatches(ALL_KINDS, [40, 0, 26], 11) },
   { name: 'logs', fields: logs.fields, batches: makeBatches(logs.fields, [200, 100], 12) },
   {
@@ -73,7 +72,7 @@ describe('DuckDB reads the output', () => {
 
   it('json_stream: strings and row count', async () => {
     const fields: FieldDecl[] = [{ name: 'text', kind: 'string' }, { name: 'n', kind: 'u64int' }]
-    const batches = [{ length: NASTY_STRINGS.length, columns: { text: NASTY_STRINGS, n: NASTY_STRINGS.map((_, i) => BigInt(i)) } }]
+    const batches: PlainBatch[] = [{ length: NASTY_STRINGS.length, columns: { text: NASTY_STRINGS, n: NASTY_STRINGS.map((_, i) => BigInt(i)) } }]
     const path = await writeOutput('strings.jsonl', 'json_stream', fields, batches)
     const result = await db.runAndReadAll(
       `SELECT text, n FROM read_json('${path}', format = 'newline_delimited', columns = {text: 'VARCHAR', n: 'UBIGINT'}) ORDER BY n`,

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { BARE_TEXT, writeHex, writeQuantity, writeU64Decimal, writeU64Hex } from '../../src/format/text.ts'
 import { ByteSink } from '../../src/format/sink.ts'
+import { vectorOf, type U64Vector } from '../../src/query/vector.ts'
 import { KINDS, type Kind, type StoredValue } from '../../src/schema/kinds.ts'
 import { rng, u256 } from './cases.ts'
 
@@ -21,12 +22,19 @@ const BOUNDARIES = [...new Set(
 )]
 
 describe('u64 text', () => {
+  const v = vectorOf('u64int', BOUNDARIES) as U64Vector
+
+  it('boundaries reach both sides of 2^32, where the 32-bit path ends', () => {
+    expect(BOUNDARIES).toContain(2n ** 32n - 1n)
+    expect(BOUNDARIES).toContain(2n ** 32n)
+  })
+
   it('decimal is exact at every digit-count boundary', () => {
-    for (const n of BOUNDARIES) expect(written(s => writeU64Decimal(s, n))).toBe(n.toString())
+    BOUNDARIES.forEach((n, i) => expect(written(s => writeU64Decimal(s, v, i))).toBe(n.toString()))
   })
 
   it('hex is minimal at every digit-count boundary', () => {
-    for (const n of BOUNDARIES) expect(written(s => writeU64Hex(s, n))).toBe('0x' + n.toString(16))
+    BOUNDARIES.forEach((n, i) => expect(written(s => writeU64Hex(s, v, i))).toBe('0x' + n.toString(16)))
   })
 })
 
@@ -35,11 +43,18 @@ describe('byte text', () => {
     const all = Uint8Array.from({ length: 256 }, (_, i) => i)
     expect(written(s => writeHex(s, all))).toBe('0x' + Buffer.from(all).toString('hex'))
     expect(written(s => writeHex(s, new Uint8Array(0)))).toBe('0x')
+    expect(written(s => writeHex(s, all, 10, 13))).toBe('0x0a0b0c')
   })
 
   it('quantity drops leading zero bytes and a leading zero digit', () => {
     const cases: [bigint, string][] = [[0n, '0x0'], [1n, '0x1'], [15n, '0xf'], [16n, '0x10'], [256n, '0x100'], [2n ** 64n, '0x10000000000000000'], [2n ** 256n - 1n, '0x' + 'f'.repeat(64)]]
     for (const [n, text] of cases) expect(written(s => writeQuantity(s, u256(n)))).toBe(text)
+  })
+
+  it('quantity reads only its range of a shared buffer', () => {
+    const shared = Uint8Array.of(0xff, 0, 0, 0x0a, 0xbc, 0xff)
+    expect(written(s => writeQuantity(s, shared, 1, 5))).toBe('0xabc')
+    expect(written(s => writeQuantity(s, shared, 1, 3))).toBe('0x0')
   })
 })
 
@@ -60,10 +75,9 @@ describe('BARE_TEXT', () => {
     }
     expect(Object.keys(sample).sort()).toEqual(Object.keys(BARE_TEXT).sort())
     for (const [kind, make] of Object.entries(sample) as [Kind, () => StoredValue][]) {
-      for (let i = 0; i < 300; i++) {
-        const v = make()
-        expect(written(s => BARE_TEXT[kind]!.write(s, v))).toBe(KINDS[kind].toText(v))
-      }
+      const values = Array.from({ length: 300 }, make)
+      const v = vectorOf(kind, values)
+      values.forEach((x, i) => expect(written(s => BARE_TEXT[kind]!.write(s, v, i))).toBe(KINDS[kind].toText(x)))
     }
   })
 })

@@ -13,6 +13,7 @@ import { jsonEncoder } from '../../src/format/json.ts'
 import { ManifestReader } from '../../src/manifest/read.ts'
 import { runQuery } from '../../src/query/engine.ts'
 import type { Predicate, RowBatch } from '../../src/query/types.ts'
+import { valuesOf } from '../../src/query/vector.ts'
 import { columnOf } from '../../src/schema/dataset.ts'
 import { KINDS } from '../../src/schema/kinds.ts'
 import { plain } from '../query/lake.ts'
@@ -33,6 +34,9 @@ afterAll(removeTempDirs)
 
 const plainBatch = (b: { length: number; columns: Record<string, unknown[]> }) =>
   Array.from({ length: b.length }, (_, i) => Object.fromEntries(Object.entries(b.columns).map(([k, v]) => [k, plain(v[i] as never)])))
+
+/** A RowBatch's rows as plainBatch gives them, its vectors read back as values. */
+const plainRowBatch = (b: RowBatch) => plainBatch({ length: b.length, columns: Object.fromEntries(Object.entries(b.columns).map(([k, v]) => [k, valuesOf(v)])) })
 
 /** A fake chain of `n` headers on top of `parent`, each holding the same recorded rows. */
 function chainOf(from: number, n: number, parent: string, rows: EvmBatches, tag = 'a'): WindowBlock[] {
@@ -166,7 +170,7 @@ describe('compaction', () => {
       const result = await runQuery({ store, manifest }, { chain: ETH, dataset: d, from: RECORDED[0], to: RECORDED[2], predicates: [], fields })
       const got: RowBatch[] = []
       for await (const b of result.batches) got.push(b)
-      const rows = got.flatMap(b => plainBatch(b))
+      const rows = got.flatMap(b => plainRowBatch(b))
       const expected = recorded.flatMap(r => plainBatch(r.batches[d.storage as keyof EvmBatches])).map(row => Object.fromEntries(fields.map(f => [f.name, row[columnOf(f)]])))
       expect(rows, d.name).toEqual(expected)
     }

@@ -1,8 +1,10 @@
 import { describe, expect, it } from 'vitest'
 import { logs, transactions } from '../../src/datasets/evm.ts'
 import type { DatasetDecl, FieldDecl } from '../../src/schema/dataset.ts'
-import type { Operator, StoredValue } from '../../src/schema/kinds.ts'
-import { compareBytes, decideVirtual, lowerBound, pruningFilterOf, selectRows, valueTest } from '../../src/query/filter.ts'
+import { KINDS, type Operator, type StoredValue } from '../../src/schema/kinds.ts'
+import { compareBytes, decideVirtual, lowerBound, pruningFilterOf, rowTest, selectCodes, selectRows, valueTest } from '../../src/query/filter.ts'
+import { vectorOf, type U64Vector } from '../../src/query/vector.ts'
+import { mulberry32 } from '../../src/random.ts'
 import type { Predicate } from '../../src/query/types.ts'
 
 const field = (d: DatasetDecl, name: string): FieldDecl => d.fields.find(f => f.name === name)!
@@ -66,25 +68,62 @@ describe('decideVirtual', () => {
   })
 })
 
+const addr = (x: number) => new Uint8Array(20).fill(x)
+
 describe('selectRows', () => {
   it('returns the offsets within bounds where every predicate holds', () => {
     const columns = {
-      address: [b(1), b(2), b(1), undefined, b(1)],
-      log_index: new BigUint64Array([0n, 1n, 2n, 3n, 4n]),
+      address: vectorOf('address', [addr(1), addr(2), addr(1), null, addr(1)]),
+      log_index: vectorOf('u64int', [0n, 1n, 2n, 3n, 4n]),
     }
-    const rows = selectRows([pred(logs, 'address', 'eq', b(1)), pred(logs, 'log_index', 'gte', 1n)], columns, 0, 5)
+    const rows = selectRows([pred(logs, 'address', 'eq', addr(1)), pred(logs, 'log_index', 'gte', 1n)], columns, 0, 5)
     expect(Array.from(rows)).toEqual([2, 4])
     expect(Array.from(selectRows([pred(logs, 'address', 'in', null)], columns, 0, 3))).toEqual([])
+    expect(Array.from(selectRows([pred(logs, 'address', 'in', null)], columns, 0, 5))).toEqual([3])
     expect(Array.from(selectRows([], columns, 1, 3))).toEqual([1, 2])
   })
 
   it('finds range bounds in sorted keys by bisection', () => {
-    const keys = new BigUint64Array([5n, 5n, 6n, 8n, 8n, 9n])
+    const keys = vectorOf('u64int', [5n, 5n, 6n, 8n, 8n, 9n]) as U64Vector
     expect(lowerBound(keys, 0, 6, 6n)).toBe(2)
     expect(lowerBound(keys, 0, 6, 7n)).toBe(3)
     expect(lowerBound(keys, 0, 6, 10n)).toBe(6)
     expect(lowerBound(keys, 0, 6, 0n)).toBe(0)
   })
+})
+
+describe('rowTest', () => {
+  const random = mulberry32(7)
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]
+  const u64s = [0n, 1n, 0xffffffffn, 0x100000000n, (1n << 53n) + 1n, (1n << 64n) - 1n]
+  const bytesOf = (width: number) => {
+    const pool = Array.from({ length: 8 }, (_, k) => Uint8Array.from({ length: width }, (_, j) => (j < width - 2 ? k % 3 : (k * 37 + j) & 0xff)))
+    return () => pick(pool)
+  }
+  const makers: Record<string, { field: FieldDecl; make: () => StoredValue }> = {
+    u64: { field: { name: 'n', kind: 'u64int', nullable: true }, make: () => pick(u64s) },
+    fixed32: { field: { name: 'h', kind: 'u256pad', nullable: true }, make: bytesOf(32) },
+    fixed20: { field: { name: 'a', kind: 'address', nullable: true }, make: bytesOf(20) },
+    bytes: { field: { name: 'd', kind: 'bytes', nullable: true }, make: () => pick([new Uint8Array(0), Uint8Array.of(1), Uint8Array.of(1, 2)]) },
+    string: { field: { name: 's', kind: 'string', nullable: true }, make: () => pick(['', 'a', 'b', 'é']) },
+    bool: { field: { name: 'f', kind: 'bool', nullable: true }, make: () => pick([true, false]) },
+  }
+  for (const [name, { field: f, make }] of Object.entries(makers)) {
+    it(`agrees with valueTest on every row of a ${name} vector, nulls included`, () => {
+      const values = Array.from({ length: 200 }, () => (random() < 0.15 ? null : make()))
+      const vector = vectorOf(f.kind, values)
+      const ops = KINDS[f.kind].operators
+      for (let trial = 0; trial < 40; trial++) {
+        const op = pick(ops)
+        const count = op === 'in' ? 1 + Math.floor(random() * 7) : 1
+        const listed = Array.from({ length: count }, () => (op !== 'gte' && op !== 'lte' && random() < 0.2 ? null : make()))
+        const p: Predicate = { field: f, op, values: listed }
+        const exact = valueTest(p)
+        const test = rowTest(p, vector)
+        values.forEach((v, i) => expect(test(i), `${op} ${i}`).toBe(exact(v)))
+      }
+    })
+  }
 })
 
 describe('pruningFilterOf', () => {
@@ -105,5 +144,28 @@ describe('pruningFilterOf', () => {
         { log_index: { $gte: 3n } },
       ],
     })
+  })
+})
+
+describe('selectCodes', () => {
+  it('keeps the same rows as selectRows on the decoded column, nulls included', () => {
+    const random = mulberry32(11)
+    const dictionary = vectorOf('address', [addr(1), addr(2), addr(3), addr(4)])
+    const codes = Int32Array.from({ length: 300 }, () => Math.floor(random() * 5) - 1)
+    const decoded = vectorOf('address', Array.from(codes, c => (c < 0 ? null : addr(c + 1))))
+    const cases: Predicate[][] = [
+      [pred(logs, 'address', 'eq', addr(2))],
+      [pred(logs, 'address', 'in', addr(1), addr(4), null)],
+      [pred(logs, 'address', 'in', null)],
+      [pred(logs, 'address', 'in', addr(1), addr(3)), pred(logs, 'address', 'eq', addr(3))],
+      [pred(logs, 'address', 'eq', addr(9))],
+    ]
+    const sizes = cases.map(predicates => {
+      const expected = Array.from(selectRows(predicates, { address: decoded }, 20, 280))
+      expect(Array.from(selectCodes(predicates, dictionary, codes, 20, 280))).toEqual(expected)
+      return expected.length
+    })
+    expect(sizes.slice(0, 3).every(n => n > 0)).toBe(true)
+    expect(sizes[4]).toBe(0)
   })
 })

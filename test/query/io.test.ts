@@ -5,7 +5,7 @@ import { recordingStore, removeTempDirs, tempStore } from './lake.ts'
 afterAll(removeTempDirs)
 
 const bytes = Uint8Array.from({ length: 100_000 }, (_, i) => i % 251)
-const expectSlice = (buffer: ArrayBuffer, start: number, end: number) => expect(new Uint8Array(buffer)).toEqual(bytes.slice(start, end))
+const expectSlice = (got: ArrayBuffer | Uint8Array, start: number, end: number) => expect(new Uint8Array(got)).toEqual(bytes.slice(start, end))
 
 describe('ReadQueue', () => {
   it('merges reads of one turn that lie close together, keeps far ones apart, and serves each its bytes', async () => {

@@ -15,6 +15,7 @@ import { columnOf, type DatasetDecl, type FieldDecl } from '../../src/schema/dat
 import type { StoredValue } from '../../src/schema/kinds.ts'
 import { fsStore } from '../../src/store/fs.ts'
 import type { ObjectStore } from '../../src/store/types.ts'
+import { cellOf } from '../../src/query/batch.ts'
 import type { Predicate, RowBatch } from '../../src/query/types.ts'
 import { mulberry32 } from '../../src/random.ts'
 
@@ -184,10 +185,10 @@ export function referenceMatch(p: Predicate, row: Row, chainId: number): boolean
 export function batchRows(batches: RowBatch[]): Record<string, unknown>[] {
   const out: Record<string, unknown>[] = []
   for (const b of batches) {
-    for (const values of Object.values(b.columns)) if (values.length !== b.length) throw new Error('ragged batch')
+    for (const v of Object.values(b.columns)) if (v.length !== b.length) throw new Error('ragged batch')
     for (let i = 0; i < b.length; i++) {
       const row: Record<string, unknown> = {}
-      for (const [name, values] of Object.entries(b.columns)) row[name] = plain(values[i])
+      for (const name of Object.keys(b.columns)) row[name] = plain(cellOf(b, name, i))
       out.push(row)
     }
   }

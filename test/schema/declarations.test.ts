@@ -9,6 +9,7 @@ import { EVM_DATASETS, blocks, logs, transactions } from '../../src/datasets/evm
 import { MOVE_DATASETS } from '../../src/datasets/move.ts'
 import { columnOf, isStored, type DatasetDecl, type FieldDecl } from '../../src/schema/dataset.ts'
 import { KINDS, type Kind, type StoredValue } from '../../src/schema/kinds.ts'
+import { batchOf } from '../../src/query/batch.ts'
 import type { RowBatch } from '../../src/query/types.ts'
 import { parquetSchemaOf, storedFields } from '../../src/lake/write.ts'
 import { arrowSchemaOf } from '../../src/format/arrow.ts'
@@ -109,7 +110,7 @@ describe('every derivation covers every field of every dataset', () => {
 
     it(`${dataset.name}: CSV header and JSON keys are the field names`, async () => {
       const one = (f: FieldDecl) => (f.nullable ? null : sample(f.kind))
-      const batch: RowBatch = { length: 1, columns: Object.fromEntries(dataset.fields.map(f => [f.name, [one(f)]])) }
+      const batch: RowBatch = batchOf(dataset.fields, Object.fromEntries(dataset.fields.map(f => [f.name, [one(f)]])), 1)
       const text = async (format: 'csv' | 'json') => new Response(encodeRows(format, dataset.fields, (async function* () { yield batch })())).text()
       expect((await text('csv')).split('\n')[0]).toBe(dataset.fields.map(f => f.name).join(','))
       expect(Object.keys(JSON.parse(await text('json'))[0])).toEqual(dataset.fields.map(f => f.name))

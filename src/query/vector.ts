@@ -1,0 +1,306 @@
+/**
+ * The packed columns of a RowBatch: the layout Parquet pages decode into and Arrow
+ * buffers are made of. A value is never an object of its own (a Uint8Array view per
+ * address cost half the CPU of an export in garbage collection), so the scanner
+ * fills flat buffers, the Arrow encoder hands them out as they are, and the text
+ * encoders write hex straight from them.
+ *
+ * Per kind: u64 kinds → `u64` (BigUint64Array, with the same memory as 32-bit words
+ * so small values are read without a BigInt); fixed-width binary kinds → `fixed`
+ * (`width` bytes per row, back to back); bytes, string and json → `binary` (Arrow's
+ * offsets + data; string and json as UTF-8); bool → `bool` (a byte per row).
+ * `valid` has a byte per row, 1 where a value is present; it is null when no row is
+ * null. A null row's slot holds zeros (u64, fixed, bool) or no bytes (binary).
+ * Words are little-endian, as on every platform this runs on.
+ */
+import { KINDS, type Kind, type StoredValue } from '../schema/kinds.ts'
+
+interface VectorBase {
+  length: number
+  valid: Uint8Array | null
+}
+
+export interface U64Vector extends VectorBase {
+  type: 'u64'
+  values: BigUint64Array
+  /** `values` as 32-bit words: `[2i]` low, `[2i + 1]` high. */
+  words: Uint32Array
+}
+
+export interface FixedVector extends VectorBase {
+  type: 'fixed'
+  width: number
+  bytes: Uint8Array
+}
+
+export interface BinaryVector extends VectorBase {
+  type: 'binary'
+  /** `length + 1` offsets into `bytes`; row i is `bytes[offsets[i], offsets[i + 1])`. */
+  offsets: Int32Array
+  bytes: Uint8Array
+  /** UTF-8 text (string and json kinds): read back as strings. */
+  text: boolean
+}
+
+export interface BoolVector extends VectorBase {
+  type: 'bool'
+  values: Uint8Array
+}
+
+export type Vector = U64Vector | FixedVector | BinaryVector | BoolVector
+
+/** The vector layout of a kind. */
+export type VectorShape = { type: 'u64' } | { type: 'fixed'; width: number } | { type: 'binary'; text: boolean } | { type: 'bool' }
+
+export function shapeOf(kind: Kind): VectorShape {
+  if (kind === 'u64hex' || kind === 'u64int') return { type: 'u64' }
+  if (kind === 'bool') return { type: 'bool' }
+  const width = KINDS[kind].width
+  if (width !== undefined) return { type: 'fixed', width }
+  return { type: 'binary', text: kind === 'string' || kind === 'json' }
+}
+
+export function u64Vector(values: BigUint64Array, valid: Uint8Array | null = null): U64Vector {
+  return { type: 'u64', length: values.length, values, words: new Uint32Array(values.buffer, values.byteOffset, values.length * 2), valid }
+}
+
+export function isNull(v: Vector, i: number): boolean {
+  return v.valid !== null && v.valid[i] === 0
+}
+
+const utf8Encoder = new TextEncoder()
+const utf8Decoder = new TextDecoder('utf-8', { ignoreBOM: true })
+
+/** The value of row `i` (null for a null row). Fixed and binary values are views into the vector. */
+export function valueAt(v: Vector, i: number): StoredValue | null {
+  if (v.valid !== null && v.valid[i] === 0) return null
+  switch (v.type) {
+    case 'u64':
+      return v.values[i]
+    case 'bool':
+      return v.values[i] === 1
+    case 'fixed':
+      return v.bytes.subarray(i * v.width, (i + 1) * v.width)
+    case 'binary': {
+      const bytes = v.bytes.subarray(v.offsets[i], v.offsets[i + 1])
+      return v.text ? utf8Decoder.decode(bytes) : bytes
+    }
+  }
+}
+
+/** Every value of a vector, nulls as null. */
+export function valuesOf(v: Vector): (StoredValue | null)[] {
+  const out = new Array<StoredValue | null>(v.length)
+  for (let i = 0; i < v.length; i++) out[i] = valueAt(v, i)
+  return out
+}
+
+/** Validity bytes of `values`, or null when none is null. */
+function validityOf(values: readonly (StoredValue | null | undefined)[]): Uint8Array | null {
+  if (!values.some(x => x === null || x === undefined)) return null
+  return Uint8Array.from(values, x => (x === null || x === undefined ? 0 : 1))
+}
+
+/** A vector of a kind from values (`undefined` is null too); throws on a value of the wrong shape. */
+export function vectorOf(kind: Kind, values: readonly (StoredValue | null | undefined)[]): Vector {
+  const shape = shapeOf(kind)
+  const n = values.length
+  const valid = validityOf(values)
+  switch (shape.type) {
+    case 'u64': {
+      const out = new BigUint64Array(n)
+      for (let i = 0; i < n; i++) {
+        const x = values[i]
+        if (x === null || x === undefined) continue
+        if (typeof x !== 'bigint') throw new TypeError(`expected a bigint for a ${kind} value, got ${typeof x}`)
+        out[i] = x
+      }
+      return u64Vector(out, valid)
+    }
+    case 'bool': {
+      const out = new Uint8Array(n)
+      for (let i = 0; i < n; i++) {
+        const x = values[i]
+        if (x === null || x === undefined) continue
+        if (typeof x !== 'boolean') throw new TypeError(`expected a boolean for a ${kind} value, got ${typeof x}`)
+        out[i] = x ? 1 : 0
+      }
+      return { type: 'bool', length: n, values: out, valid }
+    }
+    case 'fixed': {
+      const w = shape.width
+      const out = new Uint8Array(n * w)
+      for (let i = 0; i < n; i++) {
+        const x = values[i]
+        if (x === null || x === undefined) continue
+        if (!(x instanceof Uint8Array) || x.length !== w) throw new TypeError(`expected ${w} bytes for a ${kind} value`)
+        out.set(x, i * w)
+      }
+      return { type: 'fixed', length: n, width: w, bytes: out, valid }
+    }
+    case 'binary': {
+      const parts = values.map(x => {
+        if (x === null || x === undefined) return EMPTY
+        if (shape.text) {
+          if (typeof x !== 'string') throw new TypeError(`expected a string for a ${kind} value, got ${typeof x}`)
+          return utf8Encoder.encode(x)
+        }
+        if (!(x instanceof Uint8Array)) throw new TypeError(`expected bytes for a ${kind} value`)
+        return x
+      })
+      return binaryFrom(parts, valid, shape.text)
+    }
+  }
+}
+
+const EMPTY = new Uint8Array(0)
+
+function binaryFrom(parts: readonly Uint8Array[], valid: Uint8Array | null, text: boolean): BinaryVector {
+  const offsets = new Int32Array(parts.length + 1)
+  let total = 0
+  parts.forEach((p, i) => {
+    total += p.length
+    offsets[i + 1] = total
+  })
+  const bytes = new Uint8Array(total)
+  parts.forEach((p, i) => bytes.set(p, offsets[i]))
+  return { type: 'binary', length: parts.length, offsets, bytes, valid, text }
+}
+
+/** `n` rows of one value (null included). */
+export function constantVector(kind: Kind, value: StoredValue | null, n: number): Vector {
+  return vectorOf(kind, new Array<StoredValue | null>(n).fill(value))
+}
+
+/** Rows `[start, end)`, sharing memory with `v` where the layout allows. */
+export function sliceVector(v: Vector, start: number, end: number): Vector {
+  const valid = v.valid === null ? null : v.valid.subarray(start, end)
+  const length = end - start
+  switch (v.type) {
+    case 'u64':
+      return { type: 'u64', length, values: v.values.subarray(start, end), words: v.words.subarray(2 * start, 2 * end), valid }
+    case 'bool':
+      return { type: 'bool', length, values: v.values.subarray(start, end), valid }
+    case 'fixed':
+      return { type: 'fixed', length, width: v.width, bytes: v.bytes.subarray(start * v.width, end * v.width), valid }
+    case 'binary': {
+      const base = v.offsets[start]
+      const offsets = v.offsets.slice(start, end + 1)
+      if (base !== 0) for (let i = 0; i < offsets.length; i++) offsets[i] -= base
+      return { type: 'binary', length, offsets, bytes: v.bytes.subarray(base, v.offsets[end]), valid, text: v.text }
+    }
+  }
+}
+
+/** The rows of `v` at `rows` (minus `base`), in that order. */
+export function takeVector(v: Vector, rows: ArrayLike<number>, base = 0): Vector {
+  const n = rows.length
+  let valid: Uint8Array | null = null
+  if (v.valid !== null) {
+    valid = new Uint8Array(n)
+    for (let i = 0; i < n; i++) valid[i] = v.valid[rows[i] - base]
+  }
+  switch (v.type) {
+    case 'u64': {
+      const values = new BigUint64Array(n)
+      const words = new Uint32Array(values.buffer)
+      for (let i = 0; i < n; i++) {
+        const r = 2 * (rows[i] - base)
+        words[2 * i] = v.words[r]
+        words[2 * i + 1] = v.words[r + 1]
+      }
+      return { type: 'u64', length: n, values, words, valid }
+    }
+    case 'bool': {
+      const values = new Uint8Array(n)
+      for (let i = 0; i < n; i++) values[i] = v.values[rows[i] - base]
+      return { type: 'bool', length: n, values, valid }
+    }
+    case 'fixed': {
+      const w = v.width
+      const bytes = new Uint8Array(n * w)
+      const src = v.bytes
+      for (let i = 0; i < n; i++) {
+        const from = (rows[i] - base) * w
+        const to = i * w
+        for (let k = 0; k < w; k++) bytes[to + k] = src[from + k]
+      }
+      return { type: 'fixed', length: n, width: w, bytes, valid }
+    }
+    case 'binary': {
+      const offsets = new Int32Array(n + 1)
+      let total = 0
+      for (let i = 0; i < n; i++) {
+        const r = rows[i] - base
+        total += v.offsets[r + 1] - v.offsets[r]
+        offsets[i + 1] = total
+      }
+      const bytes = new Uint8Array(total)
+      for (let i = 0; i < n; i++) {
+        const r = rows[i] - base
+        bytes.set(v.bytes.subarray(v.offsets[r], v.offsets[r + 1]), offsets[i])
+      }
+      return { type: 'binary', length: n, offsets, bytes, valid, text: v.text }
+    }
+  }
+}
+
+/** The vectors one after another; all must have the same layout. */
+export function concatVectors(vs: readonly Vector[]): Vector {
+  if (vs.length === 1) return vs[0]
+  const first = vs[0]
+  const length = vs.reduce((n, v) => n + v.length, 0)
+  let valid: Uint8Array | null = null
+  if (vs.some(v => v.valid !== null)) {
+    valid = new Uint8Array(length).fill(1)
+    let at = 0
+    for (const v of vs) {
+      if (v.valid !== null) valid.set(v.valid, at)
+      at += v.length
+    }
+  }
+  const joinBytes = (parts: Uint8Array[]) => {
+    const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0))
+    let at = 0
+    for (const p of parts) {
+      out.set(p, at)
+      at += p.length
+    }
+    return out
+  }
+  const same = <T extends Vector>(v: Vector): T => {
+    if (v.type !== first.type) throw new TypeError(`cannot join a ${v.type} vector to a ${first.type} one`)
+    return v as T
+  }
+  switch (first.type) {
+    case 'u64': {
+      const values = new BigUint64Array(length)
+      let at = 0
+      for (const v of vs) {
+        values.set(same<U64Vector>(v).values, at)
+        at += v.length
+      }
+      return u64Vector(values, valid)
+    }
+    case 'bool':
+      return { type: 'bool', length, values: joinBytes(vs.map(v => same<BoolVector>(v).values)), valid }
+    case 'fixed':
+      return { type: 'fixed', length, width: first.width, bytes: joinBytes(vs.map(v => same<FixedVector>(v).bytes)), valid }
+    case 'binary': {
+      const offsets = new Int32Array(length + 1)
+      let row = 0
+      let base = 0
+      for (const v of vs) {
+        const b = same<BinaryVector>(v)
+        for (let i = 1; i <= b.length; i++) offsets[row + i] = base + b.offsets[i] - b.offsets[0]
+        row += b.length
+        base += b.offsets[b.length] - b.offsets[0]
+      }
+      const bytes = joinBytes(vs.map(v => {
+        const b = v as BinaryVector
+        return b.bytes.subarray(b.offsets[0], b.offsets[b.length])
+      }))
+      return { type: 'binary', length, offsets, bytes, valid, text: first.text }
+    }
+  }
+}

@@ -1,0 +1,109 @@
+/**
+ * The encoders read packed vectors directly: these cases pin what that reading
+ * must get right beyond plain values: a vector of the wrong layout, u64 values
+ * past the 32-bit fast path, vectors longer than their batch, and slices that
+ * share memory with a larger vector (binary offsets not starting at 0).
+ */
+import { describe, expect, it } from 'vitest'
+import { tableFromIPC } from 'apache-arrow'
+import { encodeRows, FORMATS, type Format } from '../../src/format/encode.ts'
+import { BatchShapeError } from '../../src/format/sink.ts'
+import { sliceBatch } from '../../src/query/batch.ts'
+import type { RowBatch } from '../../src/query/types.ts'
+import { sliceVector, vectorOf, type Vector } from '../../src/query/vector.ts'
+import type { FieldDecl } from '../../src/schema/dataset.ts'
+import { ALL_KINDS, makeBatches, packed, plainRows } from './cases.ts'
+import { collect, fromArray, readAll } from './decode.ts'
+
+const encoded = (format: Format, fields: readonly FieldDecl[], batches: RowBatch[]) => collect(encodeRows(format, fields, fromArray(batches)))
+const text = (b: Uint8Array) => Buffer.from(b).toString('utf8')
+
+/** Rows `[start, end)` of a vector as a view that keeps binary offsets as they are (not rebased to 0). */
+function unrebasedSlice(v: Vector, start: number, end: number): Vector {
+  if (v.type !== 'binary') return sliceVector(v, start, end)
+  const valid = v.valid === null ? null : v.valid.subarray(start, end)
+  return { ...v, length: end - start, offsets: v.offsets.subarray(start, end + 1), valid }
+}
+
+describe('vector layout', () => {
+  const mismatches: { field: FieldDecl; vector: Vector }[] = [
+    { field: { name: 'n', kind: 'u64int' }, vector: vectorOf('string', ['1', '2']) },
+    { field: { name: 'h', kind: 'hash' }, vector: vectorOf('address', [new Uint8Array(20), new Uint8Array(20)]) },
+    { field: { name: 'b', kind: 'bytes', nullable: true }, vector: vectorOf('hash', [new Uint8Array(32), null]) },
+    { field: { name: 'f', kind: 'bool' }, vector: vectorOf('u64hex', [1n, 0n]) },
+  ]
+  for (const format of FORMATS) {
+    it(`${format}: a vector of another layout than the field's kind is a BatchShapeError naming the field`, async () => {
+      for (const { field, vector } of mismatches) {
+        const ok = { name: 'ok', kind: 'u64int' } as const
+        const batch = { length: 2, columns: { ok: vectorOf('u64int', [1n, 2n]), [field.name]: vector } }
+        const { error } = await readAll(encodeRows(format, [ok, field], fromArray([batch])))
+        expect(error).toBeInstanceOf(BatchShapeError)
+        expect(String(error)).toContain(`"${field.name}"`)
+      }
+    })
+  }
+})
+
+describe('u64 values past 32 bits', () => {
+  const fields: FieldDecl[] = [{ name: 'n', kind: 'u64int' }, { name: 'h', kind: 'u64hex' }]
+  const values = [2n ** 32n - 1n, 2n ** 32n, 2n ** 32n + 1n, 2n ** 53n, 2n ** 53n + 1n, 2n ** 64n - 1n]
+  const batch = packed(fields, { length: values.length, columns: { n: values, h: values } })
+
+  it('json writes them exactly', async () => {
+    expect(text(await encoded('json', fields, [batch]))).toBe(
+      '[{"n":4294967295,"h":"0xffffffff"},{"n":4294967296,"h":"0x100000000"},{"n":4294967297,"h":"0x100000001"},' +
+        '{"n":9007199254740992,"h":"0x20000000000000"},{"n":9007199254740993,"h":"0x20000000000001"},' +
+        '{"n":18446744073709551615,"h":"0xffffffffffffffff"}]',
+    )
+  })
+
+  it('csv and json_stream write them exactly', async () => {
+    expect(text(await encoded('csv', fields, [batch]))).toBe(
+      'n,h\n4294967295,0xffffffff\n4294967296,0x100000000\n4294967297,0x100000001\n' +
+        '9007199254740992,0x20000000000000\n9007199254740993,0x20000000000001\n18446744073709551615,0xffffffffffffffff\n',
+    )
+    expect(text(await encoded('json_stream', fields, [batch])).split('\n')[4]).toBe('{"n":9007199254740993,"h":"0x20000000000001"}')
+  })
+
+  it('arrow keeps them as the same 64-bit integers', async () => {
+    const table = tableFromIPC(await encoded('arrow', fields, [batch]))
+    expect([...table.getChild('n')!]).toEqual(values)
+    expect([...table.getChild('h')!]).toEqual(values)
+  })
+})
+
+describe('vectors sharing memory', () => {
+  const [plain] = makeBatches(ALL_KINDS, [12], 21)
+  const full = packed(ALL_KINDS, plain)
+
+  for (const format of FORMATS) {
+    it(`${format}: only batch.length rows of longer vectors are written`, async () => {
+      const longer = { length: 5, columns: full.columns }
+      const exact = packed(ALL_KINDS, plainRows(plain, 0, 5))
+      const out = await encoded(format, ALL_KINDS, [longer])
+      expect(Buffer.from(out)).toEqual(Buffer.from(await encoded(format, ALL_KINDS, [exact])))
+    })
+
+    it(`${format}: a slice from row > 0 encodes as the same rows packed on their own`, async () => {
+      const exact = packed(ALL_KINDS, plainRows(plain, 4, 10))
+      const sliced = sliceBatch(full, 4, 10)
+      const unrebased: RowBatch = { length: 6, columns: Object.fromEntries(Object.entries(full.columns).map(([k, v]) => [k, unrebasedSlice(v, 4, 12)])) }
+      const offsets = unrebased.columns.string
+      expect(offsets.type === 'binary' && offsets.offsets[0]).toBeGreaterThan(0)
+      const want = Buffer.from(await encoded(format, ALL_KINDS, [exact]))
+      expect(Buffer.from(await encoded(format, ALL_KINDS, [sliced]))).toEqual(want)
+      expect(Buffer.from(await encoded(format, ALL_KINDS, [unrebased]))).toEqual(want)
+    })
+  }
+})
+
+describe('text values', () => {
+  it('a string starting with a byte order mark keeps it', async () => {
+    const fields: FieldDecl[] = [{ name: 's', kind: 'string' }]
+    const s = '\uFEFFtext'
+    const batch = packed(fields, { length: 1, columns: { s: [s] } })
+    expect(text(await encoded('json', fields, [batch]))).toBe(`[{"s":${JSON.stringify(s)}}]`)
+    expect(text(await encoded('csv', fields, [batch]))).toBe(`s\n${s}\n`)
+  })
+})
