@@ -24,7 +24,7 @@ const DOUBLE_QUOTED_IMPORT = new RegExp(`\\bfrom ${String.fromCharCode(34)}`)
 const RULES: Rule[] = [
   { name: 'statement ends with a semicolon', test: line => /;\s*$/.test(code(line)) && !/^\s*for\s*\(/.test(line) },
   { name: 'double-quoted import (use single quotes)', test: line => DOUBLE_QUOTED_IMPORT.test(line) },
-  { name: 'relative import without .ts extension', test: line => /from '\.\.?\/[^']*(?<!\.ts|\.json|\.mjs|\.js)'/.test(line) },
+  { name: 'relative import without .ts extension', test: line => /from '\.\.?\/[^']*(?<!\.ts|\.json|\.mjs|\.js|\.wasm)'/.test(line) },
   { name: 'focused or skipped test', test: line => /\b(it|test|describe)\.(only|skip|todo)\b|\bx(it|describe)\(/.test(line), only: isTest },
   { name: 'machine-specific path', test: line => /['"`]\/work\/(shared|main)/.test(line) },
 ]

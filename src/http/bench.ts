@@ -104,6 +104,8 @@ export interface HttpBench {
 
 const CHAIN = CHAINS.find(c => c.code === 'ETH')!
 const USER = 'bench'
+/** Pause before each timed run (see the timing loop). */
+const SETTLE_MS = 300
 const AUTH = `Basic ${btoa(`${USER}:${USER}`)}`
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 const DEFAULT_FIELDS = logs.fields.filter(f => !f.extra)
@@ -183,12 +185,17 @@ interface Fetched {
   ms: number
   ttfbMs: number
   bytes: number
+  /** Newlines in the body, counted only when it is kept. */
   newlines: number
   headers: Record<string, string | string[] | undefined>
   body?: Uint8Array
 }
 
-/** A GET over a plain socket (no decompression), draining the body; `keep` also returns it. */
+/**
+ * A GET over a plain socket (no decompression), draining the body; `keep` also returns it
+ * and counts its lines. A timed run only counts bytes, so the client costs the server's
+ * two cores as little as `curl -o /dev/null` would.
+ */
 export function timedGet(url: string, agent: Agent, keep = false): Promise<Fetched> {
   return new Promise((resolve, reject) => {
     const start = performance.now()
@@ -199,8 +206,9 @@ export function timedGet(url: string, agent: Agent, keep = false): Promise<Fetch
       const chunks: Buffer[] = []
       res.on('data', (c: Buffer) => {
         bytes += c.length
+        if (!keep) return
         newlines += countNewlines(c)
-        if (keep) chunks.push(c)
+        chunks.push(c)
       })
       res.on('end', () =>
         resolve({ status: res.statusCode ?? 0, ms: performance.now() - start, ttfbMs, bytes, newlines, headers: res.headers, ...(keep ? { body: Buffer.concat(chunks) } : {}) }),
@@ -209,6 +217,33 @@ export function timedGet(url: string, agent: Agent, keep = false): Promise<Fetch
     })
       .on('error', reject)
       .end()
+  })
+}
+
+/**
+ * A timed GET by curl in its own process, the body thrown away: the client shares the
+ * machine's two cores with the servers, and a client in this process (with DuckDB and
+ * Miniflare's services in its heap) slowed a 282 MB export by up to 70 %. Times are
+ * curl's own (`time_total`, `time_starttransfer`), not the process start.
+ */
+export function curlGet(url: string): Promise<{ status: number; ms: number; ttfbMs: number; bytes: number; headers: Record<string, string> }> {
+  const args = ['-s', '-o', '/dev/null', '-D', '-', '-u', `${USER}:${USER}`, '-w', '\n%{http_code} %{time_starttransfer} %{time_total} %{size_download}', url]
+  return new Promise((resolve, reject) => {
+    const child = spawn('curl', args, { stdio: ['ignore', 'pipe', 'inherit'] })
+    let out = ''
+    child.stdout.on('data', (c: Buffer) => (out += c.toString()))
+    child.once('error', reject)
+    child.once('exit', code => {
+      if (code !== 0) return reject(new Error(`curl exited with ${code} for ${url}`))
+      const lines = out.trimEnd().split('\n')
+      const [status, ttfb, total, size] = lines[lines.length - 1].split(' ').map(Number)
+      const headers: Record<string, string> = {}
+      for (const line of lines.slice(1, -1)) {
+        const at = line.indexOf(':')
+        if (at > 0) headers[line.slice(0, at).trim().toLowerCase()] = line.slice(at + 1).trim()
+      }
+      resolve({ status, ms: total * 1000, ttfbMs: ttfb * 1000, bytes: size, headers })
+    })
   })
 }
 
@@ -414,16 +449,21 @@ export async function benchHttp(options: HttpBenchOptions): Promise<HttpBench> {
       if (rows <= 0) throw new Error(`${q.name} returned no rows: the lake does not hold what the benchmark expects`)
       const first = await duck.run(q)
       const times: Record<string, number[]> = { duckdb: [] }
-      const last: Partial<Record<ServerName, Fetched>> = {}
+      const last: Partial<Record<ServerName, Awaited<ReturnType<typeof curlGet>>>> = {}
       const ttfb: Record<string, number[]> = {}
       const count = q.name.startsWith('(c)') ? exportRuns : runs
       for (let i = 0; i < count; i++) {
-        for (const s of servers) {
-          const got = await timedGet(s.url + path, agent)
+        // Rotated order and a pause before each run: the previous run's garbage collection or
+        // teardown in another process (workerd, DuckDB's threads) must not land on this one.
+        for (const s of [...servers.slice(i % servers.length), ...servers.slice(0, i % servers.length)]) {
+          await new Promise(resolve => setTimeout(resolve, SETTLE_MS))
+          const got = await curlGet(s.url + path)
+          if (got.status !== 200) throw new Error(`${s.name} answered ${got.status} to ${path}`)
           ;(times[s.name] ??= []).push(got.ms)
           ;(ttfb[s.name] ??= []).push(got.ttfbMs)
           last[s.name] = got
         }
+        await new Promise(resolve => setTimeout(resolve, SETTLE_MS))
         times.duckdb.push((await duck.run(q)).ms)
       }
       const io = await exactIo(options.dir, path, delay, agent)

@@ -4,7 +4,7 @@
  * wrangler.toml declares. Used by the bundle test and the HTTP benchmark.
  */
 import { execFile } from 'node:child_process'
-import { mkdtemp, readFile, stat } from 'node:fs/promises'
+import { mkdtemp, readdir, readFile, stat } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
@@ -43,8 +43,11 @@ export async function bundleMiniflare(root: string, outdir: string, bindings: Re
   const compatibilityFlags = JSON.parse(/^compatibility_flags\s*=\s*(\[[^\]]*\])/m.exec(toml)![1]) as string[]
   return new Miniflare(
     convertV4MiniflareOptions({
-      modules: true,
-      scriptPath: join(outdir, 'index.js'),
+      // The bundle and the wasm files wrangler wrote beside it (src/worker/snappy.wasm), which it imports.
+      modules: [
+        { type: 'ESModule', path: join(outdir, 'index.js') },
+        ...(await readdir(outdir)).filter(f => f.endsWith('.wasm')).map(f => ({ type: 'CompiledWasm' as const, path: join(outdir, f) })),
+      ],
       modulesRoot: outdir,
       compatibilityDate,
       compatibilityFlags,

@@ -1,0 +1,33 @@
+import { snappyUncompress } from 'hyparquet'
+import { snappyCompress } from 'hyparquet-writer/src/snappy.js'
+import { describe, expect, it } from 'vitest'
+import { mulberry32 } from '../../src/random.ts'
+import { wasmSnappy } from '../../src/worker/snappy.ts'
+
+/** Compressible bytes: runs of a few symbols with random noise, like Parquet pages. */
+function sample(seed: number, length: number): Uint8Array {
+  const r = mulberry32(seed)
+  return Uint8Array.from({ length }, (_, i) => (r() < 0.2 ? Math.floor(r() * 256) : (i >> 5) & 7))
+}
+
+describe('wasmSnappy (the Worker decompressor, compiled at deploy time)', () => {
+  const snappy = wasmSnappy()
+
+  it('decompresses what a snappy compressor wrote, as hyparquet does, across memory growth', () => {
+    for (const [seed, length] of [[1, 0], [2, 1], [3, 8192], [4, 300_000], [5, 3_000_000], [6, 100]]) {
+      const input = sample(seed, length)
+      const packed = snappyCompress(input)
+      expect(packed.length).toBeLessThan(Math.max(16, input.length))
+      const out = snappy(packed, input.length)
+      expect(out).toEqual(input)
+      const reference = new Uint8Array(input.length)
+      snappyUncompress(packed, reference)
+      expect(out).toEqual(reference)
+    }
+  })
+
+  it('refuses corrupt input instead of returning wrong bytes', () => {
+    const packed = snappyCompress(sample(7, 5000))
+    expect(() => snappy(packed.subarray(0, packed.length >> 1), 5000)).toThrow(/snappy|premature|eof/)
+  })
+})
