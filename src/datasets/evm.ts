@@ -92,6 +92,8 @@ export const logs: DatasetDecl = {
   storage: 'logs',
   rangeKey: 'block_number',
   orderBy: ['block_number', 'log_index'],
+  // A contract's logs: the most asked-for lookup. 1,024 rows (~80 KB) per read; see BENCHMARKS.md.
+  lookup: { column: 'address', rowGroupSize: 1024 },
   fields: [
     { name: 'chain', kind: 'u64int', virtual: 'chain' },
     { name: 'block_number', kind: 'u64hex' },

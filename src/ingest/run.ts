@@ -7,12 +7,13 @@
  */
 import type { Chain } from '../chains/registry.ts'
 import { DEFAULT_SHARD_SPAN, publish } from '../manifest/publish.ts'
-import { contentHash, partitionKey, rootKey } from '../manifest/keys.ts'
+import { rootKey } from '../manifest/keys.ts'
 import { parseRoot } from '../manifest/read.ts'
 import type { BlockRange, ChainRef, ManifestRoot, PartitionEntry } from '../manifest/types.ts'
 import type { DatasetDecl } from '../schema/dataset.ts'
 import type { ObjectStore } from '../store/types.ts'
-import { writePartition, type LayoutOptions } from '../lake/write.ts'
+import { putPartition } from '../lake/put.ts'
+import type { LayoutOptions } from '../lake/write.ts'
 import { sliceBatch } from './batch.ts'
 import { evmSource } from './evm-source.ts'
 import { blockCount, planUnits, type IngestUnit } from './plan.ts'
@@ -151,14 +152,11 @@ export async function runIngest(opts: IngestOptions): Promise<IngestReport> {
       if (!batch) throw new Error(`the source gave no ${storage} rows for blocks ${unit.range[0]}-${unit.range[1]}`)
       entries[storage] = []
       for (const [from, to] of pieces) {
-        const written = writePartition(dataset, sliceBatch(batch, dataset.rangeKey, from, to), { from, to }, opts.layout)
-        const key = partitionKey(chain, storage, from, to, await contentHash(written.bytes))
-        const existing = await opts.store.head(key)
-        if (existing?.size === written.bytes.length) report.putsSkipped++
-        else await opts.store.put(key, written.bytes, { contentType: 'application/vnd.apache.parquet' })
-        entries[storage].push({ key, ...written.entry })
-        rows[storage] = (rows[storage] ?? 0) + written.entry.rows
-        bytes[storage] = (bytes[storage] ?? 0) + written.entry.bytes
+        const { entry, skipped } = await putPartition(opts.store, chain, dataset, sliceBatch(batch, dataset.rangeKey, from, to), { from, to }, opts.layout)
+        report.putsSkipped += skipped
+        entries[storage].push(entry)
+        rows[storage] = (rows[storage] ?? 0) + entry.rows
+        bytes[storage] = (bytes[storage] ?? 0) + entry.bytes
       }
     }
     const published = await publishing(() => publish(opts.store, chain, entries, { label: opts.label }))

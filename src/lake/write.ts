@@ -34,9 +34,11 @@ export interface LayoutOptions {
   pageSize?: number
   /** Bloom filter false-positive rate (default 0.01). */
   bloomFpp?: number
+  /** Bloom filters on the columns declared with them (default true; a lookup copy needs none). */
+  blooms?: boolean
 }
 
-export const DEFAULT_LAYOUT: Required<LayoutOptions> = { rowGroupSize: 10_000, pageSize: 8 * 1024, bloomFpp: 0.01 }
+export const DEFAULT_LAYOUT: Required<LayoutOptions> = { rowGroupSize: 10_000, pageSize: 8 * 1024, bloomFpp: 0.01, blooms: true }
 
 /** Stored fields of a dataset, once per column (a field may be declared under two names). */
 export function storedFields(dataset: DatasetDecl): FieldDecl[] {
@@ -80,7 +82,7 @@ export function writePartition(
   range: { from: number; to: number },
   layout: LayoutOptions = {},
 ): WrittenPartition {
-  const { rowGroupSize, pageSize, bloomFpp } = { ...DEFAULT_LAYOUT, ...layout }
+  const { rowGroupSize, pageSize, bloomFpp, blooms } = { ...DEFAULT_LAYOUT, ...layout }
   const fields = storedFields(dataset)
   const columnData: ColumnSource[] = fields.map(f => {
     const name = columnOf(f)
@@ -98,7 +100,7 @@ export function writePartition(
       // Page indexes only where the planner uses them: the range key, for block-range reads.
       columnIndex: name === dataset.rangeKey,
       offsetIndex: true,
-      ...(f.bloom ? { bloomFilter: { fpp: bloomFpp } } : {}),
+      ...(f.bloom && blooms ? { bloomFilter: { fpp: bloomFpp } } : {}),
     }
   })
   const writer = new ByteWriter()

@@ -8,8 +8,8 @@
  */
 import { concatBatches } from '../ingest/batch.ts'
 import { readRoot } from '../ingest/run.ts'
-import { writePartition, type LayoutOptions } from '../lake/write.ts'
-import { contentHash, partitionKey } from '../manifest/keys.ts'
+import { putPartition } from '../lake/put.ts'
+import type { LayoutOptions } from '../lake/write.ts'
 import { DEFAULT_SHARD_SPAN, publish } from '../manifest/publish.ts'
 import type { BlockRange, ChainRef, PartitionEntry } from '../manifest/types.ts'
 import type { DatasetDecl } from '../schema/dataset.ts'
@@ -56,13 +56,10 @@ export async function compactBlocks(
     bytes[dataset.storage] = 0
     for (const [from, to] of ranges) {
       const parts = await Promise.all(blocks.filter(b => b.number >= from && b.number <= to).map(b => decodeRows(dataset, b.data[dataset.storage])))
-      const written = writePartition(dataset, concatBatches(parts), { from, to }, layout)
-      const key = partitionKey(chain, dataset.storage, from, to, await contentHash(written.bytes))
-      const existing = await store.head(key)
-      if (existing?.size !== written.bytes.length) await store.put(key, written.bytes, { contentType: 'application/vnd.apache.parquet' })
-      entries[dataset.storage].push({ key, ...written.entry })
-      rows[dataset.storage] += written.entry.rows
-      bytes[dataset.storage] += written.entry.bytes
+      const { entry } = await putPartition(store, chain, dataset, concatBatches(parts), { from, to }, layout)
+      entries[dataset.storage].push(entry)
+      rows[dataset.storage] += entry.rows
+      bytes[dataset.storage] += entry.bytes
       // Writing is synchronous: let live blocks through between partitions.
       await new Promise(r => setTimeout(r, 0))
     }

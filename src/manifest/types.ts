@@ -59,6 +59,15 @@ export interface ManifestShard {
   partitions: PartitionEntry[]
 }
 
+/** A partition's lookup copy (src/lake/lookup.ts): its rows sorted by `column` in small row groups. */
+export interface LookupEntry {
+  column: string
+  key: string
+  bytes: number
+  /** Start of its page indexes and footer: one read of [tailOffset, bytes) opens it. */
+  tailOffset: number
+}
+
 export interface PartitionEntry {
   key: string
   from: number
@@ -80,6 +89,8 @@ export interface PartitionEntry {
   /** Per column with bloom filters, the span of its blooms across all row groups (one range each). */
   blooms?: Record<string, ByteSpan>
   rowGroups: RowGroupEntry[]
+  /** Its lookup copy, for datasets that declare one (absent in partitions written before). */
+  lookup?: LookupEntry
 }
 
 /** A byte range of an object. */

@@ -7,8 +7,8 @@
  */
 import type { ParquetQueryFilter } from 'hyparquet'
 import { columnOf, isStored } from '../schema/dataset.ts'
-import type { BlockRange, ByteSpan, PartitionEntry } from '../manifest/types.ts'
-import type { Kind } from '../schema/kinds.ts'
+import type { BlockRange, ByteSpan, LookupEntry, PartitionEntry } from '../manifest/types.ts'
+import type { Kind, StoredValue } from '../schema/kinds.ts'
 import { decideVirtual, pruningFilterOf } from './filter.ts'
 import type { Predicate, QuerySpec } from './types.ts'
 
@@ -27,6 +27,7 @@ export interface PartitionPlan {
   /** First row of the first planned group and end of the last (file row numbers). */
   rowStart: number
   rowEnd: number
+  lookup?: LookupEntry
 }
 
 export interface ScanPlan {
@@ -52,6 +53,10 @@ export interface ScanPlan {
   bloomColumns: string[]
   /** A predicate on a virtual field excludes every row: nothing is read. */
   empty: boolean
+  /** Equality on the dataset's lookup column: partitions with a lookup copy may be read through it. */
+  lookup?: { column: string; values: StoredValue[] }
+  /** The dataset's order (stored columns): rows read through a lookup copy are put back in it. */
+  lookupOrder: string[]
 }
 
 const unique = (names: string[]) => [...new Set(names)]
@@ -87,7 +92,16 @@ export function planScan(spec: Pick<QuerySpec, 'chain' | 'dataset' | 'predicates
     pushed,
     bloomColumns: unique(pushed.filter(p => p.op === 'eq' || p.op === 'in').map(p => columnOf(p.field))),
     empty: never,
+    ...lookupOf(dataset, stored),
+    lookupOrder: [...dataset.orderBy],
   }
+}
+
+/** The lookup values of a query: an `eq`/`in` without `%00` on the dataset's lookup column (the first, if several). */
+function lookupOf(dataset: QuerySpec['dataset'], predicates: readonly Predicate[]): Pick<ScanPlan, 'lookup'> {
+  const column = dataset.lookup?.column
+  const p = predicates.find(p => columnOf(p.field) === column && (p.op === 'eq' || p.op === 'in') && p.values.length > 0 && !p.values.includes(null))
+  return p && column ? { lookup: { column, values: p.values as StoredValue[] } } : {}
 }
 
 /** The row groups of a manifest partition that meet `range`, or null when none does. */
@@ -109,5 +123,5 @@ export function planPartition(p: PartitionEntry, [from, to]: BlockRange): Partit
   })
   if (rowGroups.length === 0) return null
   const layout = p.footerOffset !== undefined && p.blooms ? { footerOffset: p.footerOffset, blooms: p.blooms } : {}
-  return { key: p.key, bytes: p.bytes, tailOffset: p.tailOffset, ...layout, rowGroups, inside, rowStart, rowEnd }
+  return { key: p.key, bytes: p.bytes, tailOffset: p.tailOffset, ...layout, rowGroups, inside, rowStart, rowEnd, ...(p.lookup ? { lookup: p.lookup } : {}) }
 }

@@ -21,11 +21,14 @@ import type { FieldDecl } from '../schema/dataset.ts'
 import { columnOf } from '../schema/dataset.ts'
 import { decodeCodes, decodeDictionary, decodePages, type ChunkLayout } from '../lake/pages.ts'
 import type { ObjectStore } from '../store/types.ts'
-import { lowerBound, selectCodes, selectRows, virtualValue } from './filter.ts'
+import { compareValues, lowerBound, selectCodes, selectRows, virtualValue } from './filter.ts'
 import { partitionFile, readTail, ReadQueue, Resident, tailRanges, type ReadQueueOptions, type TailCache } from './io.ts'
 import { mapOrdered } from './ordered.ts'
 import type { PartitionPlan, ScanPlan } from './plan.ts'
 import type { Predicate, RowBatch } from './types.ts'
+import type { StoredValue } from '../schema/kinds.ts'
+import { LOOKUP_SHARE } from '../lake/lookup.ts'
+import { sliceBatch } from './batch.ts'
 import { concatVectors, constantVector, shapeOf, takeVector, type U64Vector, type Vector } from './vector.ts'
 
 export interface ScanOptions {
@@ -64,7 +67,8 @@ interface OpenPartition {
   plan: PartitionPlan
   queue: ReadQueue
   resident: Resident
-  scan: ParquetScan
+  /** hyparquet's pruning of the row groups; none for a lookup copy. */
+  scan?: ParquetScan
   metadata: FileMetaData
   /** File row number where each row group starts. */
   groupStarts: number[]
@@ -87,6 +91,8 @@ interface Unit {
   end: number
   /** The group's blocks all lie inside the range. */
   inside: boolean
+  /** A read through the partition's lookup copy (`part` is that copy): these row groups, whole. */
+  lookup?: number[]
 }
 
 interface Selected {
@@ -97,6 +103,8 @@ interface Selected {
   values: Record<string, Vector>
   /** Phase one decoded the unit (its rows count as scanned already). */
   scanned: boolean
+  /** Lets go of data phase one fetched for phase two. */
+  release?: () => void
 }
 
 const count = (s: Selected) => (s.rows ? s.rows.length : s.unit.end - s.unit.start)
@@ -120,20 +128,33 @@ export async function* scanPlan(
   const queue = new ReadQueue(store, options.readQueue)
   const rangeTests = rangePredicates(plan)
 
-  const open = async (p: PartitionPlan): Promise<Unit[]> => {
-    const cached = options.tails?.entry(p.key) ?? { resident: new Resident() }
-    const footer = await readTail(queue, p.key, tailRanges(p, plan.bloomColumns), cached.resident)
+  /** A partition's tail (from the cache when there is one) and its parsed footer. */
+  const tail = async (key: string, ranges: [number, number][]): Promise<{ metadata: FileMetaData; resident: Resident }> => {
+    const cached = options.tails?.entry(key) ?? { resident: new Resident() }
+    const footer = await readTail(queue, key, ranges, cached.resident)
     cached.metadata ??= parquetMetadata(footer)
-    options.tails?.trim(p.key)
+    options.tails?.trim(key)
+    return { metadata: cached.metadata, resident: new Resident(cached.resident) }
+  }
+  const open = async (p: PartitionPlan): Promise<Unit[]> => {
+    if (plan.lookup && p.lookup) {
+      const { metadata, resident } = await tail(p.lookup.key, [[p.lookup.tailOffset, p.lookup.bytes]])
+      const unit = lookupUnit(queue, plan, p, metadata, resident, options.compressors)
+      if (unit) {
+        progress.partitionsRead++
+        return [unit]
+      }
+    }
+    const { metadata, resident } = await tail(p.key, tailRanges(p, plan.bloomColumns))
     progress.partitionsRead++
-    return unitsOf(await openPartition(queue, plan, p, cached.metadata, new Resident(cached.resident), options.compressors), maxBatchRows)
+    return unitsOf(await openPartition(queue, plan, p, metadata, resident, options.compressors), maxBatchRows)
   }
   async function* units(): AsyncGenerator<Unit> {
     for await (const list of mapOrdered(partitions, open, { count: options.partitionLookAhead ?? 16, rampUp: options.rampUp })) {
       yield* list
     }
   }
-  const select = (u: Unit) => selectUnit(u, plan, rangeTests, progress)
+  const select = (u: Unit) => (u.lookup ? selectLookup(u, plan, rangeTests, progress) : selectUnit(u, plan, rangeTests, progress))
   const selected = mapOrdered(units(), select, {
     count: 64,
     weight: u => (u.end - u.start) * Math.max(1, plan.filterColumns.length + (u.inside ? 0 : 1)),
@@ -142,7 +163,10 @@ export async function* scanPlan(
   })
   const nonEmpty = filterAsync(selected, s => count(s) > 0)
   const output = (s: Selected) => outputUnit(s, plan, fields, chainId, progress)
-  yield* mapOrdered(nonEmpty, output, { count: 64, weight: count, maxWeight: options.outputLookAheadRows ?? 30_000, rampUp: options.rampUp })
+  for await (const batch of mapOrdered(nonEmpty, output, { count: 64, weight: count, maxWeight: options.outputLookAheadRows ?? 30_000, rampUp: options.rampUp })) {
+    // A lookup unit is a whole partition's matches: cut to the batch size like any other.
+    for (let at = 0; at < batch.length; at += maxBatchRows) yield batch.length <= maxBatchRows ? batch : sliceBatch(batch, at, Math.min(batch.length, at + maxBatchRows))
+  }
 }
 
 async function* filterAsync<T>(source: AsyncIterable<T>, keep: (item: T) => boolean): AsyncGenerator<T> {
@@ -176,13 +200,7 @@ async function openPartition(queue: ReadQueue, plan: ScanPlan, p: PartitionPlan,
     utf8: false,
     ...(compressors ? { compressors } : {}),
   })
-  const groupStarts: number[] = []
-  let row = 0
-  for (const g of metadata.row_groups) {
-    groupStarts.push(row)
-    row += Number(g.num_rows)
-  }
-  return { plan: p, queue, resident, scan, metadata, groupStarts, absent, touched: new Set(), pages: new Map(), layouts: layoutsOf(metadata, plan, absent, compressors), kinds: plan.kinds }
+  return { plan: p, queue, resident, scan, metadata, groupStarts: groupStartsOf(metadata), absent, touched: new Set(), pages: new Map(), layouts: layoutsOf(metadata, plan, absent, compressors), kinds: plan.kinds }
 }
 
 /** The decoding layout of each planned column the file has, checked against its declared kind. */
@@ -203,6 +221,112 @@ function layoutsOf(metadata: FileMetaData, plan: ScanPlan, absent: Set<string>, 
   return layouts
 }
 
+/** File row number where each row group starts. */
+function groupStartsOf(metadata: FileMetaData): number[] {
+  const starts: number[] = []
+  let row = 0
+  for (const g of metadata.row_groups) {
+    starts.push(row)
+    row += Number(g.num_rows)
+  }
+  return starts
+}
+
+
+/**
+ * The read of a partition through its lookup copy: the row groups whose min/max of the
+ * lookup column may hold a looked-up value (the copy is sorted by it, so the bounds are
+ * tight). Null when those groups hold too many rows (see LOOKUP_SHARE).
+ */
+function lookupUnit(queue: ReadQueue, plan: ScanPlan, p: PartitionPlan, metadata: FileMetaData, resident: Resident, compressors: Compressors | undefined): Unit | null {
+  const { column, values } = plan.lookup!
+  const groups: number[] = []
+  let rows = 0
+  metadata.row_groups.forEach((g, i) => {
+    const stats = g.columns.find(c => c.meta_data?.path_in_schema[0] === column)?.meta_data?.statistics
+    const [min, max] = [stats?.min_value, stats?.max_value]
+    const known = (x: unknown): x is StoredValue => x instanceof Uint8Array || typeof x === 'bigint' || typeof x === 'string'
+    if (known(min) && known(max) && !values.some(v => compareValues(min, v) <= 0 && compareValues(v, max) <= 0)) return
+    groups.push(i)
+    rows += Number(g.num_rows)
+  })
+  if (rows > (p.rowEnd - p.rowStart) * LOOKUP_SHARE) return null
+  const stored = new Set(metadata.schema.map(e => e.name))
+  // The order columns too: rows of several values are re-sorted by them, asked for or not.
+  const columns = [...new Set([...plan.columns, ...plan.lookupOrder])]
+  const absent = new Set(columns.filter(c => !stored.has(c)))
+  const part: OpenPartition = {
+    plan: { ...p, key: p.lookup!.key, bytes: p.lookup!.bytes },
+    queue,
+    resident,
+    metadata,
+    groupStarts: groupStartsOf(metadata),
+    absent,
+    touched: new Set(),
+    pages: new Map(),
+    layouts: layoutsOf(metadata, { ...plan, columns }, absent, compressors),
+    kinds: plan.kinds,
+  }
+  return { part, group: -1, start: 0, end: rows, inside: false, lookup: groups }
+}
+
+/** Byte span of a row group: its column chunks are contiguous. */
+function groupSpan(metadata: FileMetaData, group: number): [number, number] {
+  let start = Infinity
+  let end = 0
+  for (const c of metadata.row_groups[group].columns) {
+    const m = c.meta_data!
+    const at = Number(m.dictionary_page_offset ?? m.data_page_offset)
+    start = Math.min(start, at)
+    end = Math.max(end, at + Number(m.total_compressed_size))
+  }
+  return [start, end]
+}
+
+/**
+ * A lookup unit: its row groups are fetched whole, in one round (neighbours merge into
+ * one request), decoded, and every predicate and the range applied to their rows; rows
+ * come out in the dataset's order (the copy's order for one value, re-sorted for several).
+ */
+async function selectLookup(u: Unit, plan: ScanPlan, rangeTests: Predicate[], progress: ScanProgress): Promise<Selected> {
+  const { part } = u
+  const groups = u.lookup!
+  // No group's bounds hold a looked-up value: nothing to read.
+  if (groups.length === 0) return { unit: u, rows: new Int32Array(0), values: {}, scanned: true }
+  const held = await Promise.all(groups.map(async g => {
+    const [start, end] = groupSpan(part.metadata, g)
+    const bytes = await part.queue.read(part.plan.key, start, end)
+    part.resident.add(start, bytes)
+    return bytes
+  }))
+  try {
+    const subunits = groups.map((g): Unit => ({ part, group: g, start: part.groupStarts[g], end: part.groupStarts[g] + Number(part.metadata.row_groups[g].num_rows), inside: false }))
+    const columns = [...new Set([plan.rangeColumn, ...plan.filterColumns, ...plan.outputColumns, ...plan.lookupOrder])]
+    const decoded: Record<string, Vector> = {}
+    for (const column of columns) decoded[column] = concatVectors(await Promise.all(subunits.map(s => readWhole(s, column, progress))))
+    const n = u.end
+    progress.rowsScanned += n
+    let offsets = selectRows([...rangeTests, ...plan.predicates], decoded, 0, n)
+    if (plan.lookup!.values.length > 1) offsets = sortedBy(offsets, plan.lookupOrder.map(c => decoded[c]))
+    const values: Record<string, Vector> = {}
+    for (const column of plan.outputColumns) values[column] = takeVector(decoded[column], offsets)
+    return { unit: u, rows: offsets, values, scanned: true }
+  } finally {
+    held.forEach(b => part.resident.remove(b))
+  }
+}
+
+/** `rows` ordered by the values of `keys` (u64 columns: the dataset's order). */
+function sortedBy(rows: Int32Array, keys: readonly Vector[]): Int32Array {
+  const u64 = keys as U64Vector[]
+  return rows.slice().sort((a, b) => {
+    for (const k of u64) {
+      if (k.values[a] !== k.values[b]) return k.values[a] < k.values[b] ? -1 : 1
+    }
+    return a - b
+  })
+}
+
 /** The pruning filter without conditions on `columns` (dropping a condition only prunes less). */
 function withoutColumns(filter: ParquetQueryFilter, columns: Set<string>): ParquetQueryFilter {
   const parts = '$and' in filter ? (filter.$and as ParquetQueryFilter[]) : [filter]
@@ -214,7 +338,7 @@ function unitsOf(part: OpenPartition, maxRows: number): Unit[] {
   const { plan, groupStarts } = part
   const units: Unit[] = []
   let g = 0
-  for (const { rowStart, rowEnd } of part.scan.ranges) {
+  for (const { rowStart, rowEnd } of part.scan?.ranges ?? []) {
     while (g + 1 < groupStarts.length && groupStarts[g + 1] <= rowStart) g++
     const planned = plan.rowGroups.indexOf(g)
     if (planned < 0) continue
@@ -310,6 +434,22 @@ function takeCodes(dictionary: Vector, codes: Int32Array, offsets: Int32Array): 
  * Fetches the unit's column chunks of `columns` in one round and keeps them in memory
  * while phase one decodes them; returns the function that lets them go.
  */
+/** Largest row group fetched whole when the range cuts it (see selectUnit). */
+const WHOLE_GROUP_MAX = 2 * 1024 * 1024
+
+function groupBytes(u: Unit): number {
+  const [start, end] = groupSpan(u.part.metadata, u.group)
+  return end - start
+}
+
+/** Fetches the unit's whole row group in one request and keeps it in memory; returns the function that lets it go. */
+async function prefetchGroup(u: Unit): Promise<() => void> {
+  const [start, end] = groupSpan(u.part.metadata, u.group)
+  const bytes = await u.part.queue.read(u.part.plan.key, start, end)
+  u.part.resident.add(start, bytes)
+  return () => u.part.resident.remove(bytes)
+}
+
 async function prefetch(u: Unit, columns: readonly string[]): Promise<() => void> {
   const chunks = u.part.metadata.row_groups[u.group].columns
   const held = await Promise.all(columns.filter(c => !u.part.absent.has(c)).map(async column => {
@@ -337,7 +477,12 @@ async function selectUnit(u: Unit, plan: ScanPlan, rangeTests: Predicate[], prog
   if (columns.length === 0) return { unit: u, rows: null, values: {}, scanned: false }
   touch(u, progress)
   progress.rowsScanned += u.end - u.start
-  const release = await prefetch(u, columns)
+  // A group the range cuts (one block, the ends of a range) is fetched whole: one request
+  // instead of one for the range key and then one per output column, in one round
+  // instead of two; its pages are kept until the output phase has read them.
+  const whole = !u.inside && groupBytes(u) <= WHOLE_GROUP_MAX
+  const release = await (whole ? prefetchGroup(u) : prefetch(u, columns))
+  let keep = false
   try {
     const n = u.end - u.start
     let lo = 0
@@ -380,9 +525,10 @@ async function selectUnit(u: Unit, plan: ScanPlan, rangeTests: Predicate[], prog
     if (offsets.length === 0) return { unit: u, rows: offsets, values: {}, scanned: true }
     for (const column of Object.keys(wholes)) if (!(column in aligned) && plan.outputColumns.includes(column)) aligned[column] = takeVector(wholes[column], offsets)
     const rows = offsets.length === n ? null : offsets.map(o => o + u.start)
-    return { unit: u, rows, values: aligned, scanned: true }
+    keep = whole
+    return { unit: u, rows, values: aligned, scanned: true, ...(whole ? { release } : {}) }
   } finally {
-    release()
+    if (!keep) release()
   }
 }
 
@@ -392,7 +538,12 @@ async function outputUnit(s: Selected, plan: ScanPlan, fields: readonly FieldDec
   const length = count(s)
   const missing = plan.outputColumns.filter(c => !(c in s.values))
   if (!s.scanned) progress.rowsScanned += length
-  const read = await Promise.all(missing.map(c => (rows ? readRows(u, c, rows, progress) : readWhole(u, c, progress))))
+  let read: Vector[]
+  try {
+    read = await Promise.all(missing.map(c => (rows ? readRows(u, c, rows, progress) : readWhole(u, c, progress))))
+  } finally {
+    s.release?.()
+  }
   const stored: Record<string, Vector> = { ...s.values }
   missing.forEach((c, i) => (stored[c] = read[i]))
   const columns: RowBatch['columns'] = {}

@@ -39,6 +39,19 @@ export interface DatasetDecl {
   /** Stored columns that order rows inside a partition and in every response. */
   orderBy: readonly string[]
   fields: readonly FieldDecl[]
+  /** A lookup copy of every partition, for equality on one column (see src/lake/lookup.ts). */
+  lookup?: LookupDecl
+}
+
+/**
+ * Each partition is also written sorted by `column` in row groups of `rowGroupSize`
+ * rows. A row group's columns are contiguous in a Parquet file, so the rows of a rare
+ * value (a contract's logs) are one ranged read per partition in that copy, where the
+ * block-ordered partition scatters them over a page per column per row group.
+ */
+export interface LookupDecl {
+  column: string
+  rowGroupSize: number
 }
 
 /** The stored column behind a field. */

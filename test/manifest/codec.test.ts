@@ -18,6 +18,10 @@ const withBlooms: PartitionEntry = {
   rowGroups: [{ from: 0, to: 99, rows: 20, offset: 4, length: 2996 }],
 }
 const { footerOffset: _f, blooms: _b, ...legacy } = withBlooms
+const withLookup: PartitionEntry = {
+  ...withBlooms,
+  lookup: { column: 'address', key: 'evm-1/logs/by-address/000000000000-000000000099-bbbbbbbbbbbbbbbb.parquet', bytes: 4100, tailOffset: 3500 },
+}
 
 const shardOf = (partitions: PartitionEntry[]): ManifestShard => ({
   format: MANIFEST_FORMAT,
@@ -50,5 +54,19 @@ describe('shard codec', () => {
     const span = partitionSchema.properties.blooms.additionalProperties
     for (const tuple of Object.values(p.blooms) as number[][]) expect(tuple.length).toBe(span.minItems)
     expect(partitionSchema.dependentRequired).toEqual({ blooms: ['footerOffset'], footerOffset: ['blooms'] })
+  })
+
+  it('keeps a lookup copy as declared: an object with exactly the properties the schema lists', () => {
+    const stored = JSON.parse(JSON.stringify(encodeShard(shardOf([withLookup, withBlooms]))))
+    const lookup = stored.partitions[0].lookup
+    const declared = partitionSchema.properties.lookup
+    expect(Object.keys(stored.partitions[0]).filter(k => !(k in partitionSchema.properties))).toEqual([])
+    expect(Object.keys(lookup).sort()).toEqual(Object.keys(declared.properties).sort())
+    expect(declared.required.slice().sort()).toEqual(Object.keys(lookup).sort())
+    expect(declared.additionalProperties).toBe(false)
+    const schemaSays = (k: string, v: unknown) => (declared.properties[k].$ref === '#/$defs/count' ? Number.isInteger(v) && (v as number) >= 0 : typeof v === declared.properties[k].type)
+    expect(Object.entries(lookup).filter(([k, v]) => !schemaSays(k, v))).toEqual([])
+    expect(stored.partitions[1]).not.toHaveProperty('lookup')
+    expect(decodeShard(stored)).toEqual(shardOf([withLookup, withBlooms]))
   })
 })

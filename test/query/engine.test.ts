@@ -9,6 +9,7 @@ import { StorageError, type ObjectStore } from '../../src/store/types.ts'
 import { runQuery } from '../../src/query/engine.ts'
 import type { ScanOptions } from '../../src/query/scan.ts'
 import { InvalidRangeError, NoDataError } from '../../src/query/errors.ts'
+import { compareBytes } from '../../src/query/filter.ts'
 import type { Operator } from '../../src/schema/kinds.ts'
 import type { Predicate, QuerySpec } from '../../src/query/types.ts'
 import {
@@ -290,6 +291,53 @@ describe('pushdown, proven by counting reads', () => {
   const exact: ScanOptions = { readQueue: { maxGap: 0 } }
   const bloomStart = (e: PartitionEntry) => Math.min(...Object.values(e.blooms!).map(b => b.offset))
   const inTail = (e: PartitionEntry) => (r: ReadRecord) => r.offset >= e.tailOffset && r.offset + r.length <= e.bytes
+  const isLookup = (key: string) => key.includes('/by-address/')
+  /** Reads of the row groups of `e`'s lookup copy (anything before its tail). */
+  const groupReads = (reads: ReadRecord[], e: PartitionEntry) => reads.filter(r => r.key === e.lookup!.key && r.offset < e.lookup!.tailOffset)
+
+  // The same logs in two more lakes: one whose manifest predates lookup copies, one with
+  // copies in row groups of GROUP rows. The declared 1,024-row groups would leave these
+  // ~600-row partitions a one-group copy, always beyond LOOKUP_SHARE of them.
+  const GROUP = 4
+  let unlooked: { store: ObjectStore; entries: PartitionEntry[] }
+  let looked: { store: ObjectStore; entries: PartitionEntry[] }
+  beforeAll(async () => {
+    const parts = SPANS.map(([from, to]) => ({ from, to, rows: lake.rows.logs.filter(r => Number(r.block_number) >= from && Number(r.block_number) <= to) }))
+    const plain = (await tempStore()).store
+    unlooked = { store: plain, entries: await buildLake(plain, ETH, logs, parts, LAYOUT, { entry: ({ lookup: _, ...e }) => e }) }
+    const copied = (await tempStore()).store
+    looked = { store: copied, entries: await buildLake(copied, ETH, { ...logs, lookup: { column: 'address', rowGroupSize: GROUP } }, parts, LAYOUT) }
+  })
+
+  /** A row with a topic0 whose address no other row has. */
+  const rareRow = () => lake.rows.logs.find(r => r.topic0 !== null && lake.rows.logs.filter(x => x.address === r.address).length === 1)!
+
+  /**
+   * Rows whose addresses no other row has: two per partition, the later one's address
+   * first in byte order (so its lookup copy holds them out of block order); in the first
+   * partition on either side of block 1050, in the last beyond block 1420.
+   */
+  function spreadRares(): Row[] {
+    const rare = lake.rows.logs.filter(r => lake.rows.logs.filter(x => x.address === r.address).length === 1)
+    const block = (r: Row) => Number(r.block_number)
+    const fits = [(a: Row, b: Row) => block(a) < 1050 && block(b) >= 1050, () => true, () => true, (a: Row) => block(a) > 1420]
+    return SPANS.flatMap(([from, to], i) => {
+      const mine = rare.filter(r => block(r) >= from && block(r) <= to)
+      for (const a of mine) {
+        const b = mine.find(b => block(b) > block(a) && compareBytes(a.address as Uint8Array, b.address as Uint8Array) > 0 && fits[i](a, b))
+        if (b) return [a, b]
+      }
+      throw new Error(`no pair of rare addresses in blocks ${from}-${to}`)
+    })
+  }
+
+  function expectBlockOrder(rows: Record<string, unknown>[]) {
+    const keys = rows.map(r => [BigInt(r.block_number as string), BigInt(r.log_index as string)])
+    for (let i = 1; i < keys.length; i++) {
+      const [a, b] = [keys[i - 1], keys[i]]
+      expect(a[0] < b[0] || (a[0] === b[0] && a[1] < b[1])).toBe(true)
+    }
+  }
 
   /** Every bloom byte read for `e` is of `columns`, and all of theirs are read. */
   function expectBloomsRead(reads: ReadRecord[], e: PartitionEntry, columns: string[]) {
@@ -340,16 +388,117 @@ describe('pushdown, proven by counting reads', () => {
     expect(result.pushed).toEqual(['address'])
   })
 
-  it('a rare address and topic0 costs three rounds (tails with their two bloom columns, filter columns, output columns)', async () => {
-    const rare = lake.rows.logs.find(r => r.topic0 !== null && lake.rows.logs.filter(x => x.address === r.address).length === 1)!
-    const { store, reads } = recordingStore(lake.store, 5)
+  it('without lookup copies, a rare address and topic0 costs three rounds (tails with their two bloom columns, filter columns, output columns)', async () => {
+    const rare = rareRow()
+    const { store, reads } = recordingStore(unlooked.store, 5)
     const s = spec(logs, [pred(logs, 'address', 'eq', rare.address), pred(logs, 'topic0', 'eq', rare.topic0)])
     const { result, got } = await check(s, store, exact)
     expect(got.length).toBe(1)
+    expect(unlooked.entries.every(e => e.lookup === undefined)).toBe(true)
     expect(rounds(reads.filter(r => isPartition(r.key)))).toBe(3)
-    for (const e of lake.entries.logs) expectBloomsRead(reads, e, ['address', 'topic0'])
+    for (const e of unlooked.entries) expectBloomsRead(reads, e, ['address', 'topic0'])
     expect(result.stats.rowGroupsRead).toBeLessThanOrEqual(2)
-    expect(result.stats.rowGroupsTotal).toBe(lake.entries.logs.reduce((n, e) => n + e.rowGroups.length, 0))
+    expect(result.stats.rowGroupsTotal).toBe(unlooked.entries.reduce((n, e) => n + e.rowGroups.length, 0))
+  })
+
+  describe('through lookup copies', () => {
+    it('a rare address and topic0 read only the lookup copies, in two rounds: their tails, then the row groups that may hold the address', async () => {
+      const rare = rareRow()
+      const { store, reads } = recordingStore(looked.store, 5)
+      const s = spec(logs, [pred(logs, 'address', 'eq', rare.address), pred(logs, 'topic0', 'eq', rare.topic0)])
+      const { result, got } = await check(s, store, exact)
+      expect(got.length).toBe(1)
+      const parts = reads.filter(r => isPartition(r.key))
+      expect(parts.filter(r => !isLookup(r.key))).toEqual([])
+      expect(rounds(parts)).toBe(2)
+      for (const e of looked.entries) {
+        const copy = e.lookup!
+        const mine = parts.filter(r => r.key === copy.key)
+        expect(mine.filter(r => r.offset + r.length > copy.tailOffset).map(r => [r.offset, r.offset + r.length])).toEqual([[copy.tailOffset, copy.bytes]])
+        expect(groupReads(parts, e).length).toBeLessThanOrEqual(2)
+      }
+      const home = looked.entries.find(e => e.from <= Number(rare.block_number) && Number(rare.block_number) <= e.to)!
+      expect(groupReads(parts, home).length).toBeGreaterThanOrEqual(1)
+      expect(result.stats.rowsScanned).toBeLessThanOrEqual(2 * GROUP * looked.entries.length)
+      expect(result.stats.partitionsRead).toBe(looked.entries.length)
+    })
+
+    it('absent addresses read the tails of the lookup copies, and a row group only where one lies inside its bounds', async () => {
+      // Below and above every address: no group's bounds hold them.
+      const outside = [new Uint8Array(20), new Uint8Array(20).fill(0xff)]
+      const { store, reads } = recordingStore(looked.store)
+      const { result, got } = await check(spec(logs, [pred(logs, 'address', 'in', ...outside)]), store, exact)
+      expect(got).toEqual([])
+      expect(reads.filter(r => isPartition(r.key) && !isLookup(r.key))).toEqual([])
+      for (const e of looked.entries) expect(groupReads(reads, e)).toEqual([])
+      expect(result.stats.rowsScanned).toBe(0)
+      expect(result.stats.partitionsRead).toBe(looked.entries.length)
+
+      const between = recordingStore(looked.store)
+      const inside = await check(spec(logs, [pred(logs, 'address', 'eq', new Uint8Array(20).fill(0x42))]), between.store, exact)
+      expect(inside.got).toEqual([])
+      expect(between.reads.filter(r => isPartition(r.key) && !isLookup(r.key))).toEqual([])
+      for (const e of looked.entries) expect(groupReads(between.reads, e).length).toBeLessThanOrEqual(1)
+      expect(inside.result.stats.rowsScanned).toBeLessThanOrEqual(GROUP * looked.entries.length)
+    })
+
+    it('a hot address falls back to the block-ordered partitions: of the lookup copies only the tails are read', async () => {
+      const hot = lake.pools.hot.get(20)![0]
+      const { store, reads } = recordingStore(looked.store)
+      const { got } = await check(spec(logs, [pred(logs, 'address', 'eq', hot)]), store, exact)
+      expect(got.length).toBeGreaterThan(lake.rows.logs.length / 16)
+      for (const e of looked.entries) {
+        expect(groupReads(reads, e)).toEqual([])
+        expect(reads.some(r => r.key === e.lookup!.key)).toBe(true)
+        expect(reads.some(r => r.key === e.key && r.offset < e.tailOffset)).toBe(true)
+        expectBloomsRead(reads, e, ['address'])
+      }
+    })
+
+    it('several rare addresses come out in (block, log index) order, within the block range, whatever fields are asked for', async () => {
+      const rows = spreadRares()
+      const addresses = rows.map(r => r.address)
+      const s = spec(logs, [pred(logs, 'address', 'in', ...addresses)])
+      const { store, reads } = recordingStore(looked.store)
+      const { got } = await check(s, store, exact)
+      expect(got.length).toBe(rows.length)
+      expect(reads.filter(r => isPartition(r.key) && !isLookup(r.key))).toEqual([])
+      expectBlockOrder(got)
+      // Only the address and the range key: the order columns are not among the output ones.
+      await check(spec(logs, [pred(logs, 'address', 'in', ...addresses)], { fields: ['address', 'block_number'].map(n => field(logs, n)) }), looked.store)
+
+      const cut = recordingStore(looked.store)
+      const inRange = await check(spec(logs, [pred(logs, 'address', 'in', ...addresses)], { from: 1050, to: 1420 }), cut.store, exact)
+      expect(inRange.got.length).toBeGreaterThan(0)
+      expect(inRange.got.length).toBeLessThan(rows.length - 1)
+      expect(inRange.got.every(r => Number(r.block_number) >= 1050 && Number(r.block_number) <= 1420)).toBe(true)
+      expectBlockOrder(inRange.got)
+      // The first partition, cut at block 1050, is read through its lookup copy only.
+      const first = looked.entries[0]
+      expect(groupReads(cut.reads, first).length).toBeGreaterThan(0)
+      expect(cut.reads.filter(r => r.key === first.key)).toEqual([])
+    })
+
+    for (const limit of [1, 2, 5]) {
+      it(`with limit ${limit}, the pages concatenated equal the whole`, async () => {
+        const addresses = spreadRares().map(r => r.address)
+        const s = spec(logs, [pred(logs, 'address', 'in', ...addresses, lake.pools.warm.get(20)![0])], { from: 1050 })
+        const whole = expected(lake.rows.logs, s.predicates, s.fields, [1050, 1499], 'block_number', ETH.id)
+        const { store, reads } = recordingStore(looked.store)
+        const pages: Record<string, unknown>[][] = []
+        for (let from: number | undefined = 1050; from !== undefined;) {
+          const r = await runQuery({ store, manifest: new ManifestReader(store), scan: exact }, { ...s, from, limit })
+          const rows = batchRows(await collect(r.batches))
+          expect(rows.length <= limit || new Set(rows.map(x => x.block_number)).size === 1).toBe(true)
+          pages.push(rows)
+          if (r.nextFrom !== undefined) expect(r.nextFrom).toBeGreaterThan(from)
+          from = r.nextFrom
+        }
+        expect(pages.length).toBeGreaterThan(1)
+        expect(pages.flat()).toEqual(whole)
+        expect(reads.some(r => isLookup(r.key) && looked.entries.some(e => r.key === e.lookup!.key && r.offset < e.lookup!.tailOffset))).toBe(true)
+      })
+    }
   })
 
   it('opens a partition whose manifest entry predates bloom spans with one read of its whole tail', async () => {

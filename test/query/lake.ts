@@ -7,8 +7,8 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Chain } from '../../src/chains/registry.ts'
-import { writePartition, type LayoutOptions } from '../../src/lake/write.ts'
-import { contentHash, partitionKey } from '../../src/manifest/keys.ts'
+import { putPartition } from '../../src/lake/put.ts'
+import type { LayoutOptions } from '../../src/lake/write.ts'
 import { publish } from '../../src/manifest/publish.ts'
 import type { PartitionEntry } from '../../src/manifest/types.ts'
 import { columnOf, type DatasetDecl, type FieldDecl } from '../../src/schema/dataset.ts'
@@ -123,18 +123,15 @@ export interface BuildOptions {
 export async function buildLake(store: ObjectStore, chain: Chain, dataset: DatasetDecl, parts: PartSpec[], layout: LayoutOptions = {}, options: BuildOptions = {}): Promise<PartitionEntry[]> {
   const entries: PartitionEntry[] = []
   for (const p of parts) {
-    const written = writePartition(dataset, toColumns(dataset, p.rows), { from: p.from, to: p.to }, layout)
-    const key = partitionKey(chain, dataset.storage, p.from, p.to, await contentHash(written.bytes))
-    await store.put(key, written.bytes)
-    const entry: PartitionEntry = { key, ...written.entry }
+    const { entry } = await putPartition(store, chain, dataset, toColumns(dataset, p.rows), { from: p.from, to: p.to }, layout)
     entries.push(options.entry ? options.entry(entry) : entry)
   }
   await publish(store, chain, { [dataset.storage]: entries }, options.shardSpan ? { shardSpan: options.shardSpan } : {})
   return entries
 }
 
-/** A manifest entry as written before bloom spans were recorded: only the whole tail is known. */
-export function legacyEntry({ footerOffset: _f, blooms: _b, ...entry }: PartitionEntry): PartitionEntry {
+/** A manifest entry as written before bloom spans and lookup copies were recorded: only the whole tail is known. */
+export function legacyEntry({ footerOffset: _f, blooms: _b, lookup: _l, ...entry }: PartitionEntry): PartitionEntry {
   return entry
 }
 

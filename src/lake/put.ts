@@ -1,0 +1,51 @@
+/**
+ * Stores one partition, and its lookup copy when the dataset declares one, under
+ * content-addressed keys, and returns its manifest entry. Every writer of partitions
+ * (the ingester, live compaction, the benchmark lakes) goes through here, so what a
+ * manifest entry promises is always in the store before the entry is published.
+ */
+import { contentHash, partitionKey } from '../manifest/keys.ts'
+import type { ChainRef, PartitionEntry } from '../manifest/types.ts'
+import type { DatasetDecl } from '../schema/dataset.ts'
+import type { ObjectStore } from '../store/types.ts'
+import { lookupWorthwhile, writeLookup } from './lookup.ts'
+import { writePartition, type ColumnBatch, type LayoutOptions } from './write.ts'
+
+const PARQUET = { contentType: 'application/vnd.apache.parquet' }
+
+/** Puts `bytes` at their content key unless an object of that size is there already (a rerun); true when skipped. */
+async function putOnce(store: ObjectStore, key: string, bytes: Uint8Array): Promise<boolean> {
+  const existing = await store.head(key)
+  if (existing?.size === bytes.length) return true
+  await store.put(key, bytes, PARQUET)
+  return false
+}
+
+export interface PutPartition {
+  entry: PartitionEntry
+  /** Objects already stored by an earlier run (not written again). */
+  skipped: number
+}
+
+/** Writes `batch` (in the dataset's order) as the partition of blocks `range`. */
+export async function putPartition(
+  store: ObjectStore,
+  chain: ChainRef,
+  dataset: DatasetDecl,
+  batch: ColumnBatch,
+  range: { from: number; to: number },
+  layout?: LayoutOptions,
+): Promise<PutPartition> {
+  const written = writePartition(dataset, batch, range, layout)
+  const key = partitionKey(chain, dataset.storage, range.from, range.to, await contentHash(written.bytes))
+  let skipped = (await putOnce(store, key, written.bytes)) ? 1 : 0
+  const entry: PartitionEntry = { key, ...written.entry }
+  // A small partition gets no copy: a lookup could never read less of it than the partition itself.
+  if (dataset.lookup && lookupWorthwhile(batch.length, dataset.lookup)) {
+    const lookup = writeLookup({ ...dataset, lookup: dataset.lookup }, batch, range)
+    const lookupKey = partitionKey(chain, `${dataset.storage}/by-${dataset.lookup.column}`, range.from, range.to, await contentHash(lookup.bytes))
+    if (await putOnce(store, lookupKey, lookup.bytes)) skipped++
+    entry.lookup = { column: dataset.lookup.column, key: lookupKey, bytes: lookup.bytes.length, tailOffset: lookup.entry.tailOffset }
+  }
+  return { entry, skipped }
+}
