@@ -132,15 +132,23 @@ function schemaMessage(schema: Schema): Uint8Array {
   return framedMessage(Message.encode(Message.from(schema)), 0).bytes
 }
 
-/** The IPC record batch message of a batch, body included, in one buffer. */
-function recordBatchMessage(batch: RecordBatch): Uint8Array {
+/**
+ * Writes the IPC record batch message of a batch: its framed metadata, then each body
+ * buffer at its offset with zero padding between. Large buffers (the columns) go out as
+ * they are, without a copy: the scanner never reuses a vector's memory.
+ */
+function writeRecordBatch(sink: ByteSink, batch: RecordBatch): void {
   const body = VectorAssembler.assemble(batch)
   const header = new RecordBatchHeader(batch.numRows, body.nodes, body.bufferRegions, null, body.variadicBufferCounts)
-  const { bytes, bodyStart } = framedMessage(Message.encode(Message.from(header, body.byteLength)), body.byteLength)
+  sink.bytes(framedMessage(Message.encode(Message.from(header, body.byteLength)), 0).bytes)
+  let at = 0
   body.buffers.forEach((buf, k) => {
-    bytes.set(new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength), bodyStart + body.bufferRegions[k].offset)
+    const region = body.bufferRegions[k]
+    if (region.offset > at) sink.bytes(new Uint8Array(region.offset - at))
+    sink.bytes(new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength))
+    at = region.offset + buf.byteLength
   })
-  return bytes
+  if (body.byteLength > at) sink.bytes(new Uint8Array(body.byteLength - at))
 }
 
 /** Continuation marker and a zero length: the end of an IPC stream. */
@@ -156,7 +164,7 @@ export function arrowEncoder(fields: readonly FieldDecl[]): BatchEncoder {
       return sink.take()
     },
     batch: batch => {
-      sink.bytes(recordBatchMessage(arrowRecordBatch(schema, fields, batch)))
+      writeRecordBatch(sink, arrowRecordBatch(schema, fields, batch))
       return sink.flush()
     },
     close: () => {
