@@ -1,10 +1,10 @@
 /**
- * Writes src/worker/snappy.wasm: hysnappy's snappy decompressor (the one
+ * Writes src/lake/snappy.wasm: hysnappy's snappy decompressor (the one
  * hyparquet-compressors gives the Node server), as a file. hysnappy ships it as base64
  * and compiles it at run time, which production workerd refuses; a Worker may only
  * instantiate a module compiled at deploy time, i.e. one imported as a `.wasm` file.
  * Run after upgrading hysnappy: `npx node scripts/snappy-wasm.ts`
- * (test/worker/snappy-wasm.test.ts fails while the two differ).
+ * (test/scripts/snappy-wasm.test.ts fails while the two differ).
  */
 import { readFile, writeFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
@@ -19,7 +19,7 @@ export async function hysnappyWasm(): Promise<Uint8Array> {
   return Uint8Array.from(atob(match[1]), c => c.charCodeAt(0))
 }
 
-export const SNAPPY_WASM = new URL('../src/worker/snappy.wasm', import.meta.url)
+export const SNAPPY_WASM = new URL('../src/lake/snappy.wasm', import.meta.url)
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   await writeFile(SNAPPY_WASM, await hysnappyWasm())

@@ -60,7 +60,8 @@ export const query: Section = {
       target(primary(arrow).rowsPerSecond >= 1_000_000, `(c) arrow at least 1 M rows/s: ${int(primary(arrow).rowsPerSecond)} rows/s through workerd${arrow.served.node ? `, ${int(arrow.served.node.rowsPerSecond)} through Node` : ''}`),
     ]
     return [
-      `lake: ${int(r.lake.rows)} logs in blocks ${r.lake.from}-${r.lake.to} (~${Math.round(r.lake.rows / (r.lake.to - r.lake.from + 1))} per block), ${r.lake.files} files, ${bytes(r.lake.bytes)}; manifest ${bytes(r.manifestBytes)}${r.bundleBytes ? `; Worker bundle ${bytes(r.bundleBytes)}` : ''}`,
+      `lake: ${int(r.lake.rows)} logs in blocks ${r.lake.from}-${r.lake.to} (~${Math.round(r.lake.rows / (r.lake.to - r.lake.from + 1))} per block), ${r.lake.files} files, ${bytes(r.lake.bytes)} (lookup copies by address: ${bytes(r.lake.lookupBytes)} more); manifest ${bytes(r.manifestBytes)}${r.bundleBytes ? `; Worker bundle ${bytes(r.bundleBytes)}` : ''}`,
+      ...(r.r2Cost ? [`Miniflare's local R2, measured from a Worker (what the workerd column pays per read): ${r.r2Cost.msPerRequest.toFixed(2)} ms per 8 KiB get with 100 in flight, ${r.r2Cost.msPerMB.toFixed(2)} ms per MB beyond that`] : []),
       '',
       timing,
       '',

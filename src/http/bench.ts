@@ -36,6 +36,7 @@ import type { ObjectStore } from '../store/types.ts'
 import { createApp } from './app.ts'
 import { parseUsers } from './auth.ts'
 import { buildBundle, bundleMiniflare } from '../node/bundle.ts'
+import { convertV4MiniflareOptions, Miniflare } from 'miniflare'
 
 /** Where a query is served from. */
 export type ServerName = 'workerd' | 'node'
@@ -93,7 +94,9 @@ export interface HttpQueryFigures {
 }
 
 export interface HttpBench {
-  lake: { rows: number; from: number; to: number; files: number; bytes: number }
+  lake: { rows: number; from: number; to: number; files: number; bytes: number; lookupBytes: number }
+  /** What Miniflare's local R2 charges per get and per MB (the workerd column pays it). */
+  r2Cost?: { msPerRequest: number; msPerMB: number }
   /** Bytes of the manifest a whole-range query loads (root + logs shards). */
   manifestBytes: number
   /** Compressed bytes of the pages that hold (a)'s matching rows, every returned column. */
@@ -245,6 +248,36 @@ export function curlGet(url: string): Promise<{ status: number; ms: number; ttfb
       resolve({ status, ms: total * 1000, ttfbMs: ttfb * 1000, bytes: size, headers })
     })
   })
+}
+
+/**
+ * What a get costs in Miniflare's local R2, measured from inside a Worker: 100 gets of
+ * 8 KiB issued at once (ms per get), and 10 gets of 1 MB (ms per MB once the per-get
+ * cost is taken off). The medians of 5 runs.
+ */
+export async function miniflareR2Cost(): Promise<{ msPerRequest: number; msPerMB: number }> {
+  const script = `export default { async fetch(request, env) {
+    const u = new URL(request.url)
+    const n = Number(u.searchParams.get('n'))
+    const size = Number(u.searchParams.get('size'))
+    const t = Date.now()
+    await Promise.all(Array.from({ length: n }, (_, i) => env.B.get('o', { range: { offset: (i * 104729) % 60000000, length: size } }).then(o => o.arrayBuffer())))
+    return new Response(String(Date.now() - t))
+  } }`
+  const mf = new Miniflare(convertV4MiniflareOptions({ modules: true, script, r2Buckets: ['B'] }))
+  try {
+    await (await mf.getR2Bucket('B')).put('o', new Uint8Array(64_000_000))
+    const ms = async (n: number, size: number): Promise<number> => {
+      const times: number[] = []
+      for (let k = 0; k < 5; k++) times.push(Number(await (await mf.dispatchFetch(`http://probe/?n=${n}&size=${size}`)).text()))
+      return median(times)
+    }
+    const msPerRequest = (await ms(100, 8192)) / 100
+    const msPerMB = (await ms(10, 1_000_000)) / 10 - msPerRequest
+    return { msPerRequest, msPerMB }
+  } finally {
+    await mf.dispose()
+  }
 }
 
 /** Rows of a response in `format` (arrow decoded; text formats by newlines). */
@@ -422,6 +455,8 @@ export async function benchHttp(options: HttpBenchOptions): Promise<HttpBench> {
   const queries = benchQueries(lake.from, lake.to)
   let lakeBytes = 0
   for (const f of lake.files) lakeBytes += (await stat(f)).size
+  let lookupBytes = 0
+  for (const o of await store.list('')) if (o.key.includes(`/${logs.storage}/by-`)) lookupBytes += o.size
 
   const agent = new Agent({ keepAlive: true, maxSockets: 1 })
   const servers: Server[] = []
@@ -498,7 +533,8 @@ export async function benchHttp(options: HttpBenchOptions): Promise<HttpBench> {
     }
     log('computing the pages that hold (a)\'s rows')
     return {
-      lake: { rows: lake.rows, from: lake.from, to: lake.to, files: lake.files.length, bytes: lakeBytes },
+      lake: { rows: lake.rows, from: lake.from, to: lake.to, files: lake.files.length, bytes: lakeBytes, lookupBytes },
+      ...(names.includes('workerd') ? { r2Cost: await miniflareR2Cost() } : {}),
       manifestBytes: await manifestBytes(store),
       neededBytesA: await matchingPageBytes(lake.files, DEFAULT_FIELDS, RARE, TRANSFER),
       ...(bundle ? { bundleBytes: bundle.bytes } : {}),

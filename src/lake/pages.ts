@@ -260,24 +260,13 @@ function unpackWide(bytes: Uint8Array, at: number, width: number, out: Uint8Arra
 }
 
 /**
- * Copies one `w`-byte value from `src` at a byte offset to `dst` at a byte offset: by
- * 32-bit words when both buffers allow it (every fixed width here is a multiple of
- * 4, and decoded buffers start aligned), else byte by byte.
+ * `src` and `dst` as 32-bit words, and the words per `w`-byte value, when both allow it
+ * (every fixed width here is a multiple of 4, and decoded buffers start aligned): values
+ * are then copied a word at a time. Null when a byte copy is needed.
  */
-function copier(src: Uint8Array, dst: Uint8Array, w: number): (from: number, to: number) => void {
-  if (w % 4 === 0 && src.byteOffset % 4 === 0 && dst.byteOffset % 4 === 0) {
-    const s = new Uint32Array(src.buffer, src.byteOffset, src.length >> 2)
-    const d = new Uint32Array(dst.buffer, dst.byteOffset, dst.length >> 2)
-    const words = w >> 2
-    return (from, to) => {
-      const a = from >> 2
-      const b = to >> 2
-      for (let j = 0; j < words; j++) d[b + j] = s[a + j]
-    }
-  }
-  return (from, to) => {
-    for (let j = 0; j < w; j++) dst[to + j] = src[from + j]
-  }
+function wordsOf(src: Uint8Array, dst: Uint8Array, w: number): [Uint32Array, Uint32Array, number] | null {
+  if (w % 4 !== 0 || src.byteOffset % 4 !== 0 || dst.byteOffset % 4 !== 0) return null
+  return [new Uint32Array(src.buffer, src.byteOffset, src.length >> 2), new Uint32Array(dst.buffer, dst.byteOffset, dst.length >> 2), w >> 2]
 }
 
 /** Accumulates decoded rows into the buffers of one vector. */
@@ -344,12 +333,24 @@ class Builder implements PageSink {
       if (!window) {
         target.set(values.subarray(skip * w, (skip + count) * w), this.filled * w)
       } else {
-        const copy = copier(values, target, w)
-        let k = skip * w
-        for (let r = 0; r < rows; r++) {
-          if (!window[r]) continue
-          copy(k, (this.filled + r) * w)
-          k += w
+        const words = wordsOf(values, target, w)
+        if (words) {
+          const [src, dst, n] = words
+          let k = skip * n
+          for (let r = 0; r < rows; r++) {
+            if (!window[r]) continue
+            const to = (this.filled + r) * n
+            for (let j = 0; j < n; j++) dst[to + j] = src[k + j]
+            k += n
+          }
+        } else {
+          let k = skip * w
+          for (let r = 0; r < rows; r++) {
+            if (!window[r]) continue
+            const to = (this.filled + r) * w
+            for (let j = 0; j < w; j++) target[to + j] = values[k + j]
+            k += w
+          }
         }
       }
     }
@@ -375,10 +376,23 @@ class Builder implements PageSink {
     } else {
       const w = this.width
       const src = d.type === 'u64' ? new Uint8Array(d.values.buffer, d.values.byteOffset, d.values.byteLength) : d.type === 'fixed' ? d.bytes : d.values
-      const copy = copier(src, this.fixed, w)
-      for (let r = 0; r < rows; r++) {
-        if (window && !window[r]) continue
-        copy(indexes[k++] * w, (this.filled + r) * w)
+      const target = this.fixed
+      const words = wordsOf(src, target, w)
+      if (words) {
+        const [from, to, n] = words
+        for (let r = 0; r < rows; r++) {
+          if (window && !window[r]) continue
+          const a = indexes[k++] * n
+          const b = (this.filled + r) * n
+          for (let j = 0; j < n; j++) to[b + j] = from[a + j]
+        }
+      } else {
+        for (let r = 0; r < rows; r++) {
+          if (window && !window[r]) continue
+          const a = indexes[k++] * w
+          const b = (this.filled + r) * w
+          for (let j = 0; j < w; j++) target[b + j] = src[a + j]
+        }
       }
     }
     this.filled += rows

@@ -2,18 +2,22 @@
  * Executes a scan plan: Parquet partitions in object storage → ordered RowBatches.
  *
  * Per partition, one round of parallel ranged reads opens the file (page indexes,
- * footer, and the bloom filters of the pushed equality columns only); row groups are
- * then pruned in memory by statistics, bloom filters and the range key's page index
- * (hyparquet `parquetScan`). Each candidate row range is read in two phases, the
- * way DuckDB does it: first only the filter columns (and the range key where the
- * group straddles the range's ends), evaluated exactly; then only the pages of the
- * output columns that hold matching rows (offset index). With no predicate and a
- * group wholly inside the range, the second phase is the only one.
+ * footer, and the bloom filters of the pushed equality columns only; kept across
+ * queries in the TailCache); row groups are then pruned in memory by statistics,
+ * bloom filters and the range key's page index (hyparquet `parquetScan`). Each
+ * candidate row range is read in two phases, the way DuckDB does it: first only the
+ * filter columns (and the range key where the group straddles the range's ends),
+ * evaluated exactly, a dictionary column once per distinct value; then only the pages
+ * of the output columns that hold matching rows (offset index). With no predicate and
+ * a group wholly inside the range, the second phase is the only one; a group the range
+ * cuts is fetched whole in the first. An equality on the dataset's lookup column reads
+ * a partition through its lookup copy instead when that is smaller (`selectLookup`).
+ * Pages decode straight into packed vectors (src/lake/pages.ts).
  *
  * Three stages run with bounded look-ahead and keep order: opening partitions,
  * selecting rows, reading output. The byte reads of one event-loop turn are merged
  * per object (see io.ts), so a selective query costs about three rounds: tails,
- * filter columns, output columns.
+ * filter columns, output columns (one, warm, through a lookup copy).
  */
 import { parquetMetadata, parquetScan, readOffsetIndex } from 'hyparquet'
 import type { ColumnMetaData, Compressors, FileMetaData, OffsetIndex, ParquetQueryFilter, ParquetScan } from 'hyparquet'
@@ -47,7 +51,10 @@ export interface ScanOptions {
   readQueue?: ReadQueueOptions
   /** Partition tails and footers kept across queries (an isolate's or server's cache); default none. */
   tails?: TailCache
-  /** Decompressors for hyparquet (e.g. `hyparquet-compressors` in Node; default: its built-in snappy). */
+  /**
+   * Page decompressors by codec (default: hyparquet's JavaScript snappy). Only the page
+   * decoder calls them, one page at a time, so one may return a view it reuses (src/lake/snappy.ts).
+   */
   compressors?: Compressors
   /**
    * Look ahead little at first and more as results are consumed: for a consumer that
@@ -198,7 +205,6 @@ async function openPartition(queue: ReadQueue, plan: ScanPlan, p: PartitionPlan,
     rowStart: p.rowStart,
     rowEnd: p.rowEnd,
     utf8: false,
-    ...(compressors ? { compressors } : {}),
   })
   return { plan: p, queue, resident, scan, metadata, groupStarts: groupStartsOf(metadata), absent, touched: new Set(), pages: new Map(), layouts: layoutsOf(metadata, plan, absent, compressors), kinds: plan.kinds }
 }

@@ -12,7 +12,8 @@ import { ManifestReader } from '../manifest/read.ts'
 import { r2Store } from '../store/r2.ts'
 import { forwardUpgrade } from '../live/durable.ts'
 import { isWebSocketUpgrade } from '../live/upgrade.ts'
-import { wasmSnappy } from './snappy.ts'
+import { wasmSnappy } from '../lake/snappy.ts'
+import snappyModule from '../lake/snappy.wasm'
 
 /** The WebSocket API's Durable Object class: one per chain (src/live/durable.ts, bound as LIVE). */
 export { LiveChainObject } from '../live/durable.ts'
@@ -39,7 +40,7 @@ async function build(env: Env): Promise<Hono> {
     }
   }
   const store = r2Store(env.LAKE)
-  return createApp({ store, manifest: new ManifestReader(store), users, scan: { compressors: { SNAPPY: wasmSnappy() } } })
+  return createApp({ store, manifest: new ManifestReader(store), users, scan: { compressors: { SNAPPY: wasmSnappy(snappyModule) } } })
 }
 
 /** The app for this isolate's bindings, rebuilt only when they change. */
