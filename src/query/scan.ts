@@ -144,17 +144,14 @@ export async function* scanPlan(
     return { metadata: cached.metadata, resident: new Resident(cached.resident) }
   }
   const open = async (p: PartitionPlan): Promise<Unit[]> => {
-    if (plan.lookup && p.lookup) {
-      const { metadata, resident } = await tail(p.lookup.key, [[p.lookup.tailOffset, p.lookup.bytes]])
-      const unit = lookupUnit(queue, plan, p, metadata, resident, options.compressors)
-      if (unit) {
-        progress.partitionsRead++
-        return [unit]
-      }
-    }
-    const { metadata, resident } = await tail(p.key, tailRanges(p, plan.bloomColumns))
+    // With a lookup copy, both tails are read in the same round: the partition's bloom
+    // filters rule out an absent value without touching the copy's data.
+    const lookup = plan.lookup && p.lookup ? p.lookup : undefined
+    const [main, copy] = await Promise.all([tail(p.key, tailRanges(p, plan.bloomColumns)), lookup && tail(lookup.key, [[lookup.tailOffset, lookup.bytes]])])
     progress.partitionsRead++
-    return unitsOf(await openPartition(queue, plan, p, metadata, resident, options.compressors), maxBatchRows)
+    const part = await openPartition(queue, plan, p, main.metadata, main.resident, options.compressors)
+    const unit = copy && part.scan!.ranges.length > 0 ? lookupUnit(queue, plan, p, copy.metadata, copy.resident, options.compressors) : null
+    return unit ? [unit] : unitsOf(part, maxBatchRows)
   }
   async function* units(): AsyncGenerator<Unit> {
     for await (const list of mapOrdered(partitions, open, { count: options.partitionLookAhead ?? 16, rampUp: options.rampUp })) {
