@@ -27,7 +27,7 @@ import { rootKey } from '../manifest/keys.ts'
 import { ManifestReader, parseRoot } from '../manifest/read.ts'
 import { seedBucket, type SeedableBucket } from '../node/seed-r2.ts'
 import { serve, type RunningServer } from '../node/serve.ts'
-import { benchLake, RARE, recordingStore, rounds, TRANSFER, type ReadRecord } from '../query/bench.ts'
+import { benchLake, lookupWriteCost, RARE, recordingStore, rounds, TRANSFER, type LookupWriteCost, type ReadRecord } from '../query/bench.ts'
 import { columnOf, type FieldDecl } from '../schema/dataset.ts'
 import { bytesToHex } from '../schema/hex.ts'
 import { countingStore } from '../store/counting.ts'
@@ -97,6 +97,8 @@ export interface HttpBench {
   lake: { rows: number; from: number; to: number; files: number; bytes: number; lookupBytes: number }
   /** What Miniflare's local R2 charges per get and per MB (the workerd column pays it). */
   r2Cost?: { msPerRequest: number; msPerMB: number }
+  /** What writing a lookup copy costs beside its partition. */
+  lookupCost: LookupWriteCost
   /** Bytes of the manifest a whole-range query loads (root + logs shards). */
   manifestBytes: number
   /** Compressed bytes of the pages that hold (a)'s matching rows, every returned column. */
@@ -535,6 +537,7 @@ export async function benchHttp(options: HttpBenchOptions): Promise<HttpBench> {
     return {
       lake: { rows: lake.rows, from: lake.from, to: lake.to, files: lake.files.length, bytes: lakeBytes, lookupBytes },
       ...(names.includes('workerd') ? { r2Cost: await miniflareR2Cost() } : {}),
+      lookupCost: await lookupWriteCost(lake.files[0]),
       manifestBytes: await manifestBytes(store),
       neededBytesA: await matchingPageBytes(lake.files, DEFAULT_FIELDS, RARE, TRANSFER),
       ...(bundle ? { bundleBytes: bundle.bytes } : {}),

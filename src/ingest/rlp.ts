@@ -3,7 +3,7 @@
  * over (headers, transactions, receipts, trie nodes). Bytes in, bytes out; `rlpRaw`
  * embeds an already-encoded item, which trie nodes need for short children.
  */
-import { hexToBytes } from '../schema/hex.ts'
+import { concatBytes, hexToBytes } from '../schema/hex.ts'
 
 /** An already-encoded item, spliced in as is. */
 export interface RlpRaw {
@@ -23,12 +23,12 @@ export function rlpEncode(item: RlpItem): Uint8Array {
 
 function encodeString(bytes: Uint8Array): Uint8Array {
   if (bytes.length === 1 && bytes[0] < 0x80) return bytes
-  return concat([lengthPrefix(bytes.length, 0x80), bytes])
+  return concatBytes([lengthPrefix(bytes.length, 0x80), bytes])
 }
 
 function encodeList(items: Uint8Array[]): Uint8Array {
   const length = items.reduce((n, b) => n + b.length, 0)
-  return concat([lengthPrefix(length, 0xc0), ...items])
+  return concatBytes([lengthPrefix(length, 0xc0), ...items])
 }
 
 function lengthPrefix(length: number, offset: number): Uint8Array {
@@ -51,12 +51,3 @@ export const quantityBytes = (hex: string): Uint8Array => uintBytes(BigInt(hex))
 /** JSON-RPC data ("0x…" of even length) as bytes, leading zeros kept. */
 export const dataBytes = (hex: string): Uint8Array => hexToBytes(hex)
 
-export function concat(parts: readonly Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0))
-  let at = 0
-  for (const p of parts) {
-    out.set(p, at)
-    at += p.length
-  }
-  return out
-}

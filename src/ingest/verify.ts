@@ -8,7 +8,8 @@
 import { keccak256 } from 'viem'
 import { bytesToHex } from '../schema/hex.ts'
 import type { Hex, RawBlock, RpcBlock, RpcLog, RpcReceipt, RpcTransaction, RpcWithdrawal } from './evm-json.ts'
-import { concat, dataBytes, quantityBytes, rlpEncode, type RlpItem } from './rlp.ts'
+import { dataBytes, quantityBytes, rlpEncode, type RlpItem } from './rlp.ts'
+import { concatBytes } from '../schema/hex.ts'
 import { orderedTrieRoot } from './trie.ts'
 
 /** Data from the node contradicts itself or the chain; names the block. Nothing of it is published. */
@@ -95,7 +96,7 @@ export function encodeTransaction(tx: RpcTransaction): Uint8Array {
   } else {
     throw new Error(`transaction type ${type} is not known to the verifier`)
   }
-  return concat([Uint8Array.of(type), rlpEncode([...body, ...signature])])
+  return concatBytes([Uint8Array.of(type), rlpEncode([...body, ...signature])])
 }
 
 const encodeLog = (log: RpcLog): RlpItem => [dataBytes(log.address), log.topics.map(dataBytes), dataBytes(log.data)]
@@ -108,7 +109,7 @@ export function encodeReceipt(receipt: RpcReceipt, txType: Hex | undefined): Uin
   else throw new Error(`receipt ${receipt.transactionHash} has neither status nor root`)
   const body = rlpEncode([outcome, quantityBytes(receipt.cumulativeGasUsed), dataBytes(receipt.logsBloom), receipt.logs.map(encodeLog)])
   const type = Number(num(receipt.type ?? txType ?? '0x0'))
-  return type === 0 ? body : concat([Uint8Array.of(type), body])
+  return type === 0 ? body : concatBytes([Uint8Array.of(type), body])
 }
 
 export const encodeWithdrawal = (w: RpcWithdrawal): Uint8Array =>

@@ -338,3 +338,41 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const { lake, figures } = await benchQueryEngine({ dir, logs: count ? Number(count) : undefined, layout })
   console.log(table(lake, figures))
 }
+
+export interface LookupWriteCost {
+  rows: number
+  /** Median ms to write the block-ordered partition, and its lookup copy (sort included). */
+  partitionMs: number
+  lookupMs: number
+  partitionBytes: number
+  lookupBytes: number
+}
+
+/**
+ * What a lookup copy costs the ingester: the lake's first partition read back, then
+ * written as a partition and as its lookup copy (median of 3 each).
+ */
+export async function lookupWriteCost(file: string): Promise<LookupWriteCost> {
+  const { readFile } = await import('node:fs/promises')
+  const { parquetReadObjects } = await import('hyparquet')
+  const { writePartition, storedFields } = await import('../lake/write.ts')
+  const { writeLookup } = await import('../lake/lookup.ts')
+  const bytes = await readFile(file)
+  const rows = await parquetReadObjects({ file: bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length) as ArrayBuffer, utf8: false })
+  const columns: Record<string, (StoredValue | null)[]> = {}
+  for (const f of storedFields(logs)) columns[columnOf(f)] = rows.map(r => (r[columnOf(f)] ?? null) as StoredValue | null)
+  const batch = { length: rows.length, columns }
+  const range = { from: Number(columns.block_number[0]), to: Number(columns.block_number[rows.length - 1]) }
+  const timed = (write: () => { bytes: Uint8Array }): { ms: number; bytes: number } => {
+    const runs = [0, 1, 2].map(() => {
+      const t = performance.now()
+      const written = write()
+      return { ms: performance.now() - t, bytes: written.bytes.length }
+    })
+    runs.sort((a, b) => a.ms - b.ms)
+    return runs[1]
+  }
+  const partition = timed(() => writePartition(logs, batch, range))
+  const lookup = timed(() => writeLookup({ ...logs, lookup: logs.lookup! }, batch, range))
+  return { rows: rows.length, partitionMs: partition.ms, lookupMs: lookup.ms, partitionBytes: partition.bytes, lookupBytes: lookup.bytes }
+}

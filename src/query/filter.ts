@@ -87,7 +87,8 @@ function bytesTest(values: Uint8Array[], wantsNull: boolean): ValueTest {
 
 const prefixOf = (b: Uint8Array) => (b.length >= 4 ? ((b[0] << 24) | (b[1] << 16) | (b[2] << 8) | b[3]) >>> 0 : -1 - b.length)
 
-function bucketLookup(values: Uint8Array[]): (v: Uint8Array) => boolean {
+/** Byte values grouped by their first four bytes (`prefixOf`). */
+function bucketsOf(values: readonly Uint8Array[]): Map<number, Uint8Array[]> {
   const buckets = new Map<number, Uint8Array[]>()
   for (const v of values) {
     const k = prefixOf(v)
@@ -95,6 +96,11 @@ function bucketLookup(values: Uint8Array[]): (v: Uint8Array) => boolean {
     if (list) list.push(v)
     else buckets.set(k, [v])
   }
+  return buckets
+}
+
+function bucketLookup(values: Uint8Array[]): (v: Uint8Array) => boolean {
+  const buckets = bucketsOf(values)
   return v => {
     const list = buckets.get(prefixOf(v))
     return list !== undefined && list.some(w => bytesEqual(v, w))
@@ -165,13 +171,7 @@ function fixedTest(op: Predicate['op'], values: Uint8Array[], v: FixedVector): R
   }
   if (values.length === 0) return () => false
   if (values.length <= 4) return i => values.some(w => compareAt(i, w) === 0)
-  const buckets = new Map<number, Uint8Array[]>()
-  for (const w of values) {
-    const k = prefixOf(w)
-    const list = buckets.get(k)
-    if (list) list.push(w)
-    else buckets.set(k, [w])
-  }
+  const buckets = bucketsOf(values)
   return i => {
     const at = i * width
     const list = buckets.get(((bytes[at] << 24) | (bytes[at + 1] << 16) | (bytes[at + 2] << 8) | bytes[at + 3]) >>> 0)

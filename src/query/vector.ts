@@ -13,6 +13,7 @@
  * null. A null row's slot holds zeros (u64, fixed, bool) or no bytes (binary).
  * Words are little-endian, as on every platform this runs on.
  */
+import { concatBytes } from '../schema/hex.ts'
 import { KINDS, type Kind, type StoredValue } from '../schema/kinds.ts'
 
 interface VectorBase {
@@ -259,15 +260,6 @@ export function concatVectors(vs: readonly Vector[]): Vector {
       at += v.length
     }
   }
-  const joinBytes = (parts: Uint8Array[]) => {
-    const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0))
-    let at = 0
-    for (const p of parts) {
-      out.set(p, at)
-      at += p.length
-    }
-    return out
-  }
   const same = <T extends Vector>(v: Vector): T => {
     if (v.type !== first.type) throw new TypeError(`cannot join a ${v.type} vector to a ${first.type} one`)
     return v as T
@@ -283,9 +275,9 @@ export function concatVectors(vs: readonly Vector[]): Vector {
       return u64Vector(values, valid)
     }
     case 'bool':
-      return { type: 'bool', length, values: joinBytes(vs.map(v => same<BoolVector>(v).values)), valid }
+      return { type: 'bool', length, values: concatBytes(vs.map(v => same<BoolVector>(v).values)), valid }
     case 'fixed':
-      return { type: 'fixed', length, width: first.width, bytes: joinBytes(vs.map(v => same<FixedVector>(v).bytes)), valid }
+      return { type: 'fixed', length, width: first.width, bytes: concatBytes(vs.map(v => same<FixedVector>(v).bytes)), valid }
     case 'binary': {
       const offsets = new Int32Array(length + 1)
       let row = 0
@@ -296,7 +288,7 @@ export function concatVectors(vs: readonly Vector[]): Vector {
         row += b.length
         base += b.offsets[b.length] - b.offsets[0]
       }
-      const bytes = joinBytes(vs.map(v => {
+      const bytes = concatBytes(vs.map(v => {
         const b = v as BinaryVector
         return b.bytes.subarray(b.offsets[0], b.offsets[b.length])
       }))

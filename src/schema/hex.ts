@@ -19,3 +19,14 @@ export function hexToBytes(hex: string): Uint8Array {
   }
   return out
 }
+
+/** The parts one after another in a new buffer. */
+export function concatBytes(parts: readonly Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0))
+  let at = 0
+  for (const p of parts) {
+    out.set(p, at)
+    at += p.length
+  }
+  return out
+}
