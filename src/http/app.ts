@@ -39,8 +39,8 @@ export interface AppOptions {
   /** Basic-auth realm (default "edge-chain-data"). */
   realm?: string
   /**
-   * Scanner options: the Node server passes the WASM decompressors of hyparquet-compressors
-   * (workerd cannot compile WASM at run time). Partition tails are cached per app (one per
+   * Scanner options: the Worker and the Node server pass the wasm snappy decompressor
+   * (src/lake/snappy.ts). Partition tails are cached per app (one per
    * isolate) unless `tails` is given.
    */
   scan?: ScanOptions
