@@ -18,6 +18,7 @@ import { ManifestReader } from '../src/manifest/read.ts'
 import { serve } from '../src/node/serve.ts'
 import { compressors } from 'hyparquet-compressors'
 import { snappyModuleFromFile, wasmSnappy } from '../src/lake/snappy.ts'
+import { TailCache } from '../src/query/io.ts'
 import { openStore } from '../src/store/open.ts'
 import { parseLiveChains } from '../src/live/config.ts'
 import { attachLive, followSpecs } from '../src/live/node.ts'
@@ -49,12 +50,15 @@ if (!fromEnv && !loopback) {
 const users = await parseUsers(fromEnv ? process.env.API_USERS! : DEV_API_USERS)
 const store = openStore(values.data)
 // WASM snappy: about 10 % faster scans than hyparquet's built-in decoder (Node only).
-// hyparquet-compressors for every codec; snappy through the module the Worker uses too (pages decode from its memory).
-const app = createApp({ store, manifest: new ManifestReader(store), users, scan: { compressors: { ...compressors, SNAPPY: wasmSnappy(await snappyModuleFromFile()) } } })
+// hyparquet-compressors for every codec; snappy through the module the Worker uses too (pages
+// decode from its memory); one tail cache for the API and the live replays.
+const scan = { compressors: { ...compressors, SNAPPY: wasmSnappy(await snappyModuleFromFile()) }, tails: new TailCache() }
+const app = createApp({ store, manifest: new ManifestReader(store), users, scan })
 const server = await serve({ fetch: request => app.fetch(request), port, host: values.host })
 const live = await attachLive(server.server, {
   store,
   users,
+  scan,
   follow: followSpecs(parseLiveChains(process.env.LIVE_CHAINS)),
   waitForNodes: false,
   log: line => console.error(`[live] ${line}`),

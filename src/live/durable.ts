@@ -24,6 +24,7 @@ import { evmFollowed, followedSource } from './source.ts'
 import type { Connection } from './subscription.ts'
 import { authenticateUpgrade, isWebSocketUpgrade, parseUpgrade } from './upgrade.ts'
 import type { Anchor, WindowBlock } from './window.ts'
+import { workerScan } from '../worker/scan.ts'
 
 export interface LiveEnv {
   LAKE: R2Bucket
@@ -201,6 +202,7 @@ export class LiveChainObject implements DurableObject {
       compactBlocks: followed?.compactBlocks,
       persistence: storagePersistence(this.ctx.storage),
       limits: DO_LIMITS,
+      scan: workerScan(),
       log: line => console.log(line),
     })
     this.live = live

@@ -21,6 +21,7 @@ import { evmFollowed, followedSource, type LiveSource } from './source.ts'
 import { moveFollowed } from './move-source.ts'
 import type { Connection } from './subscription.ts'
 import { checkUpgrade, type AcceptedUpgrade } from './upgrade.ts'
+import type { ScanOptions } from '../query/scan.ts'
 
 /** A chain to follow: its node, and options of its LiveChain. */
 export interface FollowSpec {
@@ -51,6 +52,8 @@ export interface LiveServiceOptions {
   pollIntervalMs?: number
   /** Grace before a closed slow consumer's socket is destroyed, ms (default 5,000). */
   closeGraceMs?: number
+  /** Scanner options for replays (the server's decompressors and tail cache). */
+  scan?: ScanOptions
   log?: (line: string) => void
 }
 
@@ -93,7 +96,7 @@ export class LiveService {
     })
     for (const f of options.follow ?? []) {
       const source = f.source ?? followedSource({ chain: f.chain, rpc: f.rpcUrl, rest: f.restUrl }, options.store, { retries: 3, timeoutMs: 10_000, rpc: f.rpc }, { evm: evmFollowed, move: moveFollowed })
-      const live = new LiveChain({ ...f.options, chain: f.chain, store: options.store, source, users: this.users, limits: this.limits, log: options.log })
+      const live = new LiveChain({ ...f.options, chain: f.chain, store: options.store, source, users: this.users, limits: this.limits, scan: options.scan, log: options.log })
       this.chains.set(chainKey(f.chain), live)
       if (f.pollIntervalMs !== undefined) this.pollMs.set(live, f.pollIntervalMs)
     }
@@ -104,7 +107,7 @@ export class LiveService {
     const key = chainKey(chain)
     let live = this.chains.get(key)
     if (!live) {
-      live = new LiveChain({ chain, store: this.opts.store, users: this.users, limits: this.limits, log: this.opts.log })
+      live = new LiveChain({ chain, store: this.opts.store, users: this.users, limits: this.limits, scan: this.opts.scan, log: this.opts.log })
       this.chains.set(key, live)
     }
     return live

@@ -12,8 +12,7 @@ import { ManifestReader } from '../manifest/read.ts'
 import { r2Store } from '../store/r2.ts'
 import { forwardUpgrade } from '../live/durable.ts'
 import { isWebSocketUpgrade } from '../live/upgrade.ts'
-import { wasmSnappy } from '../lake/snappy.ts'
-import snappyModule from '../lake/snappy.wasm'
+import { workerScan } from './scan.ts'
 
 /** The WebSocket API's Durable Object class: one per chain (src/live/durable.ts, bound as LIVE). */
 export { LiveChainObject } from '../live/durable.ts'
@@ -40,7 +39,7 @@ async function build(env: Env): Promise<Hono> {
     }
   }
   const store = r2Store(env.LAKE)
-  return createApp({ store, manifest: new ManifestReader(store), users, scan: { compressors: { SNAPPY: wasmSnappy(snappyModule) } } })
+  return createApp({ store, manifest: new ManifestReader(store), users, scan: workerScan() })
 }
 
 /** The app for this isolate's bindings, rebuilt only when they change. */
