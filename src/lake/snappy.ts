@@ -27,7 +27,8 @@ const ERRORS: Record<number, string> = { [-1]: 'invalid snappy length header', [
 export function wasmSnappy(module: WebAssembly.Module): NonNullable<Compressors['SNAPPY']> {
   const { memory, uncompress } = new WebAssembly.Instance(module).exports as unknown as SnappyExports
   return (input, outputLength) => {
-    const outputStart = INPUT_START + input.byteLength
+    // 8-aligned, so the page decoder can copy fixed-width values by whole words.
+    const outputStart = (INPUT_START + input.byteLength + 7) & ~7
     const needed = outputStart + outputLength
     if (memory.buffer.byteLength < needed) memory.grow(Math.ceil((needed - memory.buffer.byteLength) / PAGE))
     const bytes = new Uint8Array(memory.buffer)
