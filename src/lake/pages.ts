@@ -191,7 +191,8 @@ function decodeDataPage(layout: ChunkLayout, header: PageHeader, body: Uint8Arra
 
 /**
  * Parquet's RLE / bit-packed hybrid: `count` values of `width` bits from `bytes[start, end)`
- * into `out`.
+ * into `out`. hyparquet's reader takes a byte at a time through a DataView; dictionary codes
+ * of every row pass through here, so runs are filled and packed groups unrolled on typed arrays.
  */
 export function decodeHybrid(bytes: Uint8Array, start: number, end: number, width: number, out: Uint8Array | Int32Array, count: number): void {
   let at = start
@@ -293,7 +294,7 @@ class Builder implements PageSink {
     }
   }
 
-  /** Marks `rows` rows from `filled` valid per `window` (all when null); returns nothing, positions follow. */
+  /** Marks the `rows` rows from `filled` valid per `window` (every one when it is null). */
   private mark(window: Uint8Array | null, rows: number): void {
     if (this.valid) {
       if (window) this.valid.set(window, this.filled)

@@ -9,13 +9,15 @@
  * full export, each as wall time (median), rows, object-store requests, sequential
  * request rounds (measured on a run where every read takes `roundDelayMs`), bytes.
  */
-import { mkdir, readdir } from 'node:fs/promises'
+import { mkdir, readdir, readFile } from 'node:fs/promises'
+import { parquetReadObjects } from 'hyparquet'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { Chain } from '../chains/registry.ts'
 import { logs } from '../datasets/evm.ts'
 import { putPartition } from '../lake/put.ts'
-import type { LayoutOptions } from '../lake/write.ts'
+import { storedFields, writePartition, type LayoutOptions } from '../lake/write.ts'
+import { writeLookup } from '../lake/lookup.ts'
 import { rootKey } from '../manifest/keys.ts'
 import { publish } from '../manifest/publish.ts'
 import { ManifestReader } from '../manifest/read.ts'
@@ -353,10 +355,6 @@ export interface LookupWriteCost {
  * written as a partition and as its lookup copy (median of 3 each).
  */
 export async function lookupWriteCost(file: string): Promise<LookupWriteCost> {
-  const { readFile } = await import('node:fs/promises')
-  const { parquetReadObjects } = await import('hyparquet')
-  const { writePartition, storedFields } = await import('../lake/write.ts')
-  const { writeLookup } = await import('../lake/lookup.ts')
   const bytes = await readFile(file)
   const rows = await parquetReadObjects({ file: bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length) as ArrayBuffer, utf8: false })
   const columns: Record<string, (StoredValue | null)[]> = {}

@@ -20,7 +20,7 @@
  * filter columns, output columns (one, warm, through a lookup copy).
  */
 import { parquetMetadata, parquetScan, readOffsetIndex } from 'hyparquet'
-import type { ColumnMetaData, Compressors, FileMetaData, OffsetIndex, ParquetQueryFilter, ParquetScan } from 'hyparquet'
+import type { ColumnChunk, ColumnMetaData, Compressors, FileMetaData, OffsetIndex, ParquetQueryFilter, ParquetScan } from 'hyparquet'
 import type { FieldDecl } from '../schema/dataset.ts'
 import { columnOf } from '../schema/dataset.ts'
 import { decodeCodes, decodeDictionary, decodePages, type ChunkLayout } from '../lake/pages.ts'
@@ -211,7 +211,6 @@ async function openPartition(queue: ReadQueue, plan: ScanPlan, p: PartitionPlan,
 /** The decoding layout of each planned column the file has, checked against its declared kind. */
 function layoutsOf(metadata: FileMetaData, plan: ScanPlan, absent: Set<string>, compressors: Compressors | undefined): Map<string, ChunkLayout> {
   const layouts = new Map<string, ChunkLayout>()
-  const first = metadata.row_groups[0]?.columns ?? []
   for (const column of plan.columns) {
     if (absent.has(column)) continue
     const element = metadata.schema.find(e => e.name === column)!
@@ -220,7 +219,7 @@ function layoutsOf(metadata: FileMetaData, plan: ScanPlan, absent: Set<string>, 
     if (element.type !== physical || (shape.type === 'fixed' && element.type_length !== shape.width)) {
       throw new Error(`column ${column} is stored as ${element.type}, its kind ${plan.kinds[column]} needs ${physical}`)
     }
-    const codec = first.find(c => c.meta_data?.path_in_schema[0] === column)?.meta_data?.codec ?? 'UNCOMPRESSED'
+    const codec = columnChunk(metadata, 0, column)?.meta_data?.codec ?? 'UNCOMPRESSED'
     layouts.set(column, { shape, optional: element.repetition_type === 'OPTIONAL', codec, ...(compressors ? { compressors } : {}) })
   }
   return layouts
@@ -247,10 +246,10 @@ function lookupUnit(queue: ReadQueue, plan: ScanPlan, p: PartitionPlan, metadata
   const { column, values } = plan.lookup!
   const groups: number[] = []
   let rows = 0
+  const known = (x: unknown): x is StoredValue => x instanceof Uint8Array || typeof x === 'bigint' || typeof x === 'string'
   metadata.row_groups.forEach((g, i) => {
-    const stats = g.columns.find(c => c.meta_data?.path_in_schema[0] === column)?.meta_data?.statistics
+    const stats = columnChunk(metadata, i, column)?.meta_data?.statistics
     const [min, max] = [stats?.min_value, stats?.max_value]
-    const known = (x: unknown): x is StoredValue => x instanceof Uint8Array || typeof x === 'bigint' || typeof x === 'string'
     if (known(min) && known(max) && !values.some(v => compareValues(min, v) <= 0 && compareValues(v, max) <= 0)) return
     groups.push(i)
     rows += Number(g.num_rows)
@@ -298,12 +297,7 @@ async function selectLookup(u: Unit, plan: ScanPlan, rangeTests: Predicate[], pr
   const groups = u.lookup!
   // No group's bounds hold a looked-up value: nothing to read.
   if (groups.length === 0) return { unit: u, rows: new Int32Array(0), values: {}, scanned: true }
-  const held = await Promise.all(groups.map(async g => {
-    const [start, end] = groupSpan(part.metadata, g)
-    const bytes = await part.queue.read(part.plan.key, start, end)
-    part.resident.add(start, bytes)
-    return bytes
-  }))
+  const release = letGo(part, await Promise.all(groups.map(g => hold(part, groupSpan(part.metadata, g)))))
   try {
     const subunits = groups.map((g): Unit => ({ part, group: g, start: part.groupStarts[g], end: part.groupStarts[g] + Number(part.metadata.row_groups[g].num_rows), inside: false }))
     const columns = [...new Set([plan.rangeColumn, ...plan.filterColumns, ...plan.outputColumns, ...plan.lookupOrder])]
@@ -317,7 +311,7 @@ async function selectLookup(u: Unit, plan: ScanPlan, rangeTests: Predicate[], pr
     for (const column of plan.outputColumns) values[column] = takeVector(decoded[column], offsets)
     return { unit: u, rows: offsets, values, scanned: true }
   } finally {
-    held.forEach(b => part.resident.remove(b))
+    release()
   }
 }
 
@@ -367,8 +361,13 @@ function readWhole(u: Unit, column: string, progress: ScanProgress): Promise<Vec
   return readRuns(u, column, [[u.start, u.end]]).then(vs => vs[0])
 }
 
+/** The chunk of `column` in row group `group`. */
+function columnChunk(metadata: FileMetaData, group: number, column: string): ColumnChunk | undefined {
+  return metadata.row_groups[group]?.columns.find(c => c.meta_data?.path_in_schema[0] === column)
+}
+
 function chunkOf(u: Unit, column: string): ColumnMetaData {
-  const m = u.part.metadata.row_groups[u.group].columns.find(c => c.meta_data?.path_in_schema[0] === column)?.meta_data
+  const m = columnChunk(u.part.metadata, u.group, column)?.meta_data
   if (!m) throw new Error(`column ${column} missing from ${u.part.plan.key}`)
   return m
 }
@@ -435,37 +434,30 @@ function takeCodes(dictionary: Vector, codes: Int32Array, offsets: Int32Array): 
   return { ...taken, valid: Uint8Array.from(offsets, o => (codes[o] < 0 ? 0 : 1)) }
 }
 
+/** Largest row group fetched whole when the range cuts it (see selectUnit). */
+const WHOLE_GROUP_MAX = 2 * 1024 * 1024
+
+/** Fetches bytes `[start, end)` of the partition and keeps them in memory until they are let go (`resident.remove`). */
+async function hold(part: OpenPartition, [start, end]: [number, number]): Promise<Uint8Array> {
+  const bytes = await part.queue.read(part.plan.key, start, end)
+  part.resident.add(start, bytes)
+  return bytes
+}
+
+/** Lets go of what `hold` fetched. */
+const letGo = (part: OpenPartition, held: readonly Uint8Array[]) => () => held.forEach(b => part.resident.remove(b))
+
 /**
  * Fetches the unit's column chunks of `columns` in one round and keeps them in memory
  * while phase one decodes them; returns the function that lets them go.
  */
-/** Largest row group fetched whole when the range cuts it (see selectUnit). */
-const WHOLE_GROUP_MAX = 2 * 1024 * 1024
-
-function groupBytes(u: Unit): number {
-  const [start, end] = groupSpan(u.part.metadata, u.group)
-  return end - start
-}
-
-/** Fetches the unit's whole row group in one request and keeps it in memory; returns the function that lets it go. */
-async function prefetchGroup(u: Unit): Promise<() => void> {
-  const [start, end] = groupSpan(u.part.metadata, u.group)
-  const bytes = await u.part.queue.read(u.part.plan.key, start, end)
-  u.part.resident.add(start, bytes)
-  return () => u.part.resident.remove(bytes)
-}
-
 async function prefetch(u: Unit, columns: readonly string[]): Promise<() => void> {
-  const chunks = u.part.metadata.row_groups[u.group].columns
-  const held = await Promise.all(columns.filter(c => !u.part.absent.has(c)).map(async column => {
-    const m = chunks.find(c => c.meta_data?.path_in_schema[0] === column)?.meta_data
-    if (!m) throw new Error(`column ${column} missing from ${u.part.plan.key}`)
+  const held = await Promise.all(columns.filter(c => !u.part.absent.has(c)).map(column => {
+    const m = chunkOf(u, column)
     const start = Number(m.dictionary_page_offset ?? m.data_page_offset)
-    const bytes = await u.part.queue.read(u.part.plan.key, start, start + Number(m.total_compressed_size))
-    u.part.resident.add(start, bytes)
-    return bytes
+    return hold(u.part, [start, start + Number(m.total_compressed_size)])
   }))
-  return () => held.forEach(b => u.part.resident.remove(b))
+  return letGo(u.part, held)
 }
 
 /**
@@ -485,8 +477,9 @@ async function selectUnit(u: Unit, plan: ScanPlan, rangeTests: Predicate[], prog
   // A group the range cuts (one block, the ends of a range) is fetched whole: one request
   // instead of one for the range key and then one per output column, in one round
   // instead of two; its pages are kept until the output phase has read them.
-  const whole = !u.inside && groupBytes(u) <= WHOLE_GROUP_MAX
-  const release = await (whole ? prefetchGroup(u) : prefetch(u, columns))
+  const span = groupSpan(u.part.metadata, u.group)
+  const whole = !u.inside && span[1] - span[0] <= WHOLE_GROUP_MAX
+  const release = await (whole ? hold(u.part, span).then(b => letGo(u.part, [b])) : prefetch(u, columns))
   let keep = false
   try {
     const n = u.end - u.start
@@ -564,7 +557,7 @@ function pageLocations(u: Unit, column: string): OffsetIndex['page_locations'] |
   const cached = u.part.pages.get(key)
   if (cached !== undefined) return cached
   const { metadata, resident } = u.part
-  const chunk = metadata.row_groups[u.group].columns.find(c => c.meta_data?.path_in_schema[0] === column)
+  const chunk = columnChunk(metadata, u.group, column)
   let locations: OffsetIndex['page_locations'] | null = null
   if (chunk?.offset_index_offset !== undefined && chunk.offset_index_length) {
     const at = Number(chunk.offset_index_offset)

@@ -168,9 +168,9 @@ function binaryFrom(parts: readonly Uint8Array[], valid: Uint8Array | null, text
   return { type: 'binary', length: parts.length, offsets, bytes, valid, text }
 }
 
-/** `n` rows of one value (null included). */
+/** `n` rows of one value (null included): every batch's virtual columns, so no array of `n` values is built. */
 export function constantVector(kind: Kind, value: StoredValue | null, n: number): Vector {
-  return vectorOf(kind, new Array<StoredValue | null>(n).fill(value))
+  return takeVector(vectorOf(kind, [value]), new Int32Array(n))
 }
 
 /** Rows `[start, end)`, sharing memory with `v` where the layout allows. */
