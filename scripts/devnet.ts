@@ -8,9 +8,9 @@
  */
 import { parseArgs } from 'node:util'
 import { findChain } from '../src/chains/registry.ts'
-import { startAnvil } from '../src/devnet/anvil.ts'
-import { followWallClock, runActivityRound, setupWorkload, workloadReport } from '../src/devnet/workload.ts'
-import type { WorkloadContext } from '../src/devnet/workload.ts'
+import { startAnvil } from './dev/devnet/anvil.ts'
+import { followWallClock, runActivityRound, setupWorkload, workloadReport } from './dev/devnet/workload.ts'
+import type { WorkloadContext } from './dev/devnet/workload.ts'
 import { runIngest } from '../src/ingest/run.ts'
 import { openStore } from '../src/store/open.ts'
 

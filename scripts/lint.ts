@@ -8,7 +8,7 @@ import { readFileSync, readdirSync, statSync } from 'node:fs'
 import { join, relative } from 'node:path'
 
 const root = new URL('..', import.meta.url).pathname
-const DIRS = ['src', 'scripts', 'test']
+const DIRS = ['src', 'scripts', 'bench', 'test']
 
 interface Rule {
   name: string

@@ -10,7 +10,7 @@
  */
 import { parseArgs } from 'node:util'
 import { chainKey, CHAINS } from '../src/chains/registry.ts'
-import { ingestSample, SAMPLE_BLOCKS } from '../src/move/sample.ts'
+import { ingestSample, SAMPLE_BLOCKS } from './dev/move-sample.ts'
 import { openStore } from '../src/store/open.ts'
 
 const { values } = parseArgs({

@@ -29,8 +29,8 @@ import { parseArgs } from 'node:util'
 import { convertV4MiniflareOptions, Miniflare } from 'miniflare'
 import { CHAINS } from '../src/chains/registry.ts'
 import { DEV_API_USERS } from '../src/http/auth.ts'
-import { seedBucket } from '../src/node/seed-r2.ts'
-import { demoSubscriber, startLiveDevnet, type LiveDevnet } from '../src/live/demo.ts'
+import { seedBucket } from './dev/seed-r2.ts'
+import { demoSubscriber, startLiveDevnet, type LiveDevnet } from './dev/live-demo.ts'
 import { openStore } from '../src/store/open.ts'
 
 const root = resolve(import.meta.dirname, '..')

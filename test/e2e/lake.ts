@@ -15,11 +15,12 @@ import { fsStore } from '../../src/store/fs.ts'
 import type { ObjectStore } from '../../src/store/types.ts'
 import { startReplay } from '../ingest/fixtures.ts'
 import { RECORDED_BLOCKS } from './reference.ts'
+import { basic } from '../support/basic.ts'
 
 /** The user the tests call the API as (a plaintext secret in API_USERS, as for local use). */
 export const USER = 'e2e'
 export const PASSWORD = 'recorded-mainnet'
-export const AUTHORIZATION = 'Basic ' + btoa(`${USER}:${PASSWORD}`)
+export const AUTHORIZATION = basic(USER, PASSWORD)
 
 /** The range every filter case asks for: wider than the data, with gaps between the stored blocks. */
 export const FROM = 17000000

@@ -7,7 +7,7 @@
  */
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { sharedPath } from '../shared.ts'
+import { sharedPath } from '../support/shared.ts'
 
 /**
  * How a field reads in the spec's JSON:

@@ -6,7 +6,7 @@ import type { FieldDecl } from '../../src/schema/dataset.ts'
 import type { Kind, StoredValue } from '../../src/schema/kinds.ts'
 import type { RowBatch } from '../../src/query/types.ts'
 import { batchOf } from '../../src/query/batch.ts'
-import { mulberry32 } from '../../src/random.ts'
+import { mulberry32 } from '../../scripts/dev/random.ts'
 
 export const KIND_LIST: readonly Kind[] = [
   'u64hex', 'u64int', 'u256hex', 'u256pad', 'hash', 'address', 'address32', 'bytes', 'bool', 'string', 'json',

@@ -13,8 +13,10 @@ import type { FieldDecl } from '../../src/schema/dataset.ts'
 import { countingStore } from '../../src/store/counting.ts'
 import { StorageError, type ObjectStore } from '../../src/store/types.ts'
 import { DECODERS, type Canonical } from '../format/decode.ts'
-import { buildLake, makePools, removeTempDirs, rng, tempStore, makeRows, type Row } from '../query/lake.ts'
-import { basic, buildHttpLake, canonicalRecords, hexOf, inBlocks, LATEST, SPANS, type HttpLake } from './fixture.ts'
+import { buildLake, makePools, rng, makeRows, type Row } from '../query/lake.ts'
+import { buildHttpLake, canonicalRecords, hexOf, inBlocks, LATEST, SPANS, type HttpLake } from './fixture.ts'
+import { basic } from '../support/basic.ts'
+import { removeTempDirs, tempStore } from '../support/stores.ts'
 
 const AUTH = basic('alice', 'wonderland')
 const APTOS = CHAINS.find(c => c.code === 'APTOS')!

@@ -1,8 +1,8 @@
 import { pbkdf2Sync } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
 import { authenticate, constantTimeEqual, hashPassword, parseBasic, parseUsers, UsersConfigError } from '../../src/http/auth.ts'
+import { basic } from '../support/basic.ts'
 
-const basic = (user: string, password: string) => 'Basic ' + Buffer.from(`${user}:${password}`, 'utf8').toString('base64')
 
 describe('hashPassword', () => {
   it('writes a PBKDF2-SHA256 hash that Node derives the same way', async () => {

@@ -11,11 +11,13 @@ import { convertV4MiniflareOptions, Miniflare } from 'miniflare'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { logs } from '../../src/datasets/evm.ts'
 import type { Format } from '../../src/format/encode.ts'
-import { buildBundle, bundleMiniflare } from '../../src/node/bundle.ts'
-import { seedBucket, type SeedableBucket } from '../../src/node/seed-r2.ts'
+import { buildBundle, bundleMiniflare } from '../../scripts/dev/bundle.ts'
+import { seedBucket, type SeedableBucket } from '../../scripts/dev/seed-r2.ts'
 import { DECODERS } from '../format/decode.ts'
-import { removeTempDirs, tempStore } from '../query/lake.ts'
-import { basic, buildHttpLake, canonicalRecords, inBlocks, type HttpLake } from './fixture.ts'
+
+import { buildHttpLake, canonicalRecords, inBlocks, type HttpLake } from './fixture.ts'
+import { basic } from '../support/basic.ts'
+import { removeTempDirs, tempStore } from '../support/stores.ts'
 
 /** Size budget of the Worker bundle (Cloudflare's own limit is 3 MiB gzipped on the free plan). */
 export const BUNDLE_BUDGET = { bytes: 1024 * 1024, gzipBytes: 256 * 1024 }

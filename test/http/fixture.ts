@@ -4,16 +4,14 @@
  * partition writer and published; plus the records a query should return, computed
  * from the source rows without the engine or the encoders.
  */
-import { CHAINS, type Chain } from '../../src/chains/registry.ts'
 import { blocks, logs, transactions } from '../../src/datasets/evm.ts'
 import type { DatasetDecl, FieldDecl } from '../../src/schema/dataset.ts'
 import { columnOf } from '../../src/schema/dataset.ts'
 import type { ObjectStore } from '../../src/store/types.ts'
 import { canonicalOf, type Canonical } from '../format/decode.ts'
 import { buildLake, makePools, makeRows, rng, type Row } from '../query/lake.ts'
+import { ETH } from '../support/chains.ts'
 
-export const ETH: Chain = CHAINS.find(c => c.code === 'ETH')!
-export const DEVNET: Chain = CHAINS.find(c => c.code === 'DEVNET')!
 
 /** Two stored spans per dataset; blocks 150-199 are a gap. */
 export const SPANS: [number, number][] = [
@@ -71,5 +69,3 @@ export const inBlocks = (rows: readonly Row[], from: number, to: number): Row[] 
 /** 0x-hex of a stored binary value. */
 export const hexOf = (v: unknown): string => '0x' + Buffer.from(v as Uint8Array).toString('hex')
 
-/** An Authorization header value. */
-export const basic = (user: string, password: string): string => 'Basic ' + btoa(`${user}:${password}`)

@@ -10,8 +10,10 @@ import { parseUsers } from '../../src/http/auth.ts'
 import { ManifestReader } from '../../src/manifest/read.ts'
 import { serve, type RunningServer } from '../../src/node/serve.ts'
 import { DATASETS } from '../../src/http/datasets.ts'
-import { removeTempDirs, rng, tempStore } from '../query/lake.ts'
-import { basic, buildHttpLake } from './fixture.ts'
+import { rng } from '../query/lake.ts'
+import { buildHttpLake } from './fixture.ts'
+import { basic } from '../support/basic.ts'
+import { removeTempDirs, tempStore } from '../support/stores.ts'
 
 /** Every status the API documents (503 needs a storage failure, which this test does not cause). */
 const DOCUMENTED = new Set([200, 204, 400, 401, 404, 405, 406, 413])

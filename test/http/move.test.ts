@@ -15,13 +15,15 @@ import { runIngest } from '../../src/ingest/run.ts'
 import { ManifestReader } from '../../src/manifest/read.ts'
 import { fullnodeClient } from '../../src/move/rest.ts'
 import type { RestTransaction, RestUserTransaction } from '../../src/move/rest-types.ts'
-import { ingestSample, sampleChain, sampleSpecOf, SAMPLE_BLOCKS } from '../../src/move/sample.ts'
+import { ingestSample, sampleChain, sampleSpecOf, SAMPLE_BLOCKS } from '../../scripts/dev/move-sample.ts'
 import { serve, type RunningServer } from '../../src/node/serve.ts'
 import type { ObjectStore } from '../../src/store/types.ts'
 import { recordedAbis, restTransactions } from '../move/data.ts'
 import { startReplay } from '../move/replay.ts'
-import { removeTempDirs, tempStore } from '../query/lake.ts'
-import { basic, buildHttpLake } from './fixture.ts'
+
+import { buildHttpLake } from './fixture.ts'
+import { basic } from '../support/basic.ts'
+import { removeTempDirs, tempStore } from '../support/stores.ts'
 
 type Json = Record<string, any>
 

@@ -8,7 +8,7 @@ import { createApp } from '../../src/http/app.ts'
 import { parseUsers } from '../../src/http/auth.ts'
 import { ManifestReader } from '../../src/manifest/read.ts'
 import { fsStore } from '../../src/store/fs.ts'
-import { SAMPLE_LABEL } from '../../src/move/sample.ts'
+import { SAMPLE_LABEL } from '../../scripts/dev/move-sample.ts'
 
 const store = fsStore(fileURLToPath(new URL('../../partitions-manifest/sample', import.meta.url)))
 const app = createApp({ store, manifest: new ManifestReader(store), users: await parseUsers('dev:dev') })

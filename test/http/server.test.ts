@@ -10,9 +10,11 @@ import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { logs } from '../../src/datasets/evm.ts'
 import { DECODERS } from '../format/decode.ts'
-import { removeTempDirs, tempStore } from '../query/lake.ts'
-import { basic, buildHttpLake, canonicalRecords, type HttpLake } from './fixture.ts'
+
+import { buildHttpLake, canonicalRecords, type HttpLake } from './fixture.ts'
 import WebSocket from 'ws'
+import { basic } from '../support/basic.ts'
+import { removeTempDirs, tempStore } from '../support/stores.ts'
 
 const root = join(import.meta.dirname, '..', '..')
 let child: ChildProcess

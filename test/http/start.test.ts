@@ -14,8 +14,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { blocks } from '../../src/datasets/evm.ts'
 import { hashPassword } from '../../src/http/auth.ts'
 import { DECODERS } from '../format/decode.ts'
-import { removeTempDirs, tempStore } from '../query/lake.ts'
-import { basic, buildHttpLake, canonicalRecords, inBlocks, type HttpLake } from './fixture.ts'
+
+import { buildHttpLake, canonicalRecords, inBlocks, type HttpLake } from './fixture.ts'
+import { basic } from '../support/basic.ts'
+import { removeTempDirs, tempStore } from '../support/stores.ts'
 
 const root = join(import.meta.dirname, '..', '..')
 let child: ChildProcess

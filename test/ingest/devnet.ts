@@ -8,7 +8,7 @@
 import { createWalletClient, http, type Hex } from 'viem'
 import { mnemonicToAccount } from 'viem/accounts'
 import { foundry } from 'viem/chains'
-import { DEVNET_MNEMONIC, startAnvil, type Anvil } from '../../src/devnet/anvil.ts'
+import { DEVNET_MNEMONIC, startAnvil, type Anvil } from '../../scripts/dev/devnet/anvil.ts'
 import type { Json } from './fixtures.ts'
 
 /** Runtime code: copies the calldata to memory and emits it as LOG3(topic0 = 0x77…77, block number, caller). */

@@ -12,7 +12,7 @@ import { ManifestReader, parseRoot } from '../../src/manifest/read.ts'
 import { rootKey } from '../../src/manifest/keys.ts'
 import type { ChainRef, ManifestRoot, PartitionEntry } from '../../src/manifest/types.ts'
 import type { ObjectStore } from '../../src/store/types.ts'
-import { sharedPath } from '../shared.ts'
+import { sharedPath } from '../support/shared.ts'
 
 export const DATA = sharedPath('data', 'evm-mainnet')
 export const REPLAY = sharedPath('tools', 'replay-evm.mjs')

@@ -5,7 +5,9 @@ import { logs, transactions } from '../../src/datasets/evm.ts'
 import { putPartition } from '../../src/lake/put.ts'
 import type { DatasetDecl } from '../../src/schema/dataset.ts'
 import type { ObjectStore, PutOptions } from '../../src/store/types.ts'
-import { ETH, makePools, makeRows, plain, removeTempDirs, rng, tempStore, toColumns, type Row } from '../query/lake.ts'
+import { makePools, makeRows, plain, rng, toColumns, type Row } from '../query/lake.ts'
+import { ETH } from '../support/chains.ts'
+import { removeTempDirs, tempStore } from '../support/stores.ts'
 
 afterAll(removeTempDirs)
 

@@ -2,7 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { chainKey } from '../../src/chains/registry.ts'
 import type { LiveChain } from '../../src/live/hub.ts'
 import { credentialProtocol, PROTOCOL } from '../../src/live/protocol.ts'
-import { basic, Chainlet, DEVNET, globalClient, rawClient, removeTempDirs, startLiveServer, wsClient, type LiveServer } from './helpers.ts'
+import { Chainlet, globalClient, rawClient, startLiveServer, wsClient, type LiveServer } from './helpers.ts'
+import { basic } from '../support/basic.ts'
+import { DEVNET } from '../support/chains.ts'
+import { removeTempDirs } from '../support/stores.ts'
 
 const ALICE = { authorization: basic('alice', 'secret') }
 

@@ -3,7 +3,10 @@ import { chainKey } from '../../src/chains/registry.ts'
 import { runIngest } from '../../src/ingest/run.ts'
 import type { LiveChain } from '../../src/live/hub.ts'
 import { readRoot } from '../../src/ingest/run.ts'
-import { basic, Chainlet, cursorOf, DEVNET, removeTempDirs, rowsOf, startLiveServer, tempStore, wsClient, type Json, type LiveServer } from './helpers.ts'
+import { Chainlet, cursorOf, rowsOf, startLiveServer, wsClient, type Json, type LiveServer } from './helpers.ts'
+import { basic } from '../support/basic.ts'
+import { DEVNET } from '../support/chains.ts'
+import { removeTempDirs, tempStore } from '../support/stores.ts'
 
 const ALICE = { authorization: basic('alice', 'secret') }
 const STORED_TO = 7
@@ -30,7 +33,7 @@ async function compactedPast(n: number): Promise<void> {
 beforeAll(async () => {
   chain = await Chainlet.start()
   await mineSome(STORED_TO + 3)
-  const store = await tempStore()
+  const store = (await tempStore()).store
   await runIngest({ chain: DEVNET, rpcUrl: chain.url, from: 0, to: STORED_TO, store, partitionBlocks: 4 })
   server = await startLiveServer({ store, follow: [{ chain: DEVNET, rpcUrl: chain.url, options: { finalityDepth: 3, compactBlocks: 2 } }] })
   live = server.service.chains.get(chainKey(DEVNET))!

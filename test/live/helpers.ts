@@ -4,22 +4,17 @@
  * WebSocket clients that record every message. Expected rows come from the node's
  * own eth_getLogs, never from our encoders.
  */
-import { mkdtemp, rm } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { mnemonicToAccount } from 'viem/accounts'
 import type { Hex } from 'viem'
 import WebSocket from 'ws'
-import { CHAINS, type Chain } from '../../src/chains/registry.ts'
 import { parseUsers } from '../../src/http/auth.ts'
-import { DEVNET_MNEMONIC, startAnvil, type Anvil } from '../../src/devnet/anvil.ts'
+import { DEVNET_MNEMONIC, startAnvil, type Anvil } from '../../scripts/dev/devnet/anvil.ts'
 import { attachLive, type FollowSpec, type LiveService } from '../../src/live/node.ts'
 import type { LiveLimits } from '../../src/live/protocol.ts'
 import { serve } from '../../src/node/serve.ts'
-import { fsStore } from '../../src/store/fs.ts'
 import type { ObjectStore } from '../../src/store/types.ts'
+import { tempStore } from '../support/stores.ts'
 
-export const DEVNET: Chain = CHAINS.find(c => c.code === 'DEVNET')!
 export const USERS = 'alice:secret,bob:hunter2'
 
 /** Runtime: copies the calldata to memory and emits it as LOG3(topic0 = 0x77…77, block number, caller). */
@@ -149,19 +144,9 @@ export interface LiveServer {
   close(): Promise<void>
 }
 
-const dirs: string[] = []
-
-export async function tempStore(): Promise<ObjectStore> {
-  const dir = await mkdtemp(join(tmpdir(), 'live-'))
-  dirs.push(dir)
-  return fsStore(dir)
-}
-
-export const removeTempDirs = () => Promise.all(dirs.splice(0).map(d => rm(d, { recursive: true, force: true })))
-
 /** The Node server (HTTP app not needed: upgrades only) with the live service on 127.0.0.1. */
 export async function startLiveServer(opts: { store?: ObjectStore; follow?: FollowSpec[]; limits?: Partial<LiveLimits>; pollIntervalMs?: number; closeGraceMs?: number; log?: (line: string) => void } = {}): Promise<LiveServer> {
-  const store = opts.store ?? (await tempStore())
+  const store = opts.store ?? (await tempStore()).store
   const users = await parseUsers(USERS)
   const running = await serve({ fetch: () => new Response('use a WebSocket', { status: 426 }) })
   const service = await attachLive(running.server, { store, users, follow: opts.follow, limits: opts.limits, pollIntervalMs: opts.pollIntervalMs ?? 20, closeGraceMs: opts.closeGraceMs, log: opts.log ?? (() => {}) })
@@ -178,7 +163,6 @@ export async function startLiveServer(opts: { store?: ObjectStore; follow?: Foll
   }
 }
 
-export const basic = (user: string, password: string) => 'Basic ' + Buffer.from(`${user}:${password}`).toString('base64')
 
 /** What the server sent, and how the socket ended. */
 export interface Recorder {

@@ -19,9 +19,11 @@ import { UnfinalizedWindow } from '../../src/live/window.ts'
 import { ManifestReader } from '../../src/manifest/read.ts'
 import type { FullnodeClient } from '../../src/move/rest.ts'
 import type { RestTransaction } from '../../src/move/rest-types.ts'
-import { sampleAccount, sampleBlocks, sampleNode, type SampleBlock, type SampleSpec } from '../../src/move/sample.ts'
+import { sampleAccount, sampleBlocks, sampleNode, type SampleBlock, type SampleSpec } from '../../scripts/dev/move-sample.ts'
 import type { ObjectStore } from '../../src/store/types.ts'
-import { basic, removeTempDirs, rowsOf, startLiveServer, tempStore, USERS, wsClient, type Json, type LiveServer, type Recorder } from './helpers.ts'
+import { rowsOf, startLiveServer, USERS, wsClient, type Json, type LiveServer, type Recorder } from './helpers.ts'
+import { basic } from '../support/basic.ts'
+import { removeTempDirs, tempStore } from '../support/stores.ts'
 
 const APTOS = findChain('move', 'APTOS')!
 const SPEC: SampleSpec = { chainId: APTOS.id, seed: 'live/APTOS' }
@@ -87,7 +89,7 @@ let storedEnd: number
 beforeAll(async () => {
   node = new GrowingNode()
   storedEnd = node.append(8)
-  const store = await tempStore()
+  const store = (await tempStore()).store
   await ingest(store, node.client, 0, storedEnd)
   node.append(2)
   server = await startLiveServer({
@@ -118,7 +120,7 @@ describe('a Move-VM chain followed live', () => {
     expect(marked.length).toBeGreaterThan(0)
     for (const p of marked) expect(p.hash).toBe(node.transactions[p.cursor].hash)
 
-    const lake = await tempStore()
+    const lake = (await tempStore()).store
     await ingest(lake, node.client, 0, second)
     expect(rows).toEqual(await httpRecords(lake, `/v1/api/transactions?chains=APTOS&from_block=0&to_block=${second}&format=json_stream`))
     // Compaction published the final versions it took off the window: the same records.
@@ -140,7 +142,7 @@ describe('a Move-VM chain followed live', () => {
     expect(expected.length).toBeGreaterThan(0)
     expect(rows.map(r => r.hash)).toEqual(expected.map(t => t.hash))
     expect(rows.every(r => r.sender === sender && r.version.startsWith('0x'))).toBe(true)
-    const lake = await tempStore()
+    const lake = (await tempStore()).store
     await ingest(lake, node.client, 0, last)
     expect(rows).toEqual(await httpRecords(lake, `/v1/api/transactions/decoded?chains=APTOS&from_block=0&to_block=${last}&sender=${sender}&format=json_stream`))
     client.close()
@@ -168,7 +170,7 @@ describe('the Move live source', () => {
   it('treats a node that goes back or changes a delivered hash as an error, never a reorg', async () => {
     const grown = new GrowingNode()
     const last = grown.append(3)
-    const source = moveLiveSource(grown.client, { chain: APTOS, store: await tempStore() })
+    const source = moveLiveSource(grown.client, { chain: APTOS, store: (await tempStore()).store })
     const window = new UnfinalizedWindow({ number: -1, hash: '0x' + '0'.repeat(64) })
     const follower = new HeadFollower(source, window, { maxBlocksPerTick: 100 })
     expect(await follower.tick(() => {})).toBe(last + 1)
@@ -176,11 +178,11 @@ describe('the Move live source', () => {
     // Another chain's history at the same versions (another seed): the hash at the tip differs.
     const other = new GrowingNode({ ...SPEC, seed: 'live/other' })
     other.append(3)
-    const forked = moveLiveSource(other.client, { chain: APTOS, store: await tempStore() })
+    const forked = moveLiveSource(other.client, { chain: APTOS, store: (await tempStore()).store })
     const lagging = new GrowingNode()
     lagging.append(1)
     await expect(new HeadFollower(forked, window).tick(() => {})).rejects.toThrow(FinalityError)
-    await expect(new HeadFollower(moveLiveSource(lagging.client, { chain: APTOS, store: await tempStore() }), window).tick(() => {})).rejects.toThrow(FinalityError)
+    await expect(new HeadFollower(moveLiveSource(lagging.client, { chain: APTOS, store: (await tempStore()).store }), window).tick(() => {})).rejects.toThrow(FinalityError)
     expect(window.tip.number).toBe(last)
   })
 })

@@ -1,6 +1,9 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
 import { chainKey } from '../../src/chains/registry.ts'
-import { addressTopic, basic, Chainlet, DEVNET, removeTempDirs, rowsOf, startLiveServer, wsClient, type Json, type LiveServer } from './helpers.ts'
+import { addressTopic, Chainlet, rowsOf, startLiveServer, wsClient, type Json, type LiveServer } from './helpers.ts'
+import { basic } from '../support/basic.ts'
+import { DEVNET } from '../support/chains.ts'
+import { removeTempDirs } from '../support/stores.ts'
 
 const ALICE = { authorization: basic('alice', 'secret') }
 

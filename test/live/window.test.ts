@@ -17,8 +17,8 @@ import { valuesOf } from '../../src/query/vector.ts'
 import { columnOf } from '../../src/schema/dataset.ts'
 import { KINDS } from '../../src/schema/kinds.ts'
 import { plain } from '../query/lake.ts'
-import { sharedPath } from '../shared.ts'
-import { removeTempDirs, tempStore } from './helpers.ts'
+import { sharedPath } from '../support/shared.ts'
+import { removeTempDirs, tempStore } from '../support/stores.ts'
 
 const DATA = sharedPath('data', 'evm-mainnet')
 const RECORDED = [17000000, 18000000, 18500000]
@@ -157,7 +157,7 @@ describe('compaction', () => {
   })
 
   it('writes and publishes partitions the engine reads back, and a rerun publishes nothing new', async () => {
-    const store = await tempStore()
+    const store = (await tempStore()).store
     const ref = { family: 'evm' as const, id: ETH.id, code: ETH.code }
     const blocksHeld = recorded.map(r => windowBlock({ number: r.n, hash: r.rpc.block.hash, parentHash: r.rpc.block.parentHash }, EVM_DATASETS, { ...r.batches }))
     const first = await compactBlocks(store, ref, EVM_DATASETS, blocksHeld)

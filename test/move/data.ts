@@ -7,7 +7,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { AbiCache } from '../../src/move/abi-cache.ts'
 import type { RestTransaction, RestUserTransaction } from '../../src/move/rest-types.ts'
-import { sharedPath } from '../shared.ts'
+import { sharedPath } from '../support/shared.ts'
 
 export const DATA = sharedPath('data', 'move-mainnet')
 export const TOOLS = sharedPath('tools')

@@ -4,7 +4,7 @@ import { moveDecodedTransactions, moveTransactions, MOVE_DATASETS } from '../../
 import { parquetSchemaOf, storedFields } from '../../src/lake/write.ts'
 import { columnOf, type FieldDecl } from '../../src/schema/dataset.ts'
 import { KINDS } from '../../src/schema/kinds.ts'
-import { sharedPath } from '../shared.ts'
+import { sharedPath } from '../support/shared.ts'
 
 /** The spec's Move record, read from the spec itself: [field, type] in order. */
 function specRecord(): [string, string][] {

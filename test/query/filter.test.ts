@@ -4,7 +4,7 @@ import type { DatasetDecl, FieldDecl } from '../../src/schema/dataset.ts'
 import { KINDS, type Operator, type StoredValue } from '../../src/schema/kinds.ts'
 import { compareBytes, decideVirtual, lowerBound, pruningFilterOf, rowTest, selectCodes, selectRows, valueTest } from '../../src/query/filter.ts'
 import { vectorOf, type U64Vector } from '../../src/query/vector.ts'
-import { mulberry32 } from '../../src/random.ts'
+import { mulberry32 } from '../../scripts/dev/random.ts'
 import type { Predicate } from '../../src/query/types.ts'
 
 const field = (d: DatasetDecl, name: string): FieldDecl => d.fields.find(f => f.name === name)!

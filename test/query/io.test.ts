@@ -1,6 +1,8 @@
 import { afterAll, describe, expect, it } from 'vitest'
 import { ReadQueue, Resident, partitionFile } from '../../src/query/io.ts'
-import { recordingStore, removeTempDirs, tempStore } from './lake.ts'
+
+import { recordingStore } from '../support/recording.ts'
+import { removeTempDirs, tempStore } from '../support/stores.ts'
 
 afterAll(removeTempDirs)
 

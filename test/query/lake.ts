@@ -3,9 +3,6 @@
  * nulls, wide u256 magnitudes), written as partitions into a store and published,
  * plus a plain reference filter; the read-recording store comes from the benchmark.
  */
-import { mkdtemp, rm } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import type { Chain } from '../../src/chains/registry.ts'
 import { putPartition } from '../../src/lake/put.ts'
 import type { LayoutOptions } from '../../src/lake/write.ts'
@@ -13,15 +10,12 @@ import { publish } from '../../src/manifest/publish.ts'
 import type { PartitionEntry } from '../../src/manifest/types.ts'
 import { columnOf, type DatasetDecl, type FieldDecl } from '../../src/schema/dataset.ts'
 import type { StoredValue } from '../../src/schema/kinds.ts'
-import { fsStore } from '../../src/store/fs.ts'
 import type { ObjectStore } from '../../src/store/types.ts'
 import { cellOf } from '../../src/query/batch.ts'
 import type { Predicate, RowBatch } from '../../src/query/types.ts'
-import { mulberry32 } from '../../src/random.ts'
+import { mulberry32 } from '../../scripts/dev/random.ts'
 
 export type Row = Record<string, StoredValue | null>
-
-export const ETH: Chain = { family: 'evm', id: 1, code: 'ETH', name: 'ethereum-mainnet', hosts: ['*'], confirmations: 0 }
 
 /** Deterministic PRNG (mulberry32). */
 export const rng = mulberry32
@@ -145,17 +139,6 @@ export function bytesWithin(reads: readonly { key: string; offset: number; lengt
   return n
 }
 
-const dirs: string[] = []
-
-/** A file-system store in a fresh temp directory (removed by `removeTempDirs`). */
-export async function tempStore(): Promise<{ store: ObjectStore; dir: string }> {
-  const dir = await mkdtemp(join(tmpdir(), 'query-lake-'))
-  dirs.push(dir)
-  return { store: fsStore(dir), dir }
-}
-
-export const removeTempDirs = () => Promise.all(dirs.splice(0).map(d => rm(d, { recursive: true, force: true })))
-
 const HEX = (b: Uint8Array) => Array.from(b, x => x.toString(16).padStart(2, '0')).join('')
 
 /** A stored value as comparable plain data (hex for bytes, decimal text for bigints). */
@@ -212,4 +195,3 @@ export async function collect(batches: AsyncIterable<RowBatch>): Promise<RowBatc
   return out
 }
 
-export { recordingStore, rounds, type ReadRecord } from '../../src/query/bench.ts'

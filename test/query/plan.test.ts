@@ -3,7 +3,7 @@ import { logs } from '../../src/datasets/evm.ts'
 import type { PartitionEntry, RowGroupEntry } from '../../src/manifest/types.ts'
 import type { FieldDecl } from '../../src/schema/dataset.ts'
 import { planPartition, planScan } from '../../src/query/plan.ts'
-import { ETH } from './lake.ts'
+import { ETH } from '../support/chains.ts'
 
 const group = (from: number, to: number, rows = 100): RowGroupEntry => ({ from, to, rows, offset: 4, length: 1 })
 const partition = (key: string, from: number, to: number, rowGroups: RowGroupEntry[]): PartitionEntry => ({

@@ -14,7 +14,7 @@ import type { RowBatch } from '../../src/query/types.ts'
 import { parquetSchemaOf, storedFields } from '../../src/lake/write.ts'
 import { arrowSchemaOf } from '../../src/format/arrow.ts'
 import { encodeRows } from '../../src/format/encode.ts'
-import { sharedPath } from '../shared.ts'
+import { sharedPath } from '../support/shared.ts'
 
 const ALL: DatasetDecl[] = [...EVM_DATASETS, ...MOVE_DATASETS]
 

@@ -11,7 +11,8 @@ import type { Format } from '../../src/format/encode.ts'
 import { r2Store } from '../../src/store/r2.ts'
 import worker from '../../src/worker/index.ts'
 import { DECODERS } from '../format/decode.ts'
-import { basic, buildHttpLake, canonicalRecords, inBlocks, SPANS, type HttpLake } from '../http/fixture.ts'
+import { buildHttpLake, canonicalRecords, inBlocks, SPANS, type HttpLake } from '../http/fixture.ts'
+import { basic } from '../support/basic.ts'
 
 let lake: HttpLake
 const users = { ...env, API_USERS: 'dev:dev' }

@@ -16,8 +16,9 @@ import { windowBlock } from '../../src/live/window.ts'
 import { r2Store } from '../../src/store/r2.ts'
 import worker from '../../src/worker/index.ts'
 import { decodeJson } from '../format/decode.ts'
-import { basic, buildHttpLake, canonicalRecords, inBlocks, type HttpLake } from '../http/fixture.ts'
+import { buildHttpLake, canonicalRecords, inBlocks, type HttpLake } from '../http/fixture.ts'
 import { makePools, makeRows, rng, toColumns } from '../query/lake.ts'
+import { basic } from '../support/basic.ts'
 
 type Json = any
 const LIVE = (env as unknown as { LIVE: DurableObjectNamespace }).LIVE

@@ -1,7 +1,7 @@
 import { snappyUncompress } from 'hyparquet'
 import { snappyCompress } from 'hyparquet-writer/src/snappy.js'
 import { describe, expect, it } from 'vitest'
-import { mulberry32 } from '../../src/random.ts'
+import { mulberry32 } from '../../scripts/dev/random.ts'
 import { wasmSnappy } from '../../src/lake/snappy.ts'
 import snappyModule from '../../src/lake/snappy.wasm'
 

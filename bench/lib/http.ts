@@ -1,0 +1,553 @@
+/**
+ * Query benchmark through the real HTTP path, for `npm run bench -- query`: the
+ * ≥1M-log bench lake (src/query/bench.ts) served by the production bundle in
+ * Miniflare (workerd, the output of `wrangler deploy --dry-run`, over a local R2
+ * bucket seeded with the lake) and by the Node server (`scripts/serve.ts` over the
+ * same directory, its own process), against DuckDB reading the same Parquet files,
+ * all measured in one run with interleaved repetitions so the ratios share the
+ * machine's noise. Exact object-store requests, bytes and sequential rounds come
+ * from the same app served in this process over a counting store (response headers
+ * only know the I/O done before the body starts).
+ *
+ * Queries: (a) a rare address and topic0 over the whole range, (b) one block,
+ * (c) a full export as arrow, csv and json_stream.
+ */
+import { spawn, type ChildProcess } from 'node:child_process'
+import { Agent, request } from 'node:http'
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { createInterface } from 'node:readline'
+import { parquetMetadata, parquetReadObjects, readOffsetIndex, type FileMetaData } from 'hyparquet'
+import { CHAINS } from '../../src/chains/registry.ts'
+import { logs } from '../../src/datasets/evm.ts'
+import type { Format } from '../../src/format/encode.ts'
+import { storedFields } from '../../src/lake/write.ts'
+import { rootKey } from '../../src/manifest/keys.ts'
+import { ManifestReader, parseRoot } from '../../src/manifest/read.ts'
+import { seedBucket, type SeedableBucket } from '../../scripts/dev/seed-r2.ts'
+import { serve, type RunningServer } from '../../src/node/serve.ts'
+import { benchLake, lookupWriteCost, RARE, TRANSFER, type LookupWriteCost } from './lake.ts'
+import { recordingStore, rounds, type ReadRecord } from '../../test/support/recording.ts'
+import { columnOf, type FieldDecl } from '../../src/schema/dataset.ts'
+import { bytesToHex } from '../../src/schema/hex.ts'
+import { countingStore } from '../../src/store/counting.ts'
+import { fsStore } from '../../src/store/fs.ts'
+import type { ObjectStore } from '../../src/store/types.ts'
+import { createApp } from '../../src/http/app.ts'
+import { parseUsers } from '../../src/http/auth.ts'
+import { buildBundle, bundleMiniflare } from '../../scripts/dev/bundle.ts'
+import { convertV4MiniflareOptions, Miniflare } from 'miniflare'
+
+/** Where a query is served from. */
+export type ServerName = 'workerd' | 'node'
+
+export interface HttpBenchOptions {
+  /** Directory of the bench lake (built there when it holds no manifest). */
+  dir: string
+  /** The project root: where wrangler.toml and scripts/serve.ts are. */
+  root: string
+  /** Logs in the lake, at least (default 1,000,000). */
+  logs?: number
+  /** Timed runs per point query, median reported (default 7); exports take `exportRuns`. */
+  runs?: number
+  /** Timed runs per export format (default 3). */
+  exportRuns?: number
+  /** Latency added to every read in the run that counts sequential rounds (default 20 ms). */
+  roundDelayMs?: number
+  /** Servers measured (default both). */
+  servers?: ServerName[]
+  /** Progress lines (default: none). */
+  log?: (line: string) => void
+}
+
+/** Wall time of one server for one query. */
+export interface ServedFigures {
+  ms: number
+  ttfbMs: number
+  rowsPerSecond: number
+  /** Response body bytes. */
+  responseBytes: number
+  /** X-Storage-Requests and X-Bytes-Fetched as the response headers report them. */
+  headerRequests: number
+  headerBytes: number
+}
+
+export interface HttpQueryFigures {
+  name: string
+  format: Format
+  rows: number
+  served: Partial<Record<ServerName, ServedFigures>>
+  /** Exact I/O of the same request, counted at the store (manifest included): warm (manifest and partition tails cached, as in a warm isolate)... */
+  requests: number
+  bytesFetched: number
+  /** ...and on a fresh server. */
+  coldRequests: number
+  coldBytes: number
+  /** Sequential read rounds with a warm manifest cache (root and shard cached). */
+  rounds: number
+  /** Sequential read rounds on a fresh server (root and shard read first). */
+  coldRounds: number
+  duckdbMs: number
+  duckdbRows: number
+  /** What DuckDB ran (its equivalent of the response). */
+  duckdbSql: string
+}
+
+export interface HttpBench {
+  lake: { rows: number; from: number; to: number; files: number; bytes: number; lookupBytes: number }
+  /** What Miniflare's local R2 charges per get and per MB (the workerd column pays it). */
+  r2Cost?: { msPerRequest: number; msPerMB: number }
+  /** What writing a lookup copy costs beside its partition. */
+  lookupCost: LookupWriteCost
+  /** Bytes of the manifest a whole-range query loads (root + logs shards). */
+  manifestBytes: number
+  /** Compressed bytes of the pages that hold (a)'s matching rows, every returned column. */
+  neededBytesA: number
+  bundleBytes?: number
+  figures: HttpQueryFigures[]
+}
+
+const CHAIN = CHAINS.find(c => c.code === 'ETH')!
+const USER = 'bench'
+/** Pause before each timed run (see the timing loop). */
+const SETTLE_MS = 300
+const AUTH = `Basic ${btoa(`${USER}:${USER}`)}`
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
+const DEFAULT_FIELDS = logs.fields.filter(f => !f.extra)
+const hex = (b: Uint8Array) => bytesToHex(b).slice(2)
+
+/** One benchmark query: the API's query string and DuckDB's equivalent. */
+export interface BenchQuery {
+  name: string
+  format: Format
+  /** Query string after `/v1/api/logs?`. */
+  query: string
+  /** `rows`: stream DuckDB's result chunks; `copy`: COPY the result to a file in `format`. */
+  duckdb: { sql: string; mode: 'rows' | 'copy' }
+}
+
+/**
+ * A DuckDB SELECT list giving the same text as the API's JSON/CSV for `fields`:
+ * 0x-hex for binary kinds and hex quantities, integers and booleans as they are,
+ * the virtual `chain` as the chain id.
+ */
+export function duckdbTextColumns(fields: readonly FieldDecl[], chainId: number): string {
+  return fields
+    .map(f => {
+      if (f.virtual) return `${chainId} AS ${f.name}`
+      const c = columnOf(f)
+      if (f.kind === 'u64hex' || f.kind === 'u256hex') return `printf('0x%x', ${c}) AS ${f.name}`
+      if (['hash', 'address', 'address32', 'bytes', 'u256pad'].includes(f.kind)) return `'0x' || lower(hex(${c})) AS ${f.name}`
+      return `${c} AS ${f.name}`
+    })
+    .join(', ')
+}
+
+/** The queries of the benchmark over a lake covering blocks `from`-`to`. */
+export function benchQueries(from: number, to: number): BenchQuery[] {
+  const range = `chains=ETH&from_block=${from}&to_block=${to}`
+  const one = from + Math.floor((to - from) / 2)
+  const stored = storedFields(logs).filter(f => DEFAULT_FIELDS.includes(f)).map(columnOf).join(', ')
+  const text = duckdbTextColumns(DEFAULT_FIELDS, CHAIN.id)
+  // DuckDB 1.5 mis-filters `=` on binary columns with bloom filters; a closed range is correct and still prunes.
+  const eqBytes = (c: string, v: Uint8Array) => `${c} >= from_hex('${hex(v)}') AND ${c} <= from_hex('${hex(v)}')`
+  return [
+    {
+      name: '(a) rare address + topic0',
+      format: 'json_stream',
+      query: `${range}&address=${bytesToHex(RARE)}&topic0=${bytesToHex(TRANSFER)}&format=json_stream`,
+      duckdb: { sql: `SELECT ${stored} FROM logs WHERE ${eqBytes('address', RARE)} AND ${eqBytes('topic0', TRANSFER)}`, mode: 'rows' },
+    },
+    {
+      name: '(b) one block',
+      format: 'json_stream',
+      query: `chains=ETH&from_block=${one}&to_block=${one}&format=json_stream`,
+      duckdb: { sql: `SELECT ${stored} FROM logs WHERE block_number = ${one}`, mode: 'rows' },
+    },
+    { name: '(c) export arrow', format: 'arrow', query: `${range}&format=arrow`, duckdb: { sql: `SELECT ${stored} FROM logs`, mode: 'rows' } },
+    { name: '(c) export csv', format: 'csv', query: `${range}&format=csv`, duckdb: { sql: `SELECT ${text} FROM logs`, mode: 'copy' } },
+    { name: '(c) export json_stream', format: 'json_stream', query: `${range}&format=json_stream`, duckdb: { sql: `SELECT ${text} FROM logs`, mode: 'copy' } },
+  ]
+}
+
+/** Newline bytes in a chunk (rows of JSON lines; rows + header of CSV). */
+export function countNewlines(chunk: Uint8Array): number {
+  let n = 0
+  for (let i = chunk.indexOf(10); i >= 0; i = chunk.indexOf(10, i + 1)) n++
+  return n
+}
+
+/** Rows in an Arrow IPC stream. */
+async function arrowRows(body: Uint8Array): Promise<number> {
+  const { RecordBatchReader } = await import('apache-arrow')
+  let rows = 0
+  for (const batch of RecordBatchReader.from(body)) rows += batch.numRows
+  return rows
+}
+
+interface Fetched {
+  status: number
+  ms: number
+  ttfbMs: number
+  bytes: number
+  /** Newlines in the body, counted only when it is kept. */
+  newlines: number
+  headers: Record<string, string | string[] | undefined>
+  body?: Uint8Array
+}
+
+/**
+ * A GET over a plain socket (no decompression), draining the body; `keep` also returns it
+ * and counts its lines. A timed run only counts bytes, so the client costs the server's
+ * two cores as little as `curl -o /dev/null` would.
+ */
+export function timedGet(url: string, agent: Agent, keep = false): Promise<Fetched> {
+  return new Promise((resolve, reject) => {
+    const start = performance.now()
+    request(url, { agent, headers: { authorization: AUTH } }, res => {
+      const ttfbMs = performance.now() - start
+      let bytes = 0
+      let newlines = 0
+      const chunks: Buffer[] = []
+      res.on('data', (c: Buffer) => {
+        bytes += c.length
+        if (!keep) return
+        newlines += countNewlines(c)
+        chunks.push(c)
+      })
+      res.on('end', () =>
+        resolve({ status: res.statusCode ?? 0, ms: performance.now() - start, ttfbMs, bytes, newlines, headers: res.headers, ...(keep ? { body: Buffer.concat(chunks) } : {}) }),
+      )
+      res.on('error', reject)
+    })
+      .on('error', reject)
+      .end()
+  })
+}
+
+/**
+ * A timed GET by curl in its own process, the body thrown away: the client shares the
+ * machine's two cores with the servers, and a client in this process (with DuckDB and
+ * Miniflare's services in its heap) slowed a 282 MB export by up to 70 %. Times are
+ * curl's own (`time_total`, `time_starttransfer`), not the process start.
+ */
+export function curlGet(url: string): Promise<{ status: number; ms: number; ttfbMs: number; bytes: number; headers: Record<string, string> }> {
+  const args = ['-s', '-o', '/dev/null', '-D', '-', '-u', `${USER}:${USER}`, '-w', '\n%{http_code} %{time_starttransfer} %{time_total} %{size_download}', url]
+  return new Promise((resolve, reject) => {
+    const child = spawn('curl', args, { stdio: ['ignore', 'pipe', 'inherit'] })
+    let out = ''
+    child.stdout.on('data', (c: Buffer) => (out += c.toString()))
+    child.once('error', reject)
+    child.once('exit', code => {
+      if (code !== 0) return reject(new Error(`curl exited with ${code} for ${url}`))
+      const lines = out.trimEnd().split('\n')
+      const [status, ttfb, total, size] = lines[lines.length - 1].split(' ').map(Number)
+      const headers: Record<string, string> = {}
+      for (const line of lines.slice(1, -1)) {
+        const at = line.indexOf(':')
+        if (at > 0) headers[line.slice(0, at).trim().toLowerCase()] = line.slice(at + 1).trim()
+      }
+      resolve({ status, ms: total * 1000, ttfbMs: ttfb * 1000, bytes: size, headers })
+    })
+  })
+}
+
+/**
+ * What a get costs in Miniflare's local R2, measured from inside a Worker: 100 gets of
+ * 8 KiB issued at once (ms per get), and 10 gets of 1 MB (ms per MB once the per-get
+ * cost is taken off). The medians of 5 runs.
+ */
+export async function miniflareR2Cost(): Promise<{ msPerRequest: number; msPerMB: number }> {
+  const script = `export default { async fetch(request, env) {
+    const u = new URL(request.url)
+    const n = Number(u.searchParams.get('n'))
+    const size = Number(u.searchParams.get('size'))
+    const t = Date.now()
+    await Promise.all(Array.from({ length: n }, (_, i) => env.B.get('o', { range: { offset: (i * 104729) % 60000000, length: size } }).then(o => o.arrayBuffer())))
+    return new Response(String(Date.now() - t))
+  } }`
+  const mf = new Miniflare(convertV4MiniflareOptions({ modules: true, script, r2Buckets: ['B'] }))
+  try {
+    await (await mf.getR2Bucket('B')).put('o', new Uint8Array(64_000_000))
+    const ms = async (n: number, size: number): Promise<number> => {
+      const times: number[] = []
+      for (let k = 0; k < 5; k++) times.push(Number(await (await mf.dispatchFetch(`http://probe/?n=${n}&size=${size}`)).text()))
+      return median(times)
+    }
+    const msPerRequest = (await ms(100, 8192)) / 100
+    const msPerMB = (await ms(10, 1_000_000)) / 10 - msPerRequest
+    return { msPerRequest, msPerMB }
+  } finally {
+    await mf.dispose()
+  }
+}
+
+/** Rows of a response in `format` (arrow decoded; text formats by newlines). */
+async function rowsOf(format: Format, got: Fetched): Promise<number> {
+  if (format === 'arrow') return arrowRows(got.body!)
+  if (format === 'csv') return got.newlines - 1
+  if (format === 'json_stream') return got.newlines
+  return (JSON.parse(new TextDecoder().decode(got.body!)) as unknown[]).length
+}
+
+interface Server {
+  name: ServerName
+  url: string
+  stop(): Promise<void>
+}
+
+/** The bundle in Miniflare (workerd) over an R2 bucket holding a copy of `source`. */
+async function startWorkerd(root: string, outdir: string, source: ObjectStore): Promise<Server> {
+  const mf = await bundleMiniflare(root, outdir, { API_USERS: `${USER}:${USER}` })
+  await seedBucket((await mf.getR2Bucket('LAKE')) as unknown as SeedableBucket, source)
+  const url = (await mf.ready).toString().replace(/\/$/, '')
+  return { name: 'workerd', url, stop: () => mf.dispose() }
+}
+
+/** `scripts/serve.ts` over `dir`, in its own Node process. */
+async function startNode(root: string, dir: string): Promise<Server> {
+  const child: ChildProcess = spawn(process.execPath, [join(root, 'scripts', 'serve.ts'), '--data', dir, '--port', '0'], {
+    env: { ...process.env, API_USERS: `${USER}:${USER}` },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  })
+  // Lines after the first are read and dropped, so a full pipe never blocks the server.
+  const first = await new Promise<string>((resolve, reject) => {
+    createInterface({ input: child.stdout! }).once('line', resolve)
+    child.once('exit', code => reject(new Error(`scripts/serve.ts exited with ${code} before listening`)))
+  })
+  if (!first.startsWith('listening ')) throw new Error(`scripts/serve.ts did not start: ${first}`)
+  return {
+    name: 'node',
+    url: first.slice('listening '.length),
+    stop: () =>
+      new Promise<void>(resolve => {
+        if (child.exitCode !== null) return resolve()
+        child.once('exit', () => resolve())
+        child.kill()
+      }),
+  }
+}
+
+/** The app in this process over `store` (for exact I/O counts). */
+async function startCounted(store: ObjectStore): Promise<RunningServer> {
+  const users = await parseUsers(`${USER}:${USER}`)
+  const app = createApp({ store, manifest: new ManifestReader(store), users })
+  return serve({ fetch: r => app.fetch(r) })
+}
+
+/** Exact requests and bytes of one request, and its sequential rounds, warm and cold. */
+async function exactIo(dir: string, path: string, delayMs: number, agent: Agent): Promise<{ requests: number; bytes: number; coldRequests: number; coldBytes: number; rounds: number; coldRounds: number }> {
+  const counting = countingStore(fsStore(dir))
+  const counted = await startCounted(counting)
+  const slow = recordingStore(fsStore(dir), delayMs)
+  const delayed = await startCounted(slow.store)
+  try {
+    await timedGet(counted.url + path, agent)
+    const cold = { ...counting.counts }
+    counting.reset()
+    await timedGet(counted.url + path, agent)
+    const { requests, bytesFetched } = counting.counts
+    await timedGet(delayed.url + path, agent)
+    const coldReads = [...slow.reads]
+    slow.reads.length = 0
+    await timedGet(delayed.url + path, agent)
+    const warm: ReadRecord[] = [...slow.reads]
+    return { requests, bytes: bytesFetched, coldRequests: cold.requests, coldBytes: cold.bytesFetched, rounds: rounds(warm), coldRounds: rounds(coldReads) }
+  } finally {
+    await counted.close()
+    await delayed.close()
+  }
+}
+
+/** DuckDB over the lake's files: a runner per query (median of timed runs reported by the caller). */
+async function duckdbRunner(files: string[]): Promise<{ run(q: BenchQuery): Promise<{ ms: number; rows: number }>; close(): Promise<void> }> {
+  const { DuckDBInstance } = await import('@duckdb/node-api')
+  const instance = await DuckDBInstance.create(':memory:', { threads: '2' })
+  const connection = await instance.connect()
+  await connection.run(`CREATE VIEW logs AS SELECT * FROM read_parquet([${files.map(f => `'${f}'`).join(', ')}])`)
+  const out = await mkdtemp(join(tmpdir(), 'bench-duckdb-'))
+  return {
+    async run(q) {
+      const t = performance.now()
+      let rows = 0
+      if (q.duckdb.mode === 'rows') {
+        const result = await connection.stream(q.duckdb.sql)
+        for (let chunk = await result.fetchChunk(); chunk && chunk.rowCount > 0; chunk = await result.fetchChunk()) rows += chunk.rowCount
+      } else {
+        const file = join(out, `out.${q.format}`)
+        const options = q.format === 'csv' ? 'FORMAT csv, HEADER' : 'FORMAT json'
+        const result = await connection.run(`COPY (${q.duckdb.sql}) TO '${file}' (${options})`)
+        rows = Number(result.rowsChanged)
+      }
+      return { ms: performance.now() - t, rows }
+    },
+    async close() {
+      connection.closeSync()
+      instance.closeSync()
+      await rm(out, { recursive: true, force: true })
+    },
+  }
+}
+
+/**
+ * Compressed bytes of the pages that hold the rows matching `address` and `topic0`,
+ * summed over every stored column of `fields` (the offset index gives each page's
+ * size; dictionary pages count where the column has one): the least a reader that
+ * fetches whole pages could read for those rows.
+ */
+export async function matchingPageBytes(files: string[], fields: readonly FieldDecl[], address: Uint8Array, topic0: Uint8Array): Promise<number> {
+  const columns = new Set(fields.filter(f => !f.virtual).map(columnOf))
+  const same = (a: unknown, b: Uint8Array) => a instanceof Uint8Array && a.length === b.length && a.every((x, i) => x === b[i])
+  let total = 0
+  for (const path of files) {
+    const buf = await readFile(path)
+    const file = buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.length) as ArrayBuffer
+    const metadata: FileMetaData = parquetMetadata(file)
+    const rows = await parquetReadObjects({ file, metadata, columns: ['address', 'topic0'], utf8: false })
+    const hits: number[] = []
+    rows.forEach((r, i) => {
+      if (same(r.address, address) && same(r.topic0, topic0)) hits.push(i)
+    })
+    let groupStart = 0
+    for (const rg of metadata.row_groups) {
+      const n = Number(rg.num_rows)
+      const inGroup = hits.filter(i => i >= groupStart && i < groupStart + n).map(i => i - groupStart)
+      if (inGroup.length) {
+        for (const chunk of rg.columns) {
+          const m = chunk.meta_data!
+          if (!columns.has(m.path_in_schema[0])) continue
+          // A chunk of one page has no offset index: the whole chunk is that page.
+          if (chunk.offset_index_offset === undefined) {
+            total += Number(m.total_compressed_size)
+            continue
+          }
+          // Dictionary-encoded pages need their chunk's dictionary page too.
+          if (m.dictionary_page_offset !== undefined) total += Number(m.data_page_offset) - Number(m.dictionary_page_offset)
+          const view = new DataView(file, Number(chunk.offset_index_offset), Number(chunk.offset_index_length))
+          const pages = readOffsetIndex({ view, offset: 0 }).page_locations
+          const used = new Set(inGroup.map(r => pages.findLastIndex(p => Number(p.first_row_index) <= r)))
+          for (const p of used) total += pages[p].compressed_page_size
+        }
+      }
+      groupStart += n
+    }
+  }
+  return total
+}
+
+/** Bytes of the root and every logs shard of the lake's manifest. */
+async function manifestBytes(store: ObjectStore): Promise<number> {
+  const root = await store.get(rootKey(CHAIN))
+  if (!root) throw new Error('the bench lake has no manifest')
+  let bytes = root.body.length
+  for (const s of parseRoot(root.body).datasets.logs.shards) bytes += (await store.head(s.key))!.size
+  return bytes
+}
+
+/** Builds or reuses the lake, starts the servers, measures every query; servers are stopped at the end. */
+export async function benchHttp(options: HttpBenchOptions): Promise<HttpBench> {
+  const log = options.log ?? (() => {})
+  const runs = options.runs ?? 7
+  const exportRuns = options.exportRuns ?? 3
+  const delay = options.roundDelayMs ?? 20
+  const names = options.servers ?? ['workerd', 'node']
+  log(`lake: ${options.dir}`)
+  const lake = await benchLake({ dir: options.dir, logs: options.logs })
+  const store = fsStore(options.dir)
+  const queries = benchQueries(lake.from, lake.to)
+  let lakeBytes = 0
+  for (const f of lake.files) lakeBytes += (await stat(f)).size
+  let lookupBytes = 0
+  for (const o of await store.list('')) if (o.key.includes(`/${logs.storage}/by-`)) lookupBytes += o.size
+
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 })
+  const servers: Server[] = []
+  let bundle: Awaited<ReturnType<typeof buildBundle>> | undefined
+  const duck = await duckdbRunner(lake.files)
+  try {
+    if (names.includes('workerd')) {
+      log('building the bundle (wrangler deploy --dry-run) and seeding Miniflare R2')
+      bundle = await buildBundle(options.root)
+      servers.push(await startWorkerd(options.root, bundle.outdir, store))
+    }
+    if (names.includes('node')) servers.push(await startNode(options.root, options.dir))
+    const figures: HttpQueryFigures[] = []
+    for (const q of queries) {
+      log(`${q.name}: ${q.query}`)
+      const path = `/v1/api/logs?${q.query}`
+      let rows = -1
+      for (const s of servers) {
+        const warm = await timedGet(s.url + path, agent, true)
+        if (warm.status !== 200) throw new Error(`${s.name} answered ${warm.status} to ${path}: ${new TextDecoder().decode(warm.body!).slice(0, 300)}`)
+        const n = await rowsOf(q.format, warm)
+        if (rows >= 0 && n !== rows) throw new Error(`${q.name}: ${s.name} returned ${n} rows, another server ${rows}`)
+        rows = n
+      }
+      if (rows <= 0) throw new Error(`${q.name} returned no rows: the lake does not hold what the benchmark expects`)
+      const first = await duck.run(q)
+      const times: Record<string, number[]> = { duckdb: [] }
+      const last: Partial<Record<ServerName, Awaited<ReturnType<typeof curlGet>>>> = {}
+      const ttfb: Record<string, number[]> = {}
+      const count = q.name.startsWith('(c)') ? exportRuns : runs
+      for (let i = 0; i < count; i++) {
+        // Rotated order and a pause before each run: the previous run's garbage collection or
+        // teardown in another process (workerd, DuckDB's threads) must not land on this one.
+        for (const s of [...servers.slice(i % servers.length), ...servers.slice(0, i % servers.length)]) {
+          await new Promise(resolve => setTimeout(resolve, SETTLE_MS))
+          const got = await curlGet(s.url + path)
+          if (got.status !== 200) throw new Error(`${s.name} answered ${got.status} to ${path}`)
+          ;(times[s.name] ??= []).push(got.ms)
+          ;(ttfb[s.name] ??= []).push(got.ttfbMs)
+          last[s.name] = got
+        }
+        await new Promise(resolve => setTimeout(resolve, SETTLE_MS))
+        times.duckdb.push((await duck.run(q)).ms)
+      }
+      const io = await exactIo(options.dir, path, delay, agent)
+      const served: Partial<Record<ServerName, ServedFigures>> = {}
+      for (const s of servers) {
+        const ms = median(times[s.name])
+        const got = last[s.name]!
+        served[s.name] = {
+          ms,
+          ttfbMs: median(ttfb[s.name]),
+          rowsPerSecond: rows / (ms / 1000),
+          responseBytes: got.bytes,
+          headerRequests: Number(got.headers['x-storage-requests']),
+          headerBytes: Number(got.headers['x-bytes-fetched']),
+        }
+      }
+      figures.push({
+        name: q.name,
+        format: q.format,
+        rows,
+        served,
+        requests: io.requests,
+        bytesFetched: io.bytes,
+        coldRequests: io.coldRequests,
+        coldBytes: io.coldBytes,
+        rounds: io.rounds,
+        coldRounds: io.coldRounds,
+        duckdbMs: median(times.duckdb),
+        duckdbRows: first.rows,
+        duckdbSql: q.duckdb.sql,
+      })
+    }
+    log('computing the pages that hold (a)\'s rows')
+    return {
+      lake: { rows: lake.rows, from: lake.from, to: lake.to, files: lake.files.length, bytes: lakeBytes, lookupBytes },
+      ...(names.includes('workerd') ? { r2Cost: await miniflareR2Cost() } : {}),
+      lookupCost: await lookupWriteCost(lake.files[0]),
+      manifestBytes: await manifestBytes(store),
+      neededBytesA: await matchingPageBytes(lake.files, DEFAULT_FIELDS, RARE, TRANSFER),
+      ...(bundle ? { bundleBytes: bundle.bytes } : {}),
+      figures,
+    }
+  } finally {
+    for (const s of servers) await s.stop()
+    await duck.close()
+    agent.destroy()
+    if (bundle) await rm(bundle.outdir, { recursive: true, force: true })
+  }
+}

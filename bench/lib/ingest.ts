@@ -1,0 +1,117 @@
+/**
+ * Ingest figures for `npm run bench`: blocks/s and rows/s of a real ingest from a
+ * JSON-RPC node into a store, and per dataset the Parquet bytes per row against the
+ * same rows as JSON-RPC JSON (blocks without their transactions; transactions with
+ * their receipts minus logs; logs).
+ */
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { Chain } from '../../src/chains/registry.ts'
+import { findChain } from '../../src/chains/registry.ts'
+import type { BlockRange } from '../../src/manifest/types.ts'
+import { fsStore } from '../../src/store/fs.ts'
+import type { ObjectStore } from '../../src/store/types.ts'
+import type { RawBlock } from '../../src/ingest/evm-json.ts'
+import { evmExtractor } from '../../src/ingest/extract.ts'
+import { createRpcClient } from '../../src/ingest/rpc.ts'
+import { runIngest } from '../../src/ingest/run.ts'
+
+export interface DatasetFigures {
+  rows: number
+  parquetBytes: number
+  parquetBytesPerRow: number
+  jsonBytes: number
+  jsonBytesPerRow: number
+  /** Parquet size as a fraction of the JSON size. */
+  ratio: number
+}
+
+export interface IngestBench {
+  ranges: BlockRange[]
+  blocks: number
+  elapsedMs: number
+  blocksPerSecond: number
+  rowsPerSecond: number
+  /** JSON-RPC response bytes of the same blocks and receipts (eth_getBlockByNumber, eth_getBlockReceipts). */
+  rpcBytes: number
+  datasets: Record<string, DatasetFigures>
+}
+
+export interface BenchOptions {
+  /** Default: the EVM chain the node reports through eth_chainId, else DEVNET. */
+  chain?: Chain
+  /** Default: a temporary file-system store, removed afterwards. */
+  store?: ObjectStore
+  partitionBlocks?: number
+}
+
+const size = (value: unknown) => Buffer.byteLength(JSON.stringify(value))
+
+/** JSON-RPC JSON bytes of the rows each dataset holds, for one block. */
+export function jsonSizes({ block, receipts }: RawBlock): Record<string, number> {
+  const { transactions, ...header } = block
+  return {
+    blocks: size(header),
+    transactions: transactions.reduce((n, tx, i) => {
+      const { logs: _logs, ...receipt } = receipts[i]
+      return n + size(tx) + size(receipt)
+    }, 0),
+    logs: receipts.reduce((n, r) => n + r.logs.reduce((m, l) => m + size(l), 0), 0),
+  }
+}
+
+/** Ingests `ranges` from the node (timed), then measures the JSON of the same blocks (untimed). */
+export async function benchIngest(rpcUrl: string, range: BlockRange | BlockRange[], options: BenchOptions = {}): Promise<IngestBench> {
+  const ranges = (typeof range[0] === 'number' ? [range] : range) as BlockRange[]
+  const probe = createRpcClient(rpcUrl)
+  const chainId = Number(BigInt(await probe.request<string>('eth_chainId')))
+  const chain = options.chain ?? findChain('evm', String(chainId)) ?? findChain('evm', 'DEVNET')!
+  const dir = options.store ? undefined : await mkdtemp(join(tmpdir(), 'bench-ingest-'))
+  const store = options.store ?? fsStore(dir!)
+  try {
+    const rpc = { concurrency: 4 }
+    let elapsedMs = 0
+    let rpcBytes = 0
+    const rows: Record<string, number> = {}
+    const bytes: Record<string, number> = {}
+    for (const [from, to] of ranges) {
+      const report = await runIngest({ chain, rpcUrl, from, to, store, partitionBlocks: options.partitionBlocks, rpc })
+      elapsedMs += report.elapsedMs
+      for (const [k, v] of Object.entries(report.rows)) rows[k] = (rows[k] ?? 0) + v
+      for (const [k, v] of Object.entries(report.bytes)) bytes[k] = (bytes[k] ?? 0) + v
+    }
+    const json: Record<string, number> = {}
+    const extractor = evmExtractor(probe)
+    const before = probe.stats.bytes
+    for (const [from, to] of ranges) {
+      for (let a = from; a <= to; a += 100) {
+        for (const raw of await extractor.extract(a, Math.min(to, a + 99))) {
+          for (const [k, v] of Object.entries(jsonSizes(raw))) json[k] = (json[k] ?? 0) + v
+        }
+      }
+    }
+    rpcBytes = probe.stats.bytes - before
+    const blocks = ranges.reduce((n, [a, b]) => n + b - a + 1, 0)
+    const allRows = Object.values(rows).reduce((a, b) => a + b, 0)
+    const datasets = Object.fromEntries(Object.keys(rows).map(k => [k, {
+      rows: rows[k],
+      parquetBytes: bytes[k],
+      parquetBytesPerRow: rows[k] ? bytes[k] / rows[k] : 0,
+      jsonBytes: json[k] ?? 0,
+      jsonBytesPerRow: rows[k] ? (json[k] ?? 0) / rows[k] : 0,
+      ratio: json[k] ? bytes[k] / json[k] : 0,
+    }]))
+    return {
+      ranges,
+      blocks,
+      elapsedMs,
+      blocksPerSecond: (blocks / Math.max(elapsedMs, 1)) * 1000,
+      rowsPerSecond: (allRows / Math.max(elapsedMs, 1)) * 1000,
+      rpcBytes,
+      datasets,
+    }
+  } finally {
+    if (dir) await rm(dir, { recursive: true, force: true })
+  }
+}

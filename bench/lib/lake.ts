@@ -1,0 +1,326 @@
+/**
+ * Benchmark of the query engine alone (no HTTP, no encoding) on a lake of logs at
+ * mainnet-like density, against DuckDB on the same Parquet files. Not a test: it
+ * prints figures. Run: `npx node src/query/bench.ts [dir] [logs] [pageSize] [rowGroupSize]`
+ * (the lake is built in `dir` once and reused, layout options apply when it is built;
+ * default /tmp/query-bench-lake, 1,000,000 logs, the writer's default layout).
+ *
+ * Measures (a) a rare address + topic0 over the whole range, (b) one block, (c) a
+ * full export, each as wall time (median), rows, object-store requests, sequential
+ * request rounds (measured on a run where every read takes `roundDelayMs`), bytes.
+ */
+import { mkdir, readdir, readFile } from 'node:fs/promises'
+import { parquetReadObjects } from 'hyparquet'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import type { Chain } from '../../src/chains/registry.ts'
+import { logs } from '../../src/datasets/evm.ts'
+import { putPartition } from '../../src/lake/put.ts'
+import { storedFields, writePartition, type LayoutOptions } from '../../src/lake/write.ts'
+import { writeLookup } from '../../src/lake/lookup.ts'
+import { rootKey } from '../../src/manifest/keys.ts'
+import { publish } from '../../src/manifest/publish.ts'
+import { ManifestReader } from '../../src/manifest/read.ts'
+import type { PartitionEntry } from '../../src/manifest/types.ts'
+import { columnOf, type FieldDecl } from '../../src/schema/dataset.ts'
+import { bytesToHex } from '../../src/schema/hex.ts'
+import type { StoredValue } from '../../src/schema/kinds.ts'
+import { fsStore } from '../../src/store/fs.ts'
+import type { ObjectStore } from '../../src/store/types.ts'
+import { runQuery } from '../../src/query/engine.ts'
+import type { Predicate, QuerySpec } from '../../src/query/types.ts'
+import { mulberry32 } from '../../scripts/dev/random.ts'
+import { recordingStore, rounds } from '../../test/support/recording.ts'
+
+const CHAIN: Chain = { family: 'evm', id: 1, code: 'ETH', name: 'ethereum-mainnet', hosts: ['*'], confirmations: 0 }
+
+export interface BenchOptions {
+  /** Directory of the lake (built when it holds no manifest). */
+  dir: string
+  /** Logs in the lake, at least (default 1,000,000). */
+  logs?: number
+  /** Mean logs per block (default 400). */
+  logsPerBlock?: number
+  /** Blocks per partition (default 500: five files of ~200,000 logs for the default size). */
+  partitionBlocks?: number
+  layout?: LayoutOptions
+  /** Timed runs per query, median reported (default 5). */
+  runs?: number
+  /** Latency added to every read in the run that counts rounds (default 20 ms). */
+  roundDelayMs?: number
+  /** Also run DuckDB on the same files (default true). */
+  duckdb?: boolean
+}
+
+const rng = mulberry32
+
+function randomBytes(r: () => number, n: number): Uint8Array {
+  const out = new Uint8Array(n)
+  for (let i = 0; i < n; i++) out[i] = (r() * 256) | 0
+  return out
+}
+
+/** The planted needle of query (a): an address with `RARE_LOGS` logs, half of them transfers. */
+export const RARE = Uint8Array.from({ length: 20 }, (_, i) => 0xa0 + i)
+const RARE_LOGS = 40
+export const TRANSFER = Uint8Array.from(Buffer.from('ddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef', 'hex'))
+
+interface Lake {
+  from: number
+  to: number
+  rows: number
+  files: string[]
+}
+
+/**
+ * Builds (or reuses) the bench lake: `logs` rows over blocks of `logsPerBlock` on
+ * average; 5 hot contracts take 40 % of the logs, 2,000 warm ones 45 %, fresh
+ * addresses the rest; topics and data shaped like ERC-20/DEX traffic.
+ */
+export async function benchLake(options: BenchOptions): Promise<Lake> {
+  const total = options.logs ?? 1_000_000
+  const perBlock = options.logsPerBlock ?? 400
+  const partitionBlocks = options.partitionBlocks ?? 500
+  const from = 19_000_000
+  const blocks = Math.ceil(total / perBlock)
+  const to = from + blocks - 1
+  const store = fsStore(options.dir)
+  // The block-ordered partitions: what DuckDB reads (lookup copies hold the same rows again).
+  const files = async () => (await listFiles(options.dir)).filter(f => f.endsWith('.parquet') && !f.includes(`/${logs.storage}/by-`))
+  const existing = await store.get(rootKey(CHAIN))
+  if (existing) {
+    const root = JSON.parse(new TextDecoder().decode(existing.body))
+    const ds = root.datasets.logs
+    return { from: ds.coverage[0][0], to: ds.coverage[ds.coverage.length - 1][1], rows: ds.rows, files: await files() }
+  }
+  await mkdir(options.dir, { recursive: true })
+  const r = rng(42)
+  const hot = Array.from({ length: 5 }, () => randomBytes(r, 20))
+  const warm = Array.from({ length: 2_000 }, () => randomBytes(r, 20))
+  const sigs = [TRANSFER, ...Array.from({ length: 300 }, () => randomBytes(r, 32))]
+  const holders = Array.from({ length: 20_000 }, () => {
+    const t = new Uint8Array(32)
+    t.set(randomBytes(r, 20), 12)
+    return t
+  })
+  const rareAt = new Set(Array.from({ length: RARE_LOGS }, () => Math.floor(r() * total)))
+  let row = 0
+  const entries: PartitionEntry[] = []
+  for (let a = from; a <= to; a += partitionBlocks) {
+    const b = Math.min(to, a + partitionBlocks - 1)
+    const cols: Record<string, (StoredValue | null)[]> = {}
+    for (const f of logs.fields) if (!f.virtual) cols[columnOf(f)] = []
+    for (let block = a; block <= b; block++) {
+      const n = Math.max(1, Math.round(perBlock * (0.5 + r())))
+      const blockHash = randomBytes(r, 32)
+      let tx = 0
+      let txHash = randomBytes(r, 32)
+      for (let i = 0; i < n; i++) {
+        if (r() < 0.37) {
+          tx++
+          txHash = randomBytes(r, 32)
+        }
+        const x = r()
+        const rare = rareAt.has(row++)
+        const address = rare ? RARE : x < 0.4 ? hot[(r() * hot.length) | 0] : x < 0.85 ? warm[(r() * warm.length) | 0] : randomBytes(r, 20)
+        const y = r()
+        const topic0 = rare ? (i % 2 === 0 ? TRANSFER : sigs[1]) : y < 0.55 ? TRANSFER : y < 0.99 ? sigs[1 + ((r() * r() * 300) | 0)] : null
+        const word = new Uint8Array(32)
+        word.set(randomBytes(r, 8), 24)
+        const words = (r() * 3) | 0
+        const data = new Uint8Array(32 * words)
+        for (let w = 0; w < words; w++) data.set(word, 32 * w)
+        cols.block_number.push(BigInt(block))
+        cols.block_hash.push(blockHash)
+        cols.transaction_index.push(BigInt(tx))
+        cols.transaction_hash.push(txHash)
+        cols.log_index.push(BigInt(i))
+        cols.address.push(address)
+        cols.topic0.push(topic0)
+        cols.topic1.push(r() < 0.85 ? holders[(r() * holders.length) | 0] : null)
+        cols.topic2.push(r() < 0.7 ? holders[(r() * holders.length) | 0] : null)
+        cols.topic3.push(r() < 0.15 ? randomBytes(r, 32) : null)
+        cols.data.push(data)
+        cols.removed.push(false)
+        cols.block_timestamp.push(BigInt(1_700_000_000 + 12 * (block - from)))
+      }
+    }
+    entries.push((await putPartition(store, CHAIN, logs, { length: cols.block_number.length, columns: cols }, { from: a, to: b }, options.layout)).entry)
+  }
+  await publish(store, CHAIN, { [logs.storage]: entries })
+  return { from, to, rows: row, files: await files() }
+}
+
+async function listFiles(dir: string): Promise<string[]> {
+  const out: string[] = []
+  for (const e of await readdir(dir, { withFileTypes: true, recursive: true })) {
+    if (e.isFile()) out.push(join(e.parentPath, e.name))
+  }
+  return out.sort()
+}
+
+export interface QueryFigures {
+  name: string
+  rows: number
+  ms: number
+  rowsPerSecond: number
+  requests: number
+  rounds: number
+  bytes: number
+  partitionsRead: string
+  rowGroupsRead: string
+  duckdbMs?: number
+  duckdbRows?: number
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
+const field = (name: string): FieldDecl => logs.fields.find(f => f.name === name)!
+const defaultFields = logs.fields.filter(f => !f.extra)
+
+async function measure(store: ObjectStore, spec: QuerySpec, runs: number, roundDelayMs: number): Promise<Omit<QueryFigures, 'name'>> {
+  const manifest = new ManifestReader(store, { rootTtlMs: 3_600_000 })
+  const run = async (s: ObjectStore) => {
+    const result = await runQuery({ store: s, manifest }, spec)
+    let rows = 0
+    for await (const b of result.batches) rows += b.length
+    return { rows, stats: result.stats }
+  }
+  await run(store)
+  const times: number[] = []
+  let last = await run(store)
+  for (let i = 0; i < runs; i++) {
+    const t = performance.now()
+    last = await run(store)
+    times.push(performance.now() - t)
+  }
+  const slow = recordingStore(store, roundDelayMs)
+  await run(slow.store)
+  const ms = median(times)
+  const s = last.stats
+  return {
+    rows: last.rows,
+    ms,
+    rowsPerSecond: last.rows / (ms / 1000),
+    requests: s.requests,
+    rounds: rounds(slow.reads),
+    bytes: s.bytesFetched,
+    partitionsRead: `${s.partitionsRead}/${s.partitionsTotal}`,
+    rowGroupsRead: `${s.rowGroupsRead}/${s.rowGroupsTotal}`,
+  }
+}
+
+async function duckdbTimes(files: string[], queries: { name: string; sql: string }[], runs: number): Promise<Record<string, { ms: number; rows: number }>> {
+  const { DuckDBInstance } = await import('@duckdb/node-api')
+  const instance = await DuckDBInstance.create(':memory:', { threads: '2' })
+  const connection = await instance.connect()
+  await connection.run(`CREATE VIEW logs AS SELECT * FROM read_parquet([${files.map(f => `'${f}'`).join(', ')}])`)
+  const out: Record<string, { ms: number; rows: number }> = {}
+  for (const q of queries) {
+    const once = async () => {
+      const result = await connection.stream(q.sql)
+      let rows = 0
+      for (let chunk = await result.fetchChunk(); chunk && chunk.rowCount > 0; chunk = await result.fetchChunk()) rows += chunk.rowCount
+      return rows
+    }
+    let rows = await once()
+    const times: number[] = []
+    for (let i = 0; i < runs; i++) {
+      const t = performance.now()
+      rows = await once()
+      times.push(performance.now() - t)
+    }
+    out[q.name] = { ms: median(times), rows }
+  }
+  connection.closeSync()
+  instance.closeSync()
+  return out
+}
+
+/** Builds or reuses the lake, runs the three queries through `runQuery` and DuckDB, returns the figures. */
+export async function benchQueryEngine(options: BenchOptions): Promise<{ lake: Lake; figures: QueryFigures[] }> {
+  const lake = await benchLake(options)
+  const store = fsStore(options.dir)
+  const runs = options.runs ?? 5
+  const delay = options.roundDelayMs ?? 20
+  const oneBlock = lake.from + Math.floor((lake.to - lake.from) / 2)
+  const pred = (name: string, value: Uint8Array): Predicate => ({ field: field(name), op: 'eq', values: [value] })
+  const base = { chain: CHAIN, dataset: logs, fields: defaultFields, predicates: [] as Predicate[] }
+  const specs: { name: string; spec: QuerySpec; sql: string }[] = [
+    {
+      name: '(a) rare address + topic0, whole range',
+      spec: { ...base, from: lake.from, to: lake.to, predicates: [pred('address', RARE), pred('topic0', TRANSFER)] },
+      // DuckDB 1.5 mis-filters `=` on binary columns with bloom filters; a closed range is correct and can still prune.
+      sql: `SELECT * FROM logs WHERE address >= from_hex('${bytesToHex(RARE).slice(2)}') AND address <= from_hex('${bytesToHex(RARE).slice(2)}') AND topic0 >= from_hex('${bytesToHex(TRANSFER).slice(2)}') AND topic0 <= from_hex('${bytesToHex(TRANSFER).slice(2)}')`,
+    },
+    { name: '(b) one block', spec: { ...base, from: oneBlock, to: oneBlock }, sql: `SELECT * FROM logs WHERE block_number = ${oneBlock}` },
+    { name: '(c) full export', spec: { ...base, from: lake.from, to: lake.to }, sql: 'SELECT * FROM logs' },
+  ]
+  const figures: QueryFigures[] = []
+  for (const s of specs) figures.push({ name: s.name, ...(await measure(store, s.spec, s.name.startsWith('(c)') ? Math.min(runs, 3) : runs, delay)) })
+  if (options.duckdb !== false) {
+    const duck = await duckdbTimes(lake.files, specs.map(s => ({ name: s.name, sql: s.sql })), runs)
+    for (const f of figures) {
+      f.duckdbMs = duck[f.name].ms
+      f.duckdbRows = duck[f.name].rows
+    }
+  }
+  return { lake, figures }
+}
+
+function table(lake: Lake, figures: QueryFigures[]): string {
+  const lines = [
+    `lake: ${lake.rows.toLocaleString('en')} logs, blocks ${lake.from}-${lake.to}, ${lake.files.length} files`,
+    '| query | rows | ms | rows/s | requests | rounds | bytes | partitions | row groups | DuckDB ms | ours / DuckDB |',
+    '|---|---|---|---|---|---|---|---|---|---|---|',
+  ]
+  for (const f of figures) {
+    const ratio = f.duckdbMs ? (f.ms / f.duckdbMs).toFixed(2) : '-'
+    const duck = f.duckdbMs === undefined ? '-' : `${f.duckdbMs.toFixed(1)}${f.duckdbRows === f.rows ? '' : ` (${f.duckdbRows} rows!)`}`
+    lines.push(`| ${f.name} | ${f.rows} | ${f.ms.toFixed(1)} | ${Math.round(f.rowsPerSecond).toLocaleString('en')} | ${f.requests} | ${f.rounds} | ${f.bytes.toLocaleString('en')} | ${f.partitionsRead} | ${f.rowGroupsRead} | ${duck} | ${ratio} |`)
+  }
+  return lines.join('\n')
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const [dir = '/tmp/query-bench-lake', count, pageSize, rowGroupSize] = process.argv.slice(2)
+  const layout: LayoutOptions = {
+    ...(pageSize ? { pageSize: Number(pageSize) } : {}),
+    ...(rowGroupSize ? { rowGroupSize: Number(rowGroupSize) } : {}),
+  }
+  const { lake, figures } = await benchQueryEngine({ dir, logs: count ? Number(count) : undefined, layout })
+  console.log(table(lake, figures))
+}
+
+export interface LookupWriteCost {
+  rows: number
+  /** Median ms to write the block-ordered partition, and its lookup copy (sort included). */
+  partitionMs: number
+  lookupMs: number
+  partitionBytes: number
+  lookupBytes: number
+}
+
+/**
+ * What a lookup copy costs the ingester: the lake's first partition read back, then
+ * written as a partition and as its lookup copy (median of 3 each).
+ */
+export async function lookupWriteCost(file: string): Promise<LookupWriteCost> {
+  const bytes = await readFile(file)
+  const rows = await parquetReadObjects({ file: bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length) as ArrayBuffer, utf8: false })
+  const columns: Record<string, (StoredValue | null)[]> = {}
+  for (const f of storedFields(logs)) columns[columnOf(f)] = rows.map(r => (r[columnOf(f)] ?? null) as StoredValue | null)
+  const batch = { length: rows.length, columns }
+  const range = { from: Number(columns.block_number[0]), to: Number(columns.block_number[rows.length - 1]) }
+  const timed = (write: () => { bytes: Uint8Array }): { ms: number; bytes: number } => {
+    const runs = [0, 1, 2].map(() => {
+      const t = performance.now()
+      const written = write()
+      return { ms: performance.now() - t, bytes: written.bytes.length }
+    })
+    runs.sort((a, b) => a.ms - b.ms)
+    return runs[1]
+  }
+  const partition = timed(() => writePartition(logs, batch, range))
+  const lookup = timed(() => writeLookup({ ...logs, lookup: logs.lookup! }, batch, range))
+  return { rows: rows.length, partitionMs: partition.ms, lookupMs: lookup.ms, partitionBytes: partition.bytes, lookupBytes: lookup.bytes }
+}

@@ -1,0 +1,40 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { benchIngest, jsonSizes } from '../../bench/lib/ingest.ts'
+import { recordedBlock, recordedReceipts, startReplay, WITH_RECEIPTS, type Replay } from '../ingest/fixtures.ts'
+
+let replay: Replay
+beforeAll(async () => {
+  replay = await startReplay()
+})
+afterAll(() => replay?.stop())
+
+describe('benchIngest', () => {
+  it('measures the recorded mainnet blocks: rows, Parquet and JSON bytes per dataset', async () => {
+    const b = await benchIngest(replay.url, WITH_RECEIPTS.map(n => [n, n] as [number, number]))
+    expect(b.blocks).toBe(3)
+    expect(b.datasets.blocks.rows).toBe(3)
+    expect(b.datasets.transactions.rows).toBe(102 + 94 + 157)
+    expect(b.datasets.logs.rows).toBe(237 + 291 + 408)
+    const json = WITH_RECEIPTS.map(n => jsonSizes({ block: recordedBlock(n), receipts: recordedReceipts(n) }))
+    expect(b.datasets.logs.jsonBytes).toBe(json.reduce((s, j) => s + j.logs, 0))
+    for (const d of Object.values(b.datasets)) {
+      expect(d.parquetBytes).toBeGreaterThan(0)
+      expect(d.parquetBytesPerRow).toBeCloseTo(d.parquetBytes / d.rows)
+    }
+    // Logs compress well against their JSON even in one-block partitions.
+    expect(b.datasets.logs.ratio).toBeLessThan(0.5)
+    expect(b.rpcBytes).toBeGreaterThan(b.datasets.transactions.jsonBytes)
+  })
+})
+
+describe('jsonSizes', () => {
+  it('splits a block into header, transactions with receipts (no logs), and logs', () => {
+    const raw = { block: recordedBlock(17000000), receipts: recordedReceipts(17000000) }
+    const sizes = jsonSizes(raw)
+    const whole = JSON.stringify(raw.block).length + JSON.stringify(raw.receipts).length
+    // Every byte of the JSON is counted once, give or take the brackets and commas joining the pieces.
+    const pieces = sizes.blocks + sizes.transactions + sizes.logs
+    expect(Math.abs(whole - pieces)).toBeLessThan(0.05 * whole)
+    expect(sizes.logs).toBe(raw.receipts.flatMap((r: { logs: unknown[] }) => r.logs).reduce((n: number, l: unknown) => n + JSON.stringify(l).length, 0))
+  })
+})
