@@ -9,11 +9,11 @@ import { encodeRows, FORMATS } from '../src/format/encode.ts'
 import { ManifestReader } from '../src/manifest/read.ts'
 import { benchLake } from './lib/lake.ts'
 import { runQuery } from '../src/query/engine.ts'
-import type { RowBatch } from '../src/query/types.ts'
 import { fsStore } from '../src/store/fs.ts'
 import { lakeDir } from './cache.ts'
 import { int, ms, table } from './report.ts'
 import type { Section } from './section.ts'
+import type { RowBatch } from '../src/columns/batch.ts'
 
 const LAKE_LOGS = 1_000_000
 const ROWS = 200_000

@@ -4,7 +4,7 @@
  * written and cached), so a plain `npm run bench` leaves it out.
  */
 import { benchLayout } from './lib/layout-lake.ts'
-import { DEFAULT_LAYOUT } from '../src/lake/write.ts'
+import { DEFAULT_LAYOUT } from '../src/parquet/write.ts'
 import type { QueryFigures } from './lib/lake.ts'
 import { cacheDir, LAKE_SOURCES, sourceHash } from './cache.ts'
 import { bytes, int, ms, table } from './report.ts'

@@ -3,7 +3,7 @@
  * (25 M blocks), computed by encoding a manifest of that shape (src/manifest/scale.ts).
  */
 import { DEFAULT_PARTITION_BLOCKS } from '../src/ingest/run.ts'
-import { DEFAULT_LAYOUT } from '../src/lake/write.ts'
+import { DEFAULT_LAYOUT } from '../src/parquet/write.ts'
 import { DEFAULT_SHARD_SPAN } from '../src/manifest/publish.ts'
 import { manifestScale } from './lib/manifest-scale.ts'
 import { bytes, int, table } from './report.ts'

@@ -19,7 +19,7 @@ export async function hysnappyWasm(): Promise<Uint8Array> {
   return Uint8Array.from(atob(match[1]), c => c.charCodeAt(0))
 }
 
-export const SNAPPY_WASM = new URL('../src/lake/snappy.wasm', import.meta.url)
+export const SNAPPY_WASM = new URL('../src/parquet/snappy.wasm', import.meta.url)
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   await writeFile(SNAPPY_WASM, await hysnappyWasm())

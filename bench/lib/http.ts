@@ -22,7 +22,7 @@ import { parquetMetadata, parquetReadObjects, readOffsetIndex, type FileMetaData
 import { CHAINS } from '../../src/chains/registry.ts'
 import { logs } from '../../src/datasets/evm.ts'
 import type { Format } from '../../src/format/encode.ts'
-import { storedFields } from '../../src/lake/write.ts'
+import { storedFields } from '../../src/parquet/write.ts'
 import { rootKey } from '../../src/manifest/keys.ts'
 import { ManifestReader, parseRoot } from '../../src/manifest/read.ts'
 import { seedBucket, type SeedableBucket } from '../../scripts/dev/seed-r2.ts'

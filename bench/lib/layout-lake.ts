@@ -21,9 +21,9 @@ import { cachedAsyncBuffer, parquetReadObjects, parquetScan, type AsyncBuffer, t
 import { parquetWriteBuffer, type ColumnSource } from 'hyparquet-writer'
 import { logs } from '../../src/datasets/evm.ts'
 import { benchQueryEngine, benchLake, RARE, TRANSFER, type QueryFigures } from './lake.ts'
-import { compareBytes } from '../../src/query/filter.ts'
 import { columnOf } from '../../src/schema/dataset.ts'
-import { DEFAULT_LAYOUT, parquetSchemaOf, storedFields } from '../../src/lake/write.ts'
+import { DEFAULT_LAYOUT, parquetSchemaOf, storedFields } from '../../src/parquet/write.ts'
+import { compareBytes } from '../../src/columns/compare.ts'
 
 export interface LayoutBenchOptions {
   /** Lakes are built (once) under this directory, one sub-directory per variant. */

@@ -18,11 +18,11 @@ import { Field, Schema } from 'apache-arrow/schema'
 import { RecordBatch } from 'apache-arrow/recordbatch'
 import { Message, RecordBatch as RecordBatchHeader } from 'apache-arrow/ipc/metadata/message'
 import { VectorAssembler } from 'apache-arrow/visitor/vectorassembler'
-import type { RowBatch } from '../query/types.ts'
-import type { BinaryVector, BoolVector, FixedVector, U64Vector, Vector } from '../query/vector.ts'
+import type { BinaryVector, BoolVector, FixedVector, U64Vector, Vector } from '../columns/vector.ts'
 import type { FieldDecl } from '../schema/dataset.ts'
 import { KINDS, type Kind } from '../schema/kinds.ts'
 import { ByteSink, fieldColumn, requiredNull, type BatchEncoder } from './sink.ts'
+import type { RowBatch } from '../columns/batch.ts'
 
 /** The Arrow type of each kind; fixed-width kinds take their width from KINDS. */
 function arrowTypeOf(kind: Kind): DataType {

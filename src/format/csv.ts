@@ -6,7 +6,7 @@
  * comma, a quote, CR or LF are quoted, quotes doubled. `json` fields are their
  * JSON text.
  */
-import type { BinaryVector } from '../query/vector.ts'
+import type { BinaryVector } from '../columns/vector.ts'
 import type { FieldDecl } from '../schema/dataset.ts'
 import { ByteSink, fieldColumns, requiredNull, type BatchEncoder } from './sink.ts'
 import { BARE_TEXT, copyPlain, plainAscii, textAt, type FieldWriter } from './text.ts'

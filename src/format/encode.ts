@@ -4,13 +4,13 @@
  * only when the consumer wants more, and fails instead of ending when the batches
  * fail, so a broken response can never look complete.
  */
-import type { RowBatch } from '../query/types.ts'
 import type { FieldDecl } from '../schema/dataset.ts'
 import { arrowEncoder } from './arrow.ts'
 import { csvEncoder } from './csv.ts'
 import { jsonEncoder } from './json.ts'
 import { jsonlEncoder } from './jsonl.ts'
 import type { BatchEncoder } from './sink.ts'
+import type { RowBatch } from '../columns/batch.ts'
 
 /** The spec's `format` values. */
 export type Format = 'json' | 'json_stream' | 'csv' | 'arrow'

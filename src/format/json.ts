@@ -4,7 +4,7 @@
  * field is embedded as a JSON value. u64 numbers are written with all their
  * digits, which parse to the same doubles `toJson` gives.
  */
-import type { BinaryVector, Vector } from '../query/vector.ts'
+import type { BinaryVector, Vector } from '../columns/vector.ts'
 import type { FieldDecl } from '../schema/dataset.ts'
 import { ByteSink, fieldColumns, requiredNull, type BatchEncoder } from './sink.ts'
 import { BARE_TEXT, copyPlain, plainAscii, textAt, type FieldWriter } from './text.ts'

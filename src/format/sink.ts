@@ -3,9 +3,9 @@
  * growable buffer and hand out chunks of about CHUNK_SIZE bytes, so a response is
  * produced batch by batch in a few large writes instead of one string per value.
  */
-import type { RowBatch } from '../query/types.ts'
-import { shapeOf, type Vector, type VectorShape } from '../query/vector.ts'
+import { shapeOf, type Vector, type VectorShape } from '../columns/vector.ts'
 import type { FieldDecl } from '../schema/dataset.ts'
+import type { RowBatch } from '../columns/batch.ts'
 
 /** Target size of the chunks a response is written in (64 KiB). */
 export const CHUNK_SIZE = 64 * 1024

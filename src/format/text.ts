@@ -5,7 +5,7 @@
  * path of every text response, so it goes through a byte table instead of
  * building strings; u64 values under 2^32 are read as one 32-bit word.
  */
-import type { BinaryVector, BoolVector, FixedVector, U64Vector, Vector } from '../query/vector.ts'
+import type { BinaryVector, BoolVector, FixedVector, U64Vector, Vector } from '../columns/vector.ts'
 import type { Kind } from '../schema/kinds.ts'
 import type { ByteSink } from './sink.ts'
 

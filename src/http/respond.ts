@@ -9,7 +9,7 @@ import { contentTypeOf, encodeRows, type Format } from '../format/encode.ts'
 import type { ManifestReader } from '../manifest/read.ts'
 import { runQuery } from '../query/engine.ts'
 import type { ScanOptions } from '../query/scan.ts'
-import type { QuerySpec, RowBatch } from '../query/types.ts'
+import type { QuerySpec } from '../query/types.ts'
 import type { Chain } from '../chains/registry.ts'
 import type { DatasetDecl, FieldDecl } from '../schema/dataset.ts'
 import type { ObjectStore } from '../store/types.ts'
@@ -18,6 +18,8 @@ import { ApiError } from './errors.ts'
 import { CORS_HEADERS, queryHeaders } from './headers.ts'
 import { blockCount, MAX_JSON_BLOCK_RANGE } from './params.ts'
 import { STATUS_FIELDS, statusBatch, statusRecord } from './status.ts'
+import type { RowBatch } from '../columns/batch.ts'
+import { streamOf } from '../columns/stream.ts'
 
 export interface QueryDeps {
   store: ObjectStore
@@ -62,11 +64,7 @@ export function streamResponse(format: Format, fields: readonly FieldDecl[], bat
 /** The status records of `chains`, read from their manifests. */
 export async function statusResponse(manifest: ManifestReader, chains: readonly Chain[], datasets: readonly DatasetDecl[], format: Format, gzip: boolean): Promise<Response> {
   const records = await Promise.all(chains.map(async chain => statusRecord(chain, await manifest.root(chain), datasets)))
-  return streamResponse(format, STATUS_FIELDS, once(statusBatch(records)), bodyHeaders(format), gzip)
-}
-
-async function* once<T>(item: T): AsyncGenerator<T> {
-  yield item
+  return streamResponse(format, STATUS_FIELDS, streamOf([statusBatch(records)]), bodyHeaders(format), gzip)
 }
 
 /** Runs a data query and answers it. Errors before the first byte are thrown for the error envelope. */

@@ -6,8 +6,7 @@
  */
 import type { Chain } from '../chains/registry.ts'
 import type { ManifestRoot } from '../manifest/types.ts'
-import { batchOf } from '../query/batch.ts'
-import type { RowBatch } from '../query/types.ts'
+import { batchOf, type RowBatch } from '../columns/batch.ts'
 import type { DatasetDecl, FieldDecl } from '../schema/dataset.ts'
 import type { StoredValue } from '../schema/kinds.ts'
 import { invalidParameter } from './errors.ts'

@@ -6,7 +6,8 @@
 import type { DatasetDecl } from '../schema/dataset.ts'
 import { columnOf } from '../schema/dataset.ts'
 import type { StoredValue } from '../schema/kinds.ts'
-import { storedFields, type ColumnBatch, type ColumnValues } from '../lake/write.ts'
+import { storedFields } from '../parquet/write.ts'
+import type { ColumnBatch, ColumnValues } from '../columns/batch.ts'
 
 export type Row = Record<string, StoredValue | null>
 

@@ -1,6 +1,5 @@
 /** The EVM chain source: extract → verify → transform over a JSON-RPC node, in steps of a few blocks. */
 import { EVM_DATASETS } from '../datasets/evm.ts'
-import type { ColumnBatch } from '../lake/write.ts'
 import type { BlockRange } from '../manifest/types.ts'
 import { concatBatches } from './batch.ts'
 import { evmExtractor } from './extract.ts'
@@ -8,6 +7,7 @@ import { semaphore, type RpcClient } from './rpc.ts'
 import type { ChainSource } from './source.ts'
 import { transformBlocks, type EvmBatches } from './transform.ts'
 import { verifyBlock } from './verify.ts'
+import type { ColumnBatch } from '../columns/batch.ts'
 
 export interface EvmSourceOptions {
   /** Blocks extracted, verified and transformed together (default 25): bounds the JSON held in memory. */

@@ -18,7 +18,6 @@
  */
 import { chainKey, type Chain } from '../chains/registry.ts'
 import { MOVE_DATASETS, moveTransactions } from '../datasets/move.ts'
-import type { ColumnBatch } from '../lake/write.ts'
 import type { BlockRange } from '../manifest/types.ts'
 import { AbiCache, entryPayloadsOf, functionAbi, prefetchAbis, splitFunctionId, type AbiModule } from '../move/abi-cache.ts'
 import { FullnodeError, MAX_PAGE, type FullnodeClient } from '../move/rest.ts'
@@ -28,6 +27,7 @@ import { moduleKey, normalizeAddress } from '../move/type-tags.ts'
 import type { ObjectStore } from '../store/types.ts'
 import { semaphore } from './rpc.ts'
 import type { ChainSource } from './source.ts'
+import type { ColumnBatch } from '../columns/batch.ts'
 
 export interface MoveSourceOptions {
   /** The chain the node must serve: its id is checked against the node's ledger info. */

@@ -3,9 +3,9 @@
  * range. The EVM source reads a JSON-RPC node (evm-source.ts); the Move-VM family
  * plugs its own source into the same loop (run.ts).
  */
-import type { ColumnBatch } from '../lake/write.ts'
 import type { BlockRange } from '../manifest/types.ts'
 import type { DatasetDecl } from '../schema/dataset.ts'
+import type { ColumnBatch } from '../columns/batch.ts'
 
 export interface ChainSource {
   /** Datasets this source fills; batches are keyed by their `storage` name. */

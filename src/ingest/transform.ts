@@ -4,11 +4,11 @@
  * schema/kinds.ts). Pure: no I/O, no checks beyond what filling a column needs.
  */
 import { blocks, logs, transactions } from '../datasets/evm.ts'
-import type { ColumnBatch } from '../lake/write.ts'
 import { hexToBytes } from '../schema/hex.ts'
 import { u256ToBytes } from '../schema/kinds.ts'
 import { BatchBuilder } from './batch.ts'
 import type { Hex, RawBlock, RpcBlock, RpcLog, RpcReceipt, RpcTransaction } from './evm-json.ts'
+import type { ColumnBatch } from '../columns/batch.ts'
 
 export interface EvmBatches {
   blocks: ColumnBatch

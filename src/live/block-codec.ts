@@ -8,9 +8,10 @@
  */
 import { parquetRead } from 'hyparquet'
 import { parquetWriteBuffer, type ColumnSource } from 'hyparquet-writer'
-import { parquetSchemaOf, storedFields, type ColumnBatch } from '../lake/write.ts'
+import { parquetSchemaOf, storedFields } from '../parquet/write.ts'
 import { columnOf, type DatasetDecl } from '../schema/dataset.ts'
 import type { StoredValue } from '../schema/kinds.ts'
+import type { ColumnBatch } from '../columns/batch.ts'
 
 /** Encodes a dataset's rows (stored columns) as a compact Parquet buffer. */
 export function encodeRows(dataset: DatasetDecl, batch: ColumnBatch): Uint8Array {

@@ -8,8 +8,8 @@
  */
 import { concatBatches } from '../ingest/batch.ts'
 import { readRoot } from '../ingest/run.ts'
-import { putPartition } from '../lake/put.ts'
-import type { LayoutOptions } from '../lake/write.ts'
+import { putPartition } from '../parquet/put.ts'
+import type { LayoutOptions } from '../parquet/write.ts'
 import { DEFAULT_SHARD_SPAN, publish } from '../manifest/publish.ts'
 import type { BlockRange, ChainRef, PartitionEntry } from '../manifest/types.ts'
 import type { DatasetDecl } from '../schema/dataset.ts'

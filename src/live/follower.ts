@@ -8,9 +8,9 @@
  * follow in the same tick. A fork below the anchor is a reorg deeper than the
  * window can repair: ReorgTooDeepError, never a silent rewrite.
  */
-import type { ColumnBatch } from '../lake/write.ts'
 import type { LiveSource } from './source.ts'
 import { windowBlock, type Anchor, type BlockHeader, type UnfinalizedWindow, type WindowBlock } from './window.ts'
+import type { ColumnBatch } from '../columns/batch.ts'
 
 export interface FollowerOptions {
   /** Blocks fetched in one tick at most (default 32): a follower far behind catches up over several ticks. */

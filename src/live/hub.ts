@@ -12,10 +12,10 @@
  */
 import type { Chain } from '../chains/registry.ts'
 import { chainRefOf } from '../ingest/run.ts'
-import type { ColumnBatch, LayoutOptions } from '../lake/write.ts'
+import type { LayoutOptions } from '../parquet/write.ts'
 import { ManifestReader } from '../manifest/read.ts'
 import type { BlockRange, ChainRef } from '../manifest/types.ts'
-import { cellOf } from '../query/batch.ts'
+import { cellOf, type ColumnBatch } from '../columns/batch.ts'
 import { runQuery, type QueryResult } from '../query/engine.ts'
 import type { ScanOptions } from '../query/scan.ts'
 import type { QuerySpec } from '../query/types.ts'

@@ -4,11 +4,11 @@
  * exactly when it would match over HTTP. The stored columns become output fields,
  * virtual ones filled in.
  */
-import type { ColumnBatch } from '../lake/write.ts'
 import { decideVirtual, valueTest, virtualValue } from '../query/filter.ts'
-import type { Predicate, RowBatch } from '../query/types.ts'
-import { constantVector, vectorOf } from '../query/vector.ts'
+import type { Predicate } from '../query/types.ts'
+import { constantVector, vectorOf } from '../columns/vector.ts'
 import { columnOf, type FieldDecl } from '../schema/dataset.ts'
+import type { ColumnBatch, RowBatch } from '../columns/batch.ts'
 
 /** A compiled row filter and projection for one subscription. */
 export interface RowSelector {

@@ -6,8 +6,8 @@
  */
 import { jsonRecordWriter } from '../format/json.ts'
 import { ByteSink, fieldColumns } from '../format/sink.ts'
-import type { RowBatch } from '../query/types.ts'
 import type { FieldDecl } from '../schema/dataset.ts'
+import type { RowBatch } from '../columns/batch.ts'
 
 /** First message of a subscription: what it will deliver. */
 export interface SubscribedInfo {

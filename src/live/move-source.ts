@@ -15,12 +15,12 @@
  * never a reorg (follower.ts).
  */
 import { moveTransactions } from '../datasets/move.ts'
-import type { ColumnBatch } from '../lake/write.ts'
 import { checkContiguous, MissingVersionError, moveSource, type MoveSourceOptions } from '../ingest/move-source.ts'
 import { fullnodeClient, FullnodeError, type FullnodeClient } from '../move/rest.ts'
 import { bytesToHex } from '../schema/hex.ts'
 import type { FetchedBlock, LiveSource, SourceFactory } from './source.ts'
 import type { BlockHeader } from './window.ts'
+import type { ColumnBatch } from '../columns/batch.ts'
 
 /** The parent named by version 0: nothing comes before genesis. */
 const GENESIS_PARENT = '0x' + '0'.repeat(64)

@@ -10,11 +10,11 @@ import { evmExtractor } from '../ingest/extract.ts'
 import { createRpcClient, type RpcClient, type RpcOptions } from '../ingest/rpc.ts'
 import { transformBlocks } from '../ingest/transform.ts'
 import { verifyBlock } from '../ingest/verify.ts'
-import type { ColumnBatch } from '../lake/write.ts'
 import type { DatasetDecl, Family } from '../schema/dataset.ts'
 import type { ObjectStore } from '../store/types.ts'
 import type { FollowedChain } from './config.ts'
 import type { BlockHeader } from './window.ts'
+import type { ColumnBatch } from '../columns/batch.ts'
 
 /** A new block as fetched: header and verified rows per storage name. */
 export interface FetchedBlock {

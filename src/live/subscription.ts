@@ -12,13 +12,12 @@
  * bounded either way: nothing is queued here, only in the socket.
  */
 import type { Chain } from '../chains/registry.ts'
-import type { ColumnBatch } from '../lake/write.ts'
 import { intersectRanges, subtractRanges } from '../manifest/coverage.ts'
 import type { BlockRange } from '../manifest/types.ts'
-import { concatBatches, sliceBatch } from '../query/batch.ts'
+import type { ColumnBatch, RowBatch } from '../columns/batch.ts'
+import { wholeBlocks } from '../columns/blocks.ts'
 import type { QueryResult } from '../query/engine.ts'
-import type { QuerySpec, RowBatch } from '../query/types.ts'
-import type { U64Vector } from '../query/vector.ts'
+import type { QuerySpec } from '../query/types.ts'
 import { columnOf, type FieldDecl } from '../schema/dataset.ts'
 import { bytesToHex } from '../schema/hex.ts'
 import type { StoredValue } from '../schema/kinds.ts'
@@ -304,28 +303,17 @@ export class Subscription {
       } else {
         const fields = this.spec.fields.includes(this.rangeField) ? this.spec.fields : [...this.spec.fields, this.rangeField]
         const result = await this.view.query({ ...this.spec, from: range[0], to: range[1], fields, limit: undefined })
-        // Rows of the last block of a batch wait for the next batch: a progress marker
-        // follows only whole blocks, so rows after the last marker are all above it.
-        let carry: RowBatch | null = null
-        for await (const batch of result.batches) {
+        // A progress marker follows only whole blocks: the rows of a batch's last block wait for the next batch.
+        for await (const { rows, heldFrom } of wholeBlocks(result.batches, this.rangeField.name)) {
           if (this.state !== 'history') return
-          if (batch.length === 0) continue
           if (!(await this.drained())) return
-          const rows: RowBatch = carry ? concatRows(carry, batch) : batch
-          const keys = rows.columns[this.rangeField.name]
-          if (keys?.type !== 'u64') throw new Error(`range key "${this.rangeField.name}" is not a u64 column`)
-          const last = keys.values[rows.length - 1]
-          const cut = lastKeyStart(keys, rows.length)
-          carry = sliceRows(rows, cut, rows.length)
-          if (cut === 0) continue
-          this.sendRows(sliceRows(rows, 0, cut))
-          if (Number(last) - 1 > this.cursor) {
-            this.moveCursor(Number(last) - 1)
+          this.sendRows(rows)
+          if (heldFrom !== null && Number(heldFrom) - 1 > this.cursor) {
+            this.moveCursor(Number(heldFrom) - 1)
             this.progress()
           }
         }
         if (this.state !== 'history') return
-        if (carry) this.sendRows(carry)
       }
       if (this.state !== 'history') return
       this.moveCursor(range[1])
@@ -367,24 +355,6 @@ function queryKeyOf(spec: QuerySpec): string {
   const value = (v: StoredValue | null) => (v === null ? 'null' : v instanceof Uint8Array ? bytesToHex(v) : String(v))
   const predicates = spec.predicates.map(p => `${p.field.name}:${p.op}:${p.values.map(value).join(',')}`).sort()
   return JSON.stringify([spec.chain.id, spec.dataset.name, spec.fields.map(f => f.name), predicates])
-}
-
-/** Where the run of rows sharing the last key of the first `n` starts (compared as words, no BigInt per row). */
-function lastKeyStart(keys: U64Vector, n: number): number {
-  const w = keys.words
-  const lo = w[2 * n - 2]
-  const hi = w[2 * n - 1]
-  let cut = n
-  while (cut > 0 && w[2 * cut - 2] === lo && w[2 * cut - 1] === hi) cut--
-  return cut
-}
-
-function sliceRows(b: RowBatch, start: number, end: number): RowBatch {
-  return start === 0 && end === b.length ? b : sliceBatch(b, start, end)
-}
-
-function concatRows(a: RowBatch, b: RowBatch): RowBatch {
-  return a.length === 0 ? b : concatBatches(a, b)
 }
 
 /** Maps an error of the query or the follower to what the subscriber is told. */

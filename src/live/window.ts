@@ -5,9 +5,9 @@
  * reorg detection compares. Pure state: the follower fills it, the compactor
  * empties it from below, a reorg cuts it from above.
  */
-import type { ColumnBatch } from '../lake/write.ts'
 import type { DatasetDecl } from '../schema/dataset.ts'
 import { decodeRows, encodeRows } from './block-codec.ts'
+import type { ColumnBatch } from '../columns/batch.ts'
 
 /** A block's identity: number and 0x-hex hashes. */
 export interface BlockHeader {

@@ -8,8 +8,7 @@
  * its version), one that cannot be rebuilt is kept with `hash_verified` false.
  * System transactions are checked where the REST JSON holds their whole body.
  */
-import { storedFields } from '../lake/write.ts'
-import type { ColumnBatch, ColumnValues } from '../lake/write.ts'
+import { storedFields } from '../parquet/write.ts'
 import { columnOf } from '../schema/dataset.ts'
 import { hexToBytes } from '../schema/hex.ts'
 import type { StoredValue } from '../schema/kinds.ts'
@@ -21,6 +20,7 @@ import { feePayerOf } from './authenticator.ts'
 import { blockEpilogueHash, blockMetadataHashes, stateCheckpointHash } from './hash.ts'
 import { kindOf, statusOf } from './tx-kind.ts'
 import { longAddress } from './type-tags.ts'
+import type { ColumnBatch, ColumnValues } from '../columns/batch.ts'
 import type {
   RestBlockEpilogueTransaction,
   RestBlockMetadataTransaction,

@@ -25,11 +25,14 @@ import type { BlockRange, PartitionEntry } from '../manifest/types.ts'
 import { columnOf, type FieldDecl } from '../schema/dataset.ts'
 import { countingStore } from '../store/counting.ts'
 import type { ObjectStore } from '../store/types.ts'
-import { sliceBatch } from './batch.ts'
+import type { RowBatch } from '../columns/batch.ts'
+import { takeBlocks } from '../columns/blocks.ts'
+import { streamOf } from '../columns/stream.ts'
 import { InvalidRangeError, NoDataError } from './errors.ts'
 import { planPartition, planScan, type PartitionPlan } from './plan.ts'
-import { scanPlan, type ScanOptions, type ScanProgress } from './scan.ts'
-import type { PlannedQuery, Predicate, QuerySpec, RowBatch, ScanStats } from './types.ts'
+import { scanPlan, type ScanOptions } from './scan.ts'
+import type { PlannedQuery, Predicate, QuerySpec, ScanStats } from './types.ts'
+import type { ScanProgress } from './unit.ts'
 
 export interface EngineContext {
   store: ObjectStore
@@ -108,7 +111,7 @@ export async function runQuery(ctx: EngineContext, spec: QuerySpec): Promise<Que
   const cut = await takeBlocks(batches, spec.limit, rangeField.name)
   const output = cut.batches.map(b => project(b, spec.fields))
   const shown = cut.nextFrom === undefined ? served : intersectRanges([range[0], cut.nextFrom - 1], served)
-  return { range, served: shown, nextFrom: cut.nextFrom, stats, pushed, batches: fromArray(output) }
+  return { range, served: shown, nextFrom: cut.nextFrom, stats, pushed, batches: streamOf(output) }
 }
 
 /** The partitions of the walk that have row groups in `range`, planned. */
@@ -141,84 +144,8 @@ async function primed(batches: AsyncGenerator<RowBatch>): Promise<AsyncIterable<
   })()
 }
 
-async function* fromArray<T>(items: T[]): AsyncGenerator<T> {
-  yield* items
-}
-
 function project(b: RowBatch, fields: readonly FieldDecl[]): RowBatch {
   const columns: RowBatch['columns'] = {}
   for (const f of fields) columns[f.name] = b.columns[f.name]
   return { length: b.length, columns }
-}
-
-/** The range key column of a batch: u64 blocks (or versions), never null. */
-function keysOf(b: RowBatch, key: string): BigUint64Array {
-  const v = b.columns[key]
-  if (v?.type !== 'u64') throw new Error(`range key column "${key}" is not a u64 column`)
-  return v.values.subarray(0, b.length)
-}
-
-/** First index in `keys` at or after `from` whose block is above `block` (keys ascending). */
-function endOfBlock(keys: BigUint64Array, from: number, block: bigint): number {
-  let i = from
-  while (i < keys.length && keys[i] <= block) i++
-  return i
-}
-
-/**
- * At most `limit` rows, ending on a block boundary (the whole first block when it
- * alone exceeds the limit), and the first block left out when rows remain.
- */
-export async function takeBlocks(batches: AsyncGenerator<RowBatch>, limit: number, key: string): Promise<{ batches: RowBatch[]; nextFrom?: number }> {
-  const out: RowBatch[] = []
-  let taken = 0
-  let first: bigint | undefined
-  try {
-    for await (const b of batches) {
-      if (b.length === 0) continue
-      const keys = keysOf(b, key)
-      first ??= keys[0]
-      if (taken + b.length <= limit) {
-        out.push(b)
-        taken += b.length
-        continue
-      }
-      const block = keys[limit - taken]
-      if (block > first) {
-        // Drop every row of `block` already taken, then stop before it.
-        out.push(b)
-        trimFrom(out, key, block)
-        return { batches: out, nextFrom: Number(block) }
-      }
-      // The first block alone exceeds the limit: return all of it.
-      const end = endOfBlock(keys, limit - taken, block)
-      out.push(sliceBatch(b, 0, end))
-      if (end < b.length) return { batches: out, nextFrom: Number(block) + 1 }
-      for await (const more of batches) {
-        const stop = endOfBlock(keysOf(more, key), 0, block)
-        if (stop > 0) out.push(sliceBatch(more, 0, stop))
-        if (stop < more.length) return { batches: out, nextFrom: Number(block) + 1 }
-      }
-      return { batches: out }
-    }
-    return { batches: out }
-  } finally {
-    await batches.return(undefined)
-  }
-}
-
-/** Removes the rows whose key is at least `block` from the end of `out`. */
-function trimFrom(out: RowBatch[], key: string, block: bigint): void {
-  while (out.length) {
-    const last = out[out.length - 1]
-    const keys = keysOf(last, key)
-    let k = last.length
-    while (k > 0 && keys[k - 1] >= block) k--
-    if (k === last.length) return
-    out.pop()
-    if (k > 0) {
-      out.push(sliceBatch(last, 0, k))
-      return
-    }
-  }
 }

@@ -17,31 +17,8 @@ import { columnOf } from '../schema/dataset.ts'
 import type { StoredValue } from '../schema/kinds.ts'
 import type { BlockRange } from '../manifest/types.ts'
 import type { Predicate } from './types.ts'
-import { valueAt, type FixedVector, type U64Vector, type Vector } from './vector.ts'
-
-/** Unsigned lexicographic byte order: Parquet's order for binary, numeric order for equal-width big-endian numbers. */
-export function compareBytes(a: Uint8Array, b: Uint8Array): number {
-  const n = Math.min(a.length, b.length)
-  for (let i = 0; i < n; i++) {
-    if (a[i] !== b[i]) return a[i] - b[i]
-  }
-  return a.length - b.length
-}
-
-function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
-  if (a.length !== b.length) return false
-  for (let i = a.length - 1; i >= 0; i--) {
-    if (a[i] !== b[i]) return false
-  }
-  return true
-}
-
-/** Order of two non-null values of the same kind; throws on values of different shapes. */
-export function compareValues(a: StoredValue, b: StoredValue): number {
-  if (a instanceof Uint8Array && b instanceof Uint8Array) return compareBytes(a, b)
-  if (typeof a === typeof b) return a < b ? -1 : a > b ? 1 : 0
-  throw new TypeError(`cannot compare ${typeof a} with ${typeof b}`)
-}
+import { bytesEqual, compareValues } from '../columns/compare.ts'
+import { valueAt, type FixedVector, type U64Vector, type Vector } from '../columns/vector.ts'
 
 /** A test of one stored value (`null` is a null cell). */
 export type ValueTest = (value: StoredValue | null) => boolean

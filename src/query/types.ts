@@ -6,7 +6,7 @@ import type { Chain } from '../chains/registry.ts'
 import type { DatasetDecl, FieldDecl } from '../schema/dataset.ts'
 import type { Operator, StoredValue } from '../schema/kinds.ts'
 import type { BlockRange } from '../manifest/types.ts'
-import type { Vector } from './vector.ts'
+import type { RowBatch } from '../columns/batch.ts'
 
 /** One validated filter. `null` in `values` is the `%00` null marker. */
 export interface Predicate {
@@ -27,15 +27,6 @@ export interface QuerySpec {
   fields: FieldDecl[]
   /** At most this many rows; the response stops at a block boundary and reports where to resume. */
   limit?: number
-}
-
-/**
- * Rows in columnar form keyed by output field name, virtual fields filled in, each
- * column a packed vector (see vector.ts). Batches arrive in (range key, index) order.
- */
-export interface RowBatch {
-  length: number
-  columns: Record<string, Vector>
 }
 
 /** I/O accounting, reported in response headers and by benchmarks. */

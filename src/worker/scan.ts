@@ -2,8 +2,8 @@
  * Scanner options of a Worker isolate (the app and the live Durable Object): the wasm
  * snappy module wrangler compiled at deploy time, and a cache of partition tails.
  */
-import { wasmSnappy } from '../lake/snappy.ts'
-import snappyModule from '../lake/snappy.wasm'
+import { wasmSnappy } from '../parquet/snappy.ts'
+import snappyModule from '../parquet/snappy.wasm'
 import { TailCache } from '../query/io.ts'
 import type { ScanOptions } from '../query/scan.ts'
 

@@ -4,8 +4,7 @@
  */
 import type { FieldDecl } from '../../src/schema/dataset.ts'
 import type { Kind, StoredValue } from '../../src/schema/kinds.ts'
-import type { RowBatch } from '../../src/query/types.ts'
-import { batchOf } from '../../src/query/batch.ts'
+import { batchOf, type RowBatch } from '../../src/columns/batch.ts'
 import { mulberry32 } from '../../scripts/dev/random.ts'
 
 export const KIND_LIST: readonly Kind[] = [

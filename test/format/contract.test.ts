@@ -10,9 +10,9 @@ import { encodeRows, contentTypeOf, FORMATS, type Format } from '../../src/forma
 import { EVM_DATASETS, logs } from '../../src/datasets/evm.ts'
 import { KINDS } from '../../src/schema/kinds.ts'
 import type { FieldDecl } from '../../src/schema/dataset.ts'
-import type { RowBatch } from '../../src/query/types.ts'
 import { ALL_KINDS, JSON_TEXTS, KIND_LIST, NASTY_STRINGS, U256_EXTREMES, makeBatches, packed, u256, type PlainBatch } from './cases.ts'
 import { DECODERS, collect, concat, expectedRecords, fromArray, parseCsv, readAll, type Canonical } from './decode.ts'
+import type { RowBatch } from '../../src/columns/batch.ts'
 
 interface Case {
   name: string

@@ -6,9 +6,9 @@
 import { tableFromIPC } from 'apache-arrow'
 import type { FieldDecl } from '../../src/schema/dataset.ts'
 import type { Kind, StoredValue } from '../../src/schema/kinds.ts'
-import type { RowBatch } from '../../src/query/types.ts'
 import type { Format } from '../../src/format/encode.ts'
 import type { PlainBatch } from './cases.ts'
+import type { RowBatch } from '../../src/columns/batch.ts'
 
 /**
  * A record as every format must give it back: u64int as exact decimal text,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { BARE_TEXT, writeHex, writeQuantity, writeU64Decimal, writeU64Hex } from '../../src/format/text.ts'
 import { ByteSink } from '../../src/format/sink.ts'
-import { vectorOf, type U64Vector } from '../../src/query/vector.ts'
+import { vectorOf, type U64Vector } from '../../src/columns/vector.ts'
 import { KINDS, type Kind, type StoredValue } from '../../src/schema/kinds.ts'
 import { rng, u256 } from './cases.ts'
 

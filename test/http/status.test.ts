@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { STATUS_FIELDS, statusBatch } from '../../src/http/status.ts'
-import { shapeOf, valuesOf } from '../../src/query/vector.ts'
+import { shapeOf, valuesOf } from '../../src/columns/vector.ts'
 import type { StoredValue } from '../../src/schema/kinds.ts'
 
 const ok: Record<string, StoredValue | null> = {

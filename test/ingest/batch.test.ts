@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { BatchBuilder, concatBatches, sliceBatch, sortBatch } from '../../src/ingest/batch.ts'
 import { logs } from '../../src/datasets/evm.ts'
-import { storedFields } from '../../src/lake/write.ts'
+import { storedFields } from '../../src/parquet/write.ts'
 import { columnOf } from '../../src/schema/dataset.ts'
 
 const row = (block: bigint, index: bigint) =>

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest'
 import { parquetReadObjects } from 'hyparquet'
 import { blocks, logs, transactions } from '../../src/datasets/evm.ts'
-import { storedFields, writePartition } from '../../src/lake/write.ts'
+import { storedFields, writePartition } from '../../src/parquet/write.ts'
 import { columnOf, type DatasetDecl } from '../../src/schema/dataset.ts'
 import { legacySignature, transformBlocks } from '../../src/ingest/transform.ts'
-import type { ColumnBatch } from '../../src/lake/write.ts'
 import { expectedRows, recordedBlock, recordedReceipts, view, WITH_RECEIPTS, type Json } from './fixtures.ts'
+import type { ColumnBatch } from '../../src/columns/batch.ts'
 
 async function roundTrip(dataset: DatasetDecl, batch: ColumnBatch, from: number, to: number) {
   const { bytes } = writePartition(dataset, batch, { from, to })

@@ -12,13 +12,14 @@ import { BrokenLinkError, UnfinalizedWindow, windowBlock, type WindowBlock } fro
 import { jsonEncoder } from '../../src/format/json.ts'
 import { ManifestReader } from '../../src/manifest/read.ts'
 import { runQuery } from '../../src/query/engine.ts'
-import type { Predicate, RowBatch } from '../../src/query/types.ts'
-import { valuesOf } from '../../src/query/vector.ts'
+import type { Predicate } from '../../src/query/types.ts'
+import { valuesOf } from '../../src/columns/vector.ts'
 import { columnOf } from '../../src/schema/dataset.ts'
 import { KINDS } from '../../src/schema/kinds.ts'
 import { plain } from '../query/lake.ts'
 import { sharedPath } from '../support/shared.ts'
 import { removeTempDirs, tempStore } from '../support/stores.ts'
+import type { RowBatch } from '../../src/columns/batch.ts'
 
 const DATA = sharedPath('data', 'evm-mainnet')
 const RECORDED = [17000000, 18000000, 18500000]

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import fs from 'node:fs'
 import { moveDecodedTransactions, moveTransactions, MOVE_DATASETS } from '../../src/datasets/move.ts'
-import { parquetSchemaOf, storedFields } from '../../src/lake/write.ts'
+import { parquetSchemaOf, storedFields } from '../../src/parquet/write.ts'
 import { columnOf, type FieldDecl } from '../../src/schema/dataset.ts'
 import { KINDS } from '../../src/schema/kinds.ts'
 import { sharedPath } from '../support/shared.ts'

@@ -9,13 +9,13 @@ import { StorageError, type ObjectStore } from '../../src/store/types.ts'
 import { runQuery } from '../../src/query/engine.ts'
 import type { ScanOptions } from '../../src/query/scan.ts'
 import { InvalidRangeError, NoDataError } from '../../src/query/errors.ts'
-import { compareBytes } from '../../src/query/filter.ts'
 import type { Operator } from '../../src/schema/kinds.ts'
 import type { Predicate, QuerySpec } from '../../src/query/types.ts'
 import { batchRows, buildLake, bytesWithin, collect, expected, legacyEntry, makePools, makeRows, rng, type Pools, type Row } from './lake.ts'
 import { recordingStore, rounds, type ReadRecord } from '../support/recording.ts'
 import { ETH } from '../support/chains.ts'
 import { removeTempDirs, tempStore } from '../support/stores.ts'
+import { compareBytes } from '../../src/columns/compare.ts'
 
 /** A dataset with the kinds the EVM datasets lack as stored columns: string, json, address32. */
 const things: DatasetDecl = {

@@ -2,10 +2,11 @@ import { describe, expect, it } from 'vitest'
 import { logs, transactions } from '../../src/datasets/evm.ts'
 import type { DatasetDecl, FieldDecl } from '../../src/schema/dataset.ts'
 import { KINDS, type Operator, type StoredValue } from '../../src/schema/kinds.ts'
-import { compareBytes, decideVirtual, lowerBound, pruningFilterOf, rowTest, selectCodes, selectRows, valueTest } from '../../src/query/filter.ts'
-import { vectorOf, type U64Vector } from '../../src/query/vector.ts'
+import { decideVirtual, lowerBound, pruningFilterOf, rowTest, selectCodes, selectRows, valueTest } from '../../src/query/filter.ts'
+import { vectorOf, type U64Vector } from '../../src/columns/vector.ts'
 import { mulberry32 } from '../../scripts/dev/random.ts'
 import type { Predicate } from '../../src/query/types.ts'
+import { compareBytes } from '../../src/columns/compare.ts'
 
 const field = (d: DatasetDecl, name: string): FieldDecl => d.fields.find(f => f.name === name)!
 const pred = (d: DatasetDecl, name: string, op: Operator, ...values: (StoredValue | null)[]): Predicate => ({ field: field(d, name), op, values })

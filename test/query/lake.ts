@@ -4,15 +4,15 @@
  * plus a plain reference filter; the read-recording store comes from the benchmark.
  */
 import type { Chain } from '../../src/chains/registry.ts'
-import { putPartition } from '../../src/lake/put.ts'
-import type { LayoutOptions } from '../../src/lake/write.ts'
+import { putPartition } from '../../src/parquet/put.ts'
+import type { LayoutOptions } from '../../src/parquet/write.ts'
 import { publish } from '../../src/manifest/publish.ts'
 import type { PartitionEntry } from '../../src/manifest/types.ts'
 import { columnOf, type DatasetDecl, type FieldDecl } from '../../src/schema/dataset.ts'
 import type { StoredValue } from '../../src/schema/kinds.ts'
 import type { ObjectStore } from '../../src/store/types.ts'
-import { cellOf } from '../../src/query/batch.ts'
-import type { Predicate, RowBatch } from '../../src/query/types.ts'
+import { cellOf, type RowBatch } from '../../src/columns/batch.ts'
+import type { Predicate } from '../../src/query/types.ts'
 import { mulberry32 } from '../../scripts/dev/random.ts'
 
 export type Row = Record<string, StoredValue | null>

@@ -2,8 +2,8 @@ import { snappyUncompress } from 'hyparquet'
 import { snappyCompress } from 'hyparquet-writer/src/snappy.js'
 import { describe, expect, it } from 'vitest'
 import { mulberry32 } from '../../scripts/dev/random.ts'
-import { wasmSnappy } from '../../src/lake/snappy.ts'
-import snappyModule from '../../src/lake/snappy.wasm'
+import { wasmSnappy } from '../../src/parquet/snappy.ts'
+import snappyModule from '../../src/parquet/snappy.wasm'
 
 /** Compressible bytes: runs of a few symbols with random noise, like Parquet pages. */
 function sample(seed: number, length: number): Uint8Array {

@@ -9,7 +9,8 @@ import type { ChainRef, PartitionEntry } from '../manifest/types.ts'
 import type { DatasetDecl } from '../schema/dataset.ts'
 import type { ObjectStore } from '../store/types.ts'
 import { lookupWorthwhile, writeLookup } from './lookup.ts'
-import { writePartition, type ColumnBatch, type LayoutOptions } from './write.ts'
+import { writePartition, type LayoutOptions } from './write.ts'
+import type { ColumnBatch } from '../columns/batch.ts'
 
 const PARQUET = { contentType: 'application/vnd.apache.parquet' }
 

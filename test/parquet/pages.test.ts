@@ -9,13 +9,14 @@ import { parquetReadObjects, readOffsetIndex, type ColumnMetaData, type FileMeta
 import { describe, expect, it } from 'vitest'
 import { blocks, logs, transactions } from '../../src/datasets/evm.ts'
 import { moveTransactions } from '../../src/datasets/move.ts'
-import { decodeCodes, decodeDictionary, decodeHybrid, decodePages, UnsupportedPageError, type ChunkLayout } from '../../src/lake/pages.ts'
-import { storedFields, writePartition, type ColumnBatch, type LayoutOptions } from '../../src/lake/write.ts'
-import { shapeOf, valuesOf, type Vector } from '../../src/query/vector.ts'
+import { decodeCodes, decodeDictionary, decodeHybrid, decodePages, UnsupportedPageError, type ChunkLayout } from '../../src/parquet/pages.ts'
+import { storedFields, writePartition, type LayoutOptions } from '../../src/parquet/write.ts'
+import { shapeOf, valuesOf, type Vector } from '../../src/columns/vector.ts'
 import { mulberry32 } from '../../scripts/dev/random.ts'
 import { columnOf, type DatasetDecl, type FieldDecl } from '../../src/schema/dataset.ts'
 import type { StoredValue } from '../../src/schema/kinds.ts'
 import { makePools, plain, randomBytes, type Pools } from '../query/lake.ts'
+import type { ColumnBatch } from '../../src/columns/batch.ts'
 
 type Rng = () => number
 type PageLocation = OffsetIndex['page_locations'][number]

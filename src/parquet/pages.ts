@@ -14,7 +14,7 @@
 import type { CompressionCodec, Compressors, PageHeader } from 'hyparquet'
 import { parquetHeader } from 'hyparquet/src/column.js'
 import { decompressPage } from 'hyparquet/src/datapage.js'
-import { u64Vector, type Vector, type VectorShape } from '../query/vector.ts'
+import { u64Vector, type Vector, type VectorShape } from '../columns/vector.ts'
 
 /** What decoding one column chunk needs to know. */
 export interface ChunkLayout {

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api'
 import { parquetMetadata, parquetReadObjects, readOffsetIndex, type FileMetaData } from 'hyparquet'
 import { logs } from '../../src/datasets/evm.ts'
-import { bloomSpans, parquetSchemaOf, storedFields, writePartition } from '../../src/lake/write.ts'
+import { bloomSpans, parquetSchemaOf, storedFields, writePartition } from '../../src/parquet/write.ts'
 import { columnOf, type DatasetDecl } from '../../src/schema/dataset.ts'
 
 describe('writePartition', () => {

@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest'
 import { parquetReadObjects } from 'hyparquet'
 import { logs } from '../../src/datasets/evm.ts'
-import { permute, sortOrder, writeLookup } from '../../src/lake/lookup.ts'
-import { writePartition, type ColumnBatch } from '../../src/lake/write.ts'
+import { permute, sortOrder, writeLookup } from '../../src/parquet/lookup.ts'
+import { writePartition } from '../../src/parquet/write.ts'
 import type { DatasetDecl, LookupDecl } from '../../src/schema/dataset.ts'
 import { makePools, makeRows, plain, rng, toColumns, type Row } from '../query/lake.ts'
+import type { ColumnBatch } from '../../src/columns/batch.ts'
 
 const bytes = (...xs: number[]) => Uint8Array.from(xs)
 const batchOf = (columns: ColumnBatch['columns']): ColumnBatch => ({ length: Object.values(columns)[0].length, columns })

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { pageRuns } from '../../src/query/scan.ts'
+import { pageRuns } from '../../src/query/unit.ts'
 
 describe('pageRuns', () => {
   // A group of 100 rows starting at file row 1000, pages starting at rows 0, 30, 60, 90.

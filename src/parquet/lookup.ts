@@ -6,10 +6,11 @@
  * other tails) and then, per partition, the one or two row groups whose bounds hold
  * the value: all their columns, contiguous, in one request.
  */
-import { compareValues } from '../query/filter.ts'
 import type { DatasetDecl, LookupDecl } from '../schema/dataset.ts'
 import type { StoredValue } from '../schema/kinds.ts'
-import { writePartition, type ColumnBatch, type WrittenPartition } from './write.ts'
+import { writePartition, type WrittenPartition } from './write.ts'
+import type { ColumnBatch } from '../columns/batch.ts'
+import { compareValues } from '../columns/compare.ts'
 
 /**
  * Most rows a lookup may read, as a share of the partition's rows: beyond it the value

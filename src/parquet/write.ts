@@ -8,16 +8,9 @@ import { ByteWriter, ParquetWriter } from 'hyparquet-writer'
 import type { ColumnSource } from 'hyparquet-writer'
 import type { FileMetaData, SchemaElement } from 'hyparquet'
 import { columnOf, isStored, type DatasetDecl, type FieldDecl } from '../schema/dataset.ts'
-import { KINDS, type StoredValue } from '../schema/kinds.ts'
+import { KINDS } from '../schema/kinds.ts'
+import type { ColumnBatch } from '../columns/batch.ts'
 import type { ByteSpan, PartitionEntry, RowGroupEntry } from '../manifest/types.ts'
-
-export type ColumnValues = (StoredValue | null)[]
-
-/** A dataset's rows in columnar form, keyed by stored column name. */
-export interface ColumnBatch {
-  length: number
-  columns: Record<string, ColumnValues>
-}
 
 export interface LayoutOptions {
   /** Rows per row group (default 10,000: chosen by `npm run bench -- layout`, see BENCHMARKS.md). */

@@ -8,12 +8,11 @@ import { describe, expect, it } from 'vitest'
 import { tableFromIPC } from 'apache-arrow'
 import { encodeRows, FORMATS, type Format } from '../../src/format/encode.ts'
 import { BatchShapeError } from '../../src/format/sink.ts'
-import { sliceBatch } from '../../src/query/batch.ts'
-import type { RowBatch } from '../../src/query/types.ts'
-import { sliceVector, vectorOf, type Vector } from '../../src/query/vector.ts'
+import { type RowBatch, sliceBatch } from '../../src/columns/batch.ts'
+import { sliceVector, vectorOf, type Vector } from '../../src/columns/vector.ts'
 import type { FieldDecl } from '../../src/schema/dataset.ts'
-import { ALL_KINDS, makeBatches, packed, plainRows } from './cases.ts'
-import { collect, fromArray, readAll } from './decode.ts'
+import { ALL_KINDS, makeBatches, packed, plainRows } from '../format/cases.ts'
+import { collect, fromArray, readAll } from '../format/decode.ts'
 
 const encoded = (format: Format, fields: readonly FieldDecl[], batches: RowBatch[]) => collect(encodeRows(format, fields, fromArray(batches)))
 const text = (b: Uint8Array) => Buffer.from(b).toString('utf8')

@@ -1,0 +1,93 @@
+/**
+ * The lookup-copy path: an equality on the dataset's lookup column (logs: `address`)
+ * reads a partition through its copy sorted by that column, whose tight row-group
+ * bounds single out the groups that may hold the values; those groups are fetched
+ * whole, filtered, and their rows put back in the dataset's order.
+ */
+import type { Compressors, FileMetaData } from 'hyparquet'
+import { selectRows } from './filter.ts'
+import { ReadQueue, Resident } from './io.ts'
+import type { PartitionPlan, ScanPlan } from './plan.ts'
+import type { Predicate } from './types.ts'
+import type { StoredValue } from '../schema/kinds.ts'
+import { LOOKUP_SHARE } from '../parquet/lookup.ts'
+import { concatVectors, takeVector, type U64Vector, type Vector } from '../columns/vector.ts'
+import { compareValues } from '../columns/compare.ts'
+import { groupSpan, hold, letGo } from './hold.ts'
+import { columnChunk, groupStartsOf, layoutsOf, type OpenPartition, readWhole, type ScanProgress, type Selected, type Unit } from './unit.ts'
+
+/**
+ * The read of a partition through its lookup copy: the row groups whose min/max of the
+ * lookup column may hold a looked-up value (the copy is sorted by it, so the bounds are
+ * tight). Null when those groups hold too many rows (see LOOKUP_SHARE).
+ */
+export function lookupUnit(queue: ReadQueue, plan: ScanPlan, p: PartitionPlan, metadata: FileMetaData, resident: Resident, compressors: Compressors | undefined): Unit | null {
+  const { column, values } = plan.lookup!
+  const groups: number[] = []
+  let rows = 0
+  const known = (x: unknown): x is StoredValue => x instanceof Uint8Array || typeof x === 'bigint' || typeof x === 'string'
+  metadata.row_groups.forEach((g, i) => {
+    const stats = columnChunk(metadata, i, column)?.meta_data?.statistics
+    const [min, max] = [stats?.min_value, stats?.max_value]
+    if (known(min) && known(max) && !values.some(v => compareValues(min, v) <= 0 && compareValues(v, max) <= 0)) return
+    groups.push(i)
+    rows += Number(g.num_rows)
+  })
+  if (rows > (p.rowEnd - p.rowStart) * LOOKUP_SHARE) return null
+  const stored = new Set(metadata.schema.map(e => e.name))
+  // The order columns too: rows of several values are re-sorted by them, asked for or not.
+  const columns = [...new Set([...plan.columns, ...plan.lookupOrder])]
+  const absent = new Set(columns.filter(c => !stored.has(c)))
+  const part: OpenPartition = {
+    plan: { ...p, key: p.lookup!.key, bytes: p.lookup!.bytes },
+    queue,
+    resident,
+    metadata,
+    groupStarts: groupStartsOf(metadata),
+    absent,
+    touched: new Set(),
+    pages: new Map(),
+    layouts: layoutsOf(metadata, { ...plan, columns }, absent, compressors),
+    kinds: plan.kinds,
+  }
+  return { part, group: -1, start: 0, end: rows, inside: false, lookup: groups }
+}
+
+/**
+ * A lookup unit: its row groups are fetched whole, in one round (neighbours merge into
+ * one request), decoded, and every predicate and the range applied to their rows; rows
+ * come out in the dataset's order (the copy's order for one value, re-sorted for several).
+ */
+export async function selectLookup(u: Unit, plan: ScanPlan, rangeTests: Predicate[], progress: ScanProgress): Promise<Selected> {
+  const { part } = u
+  const groups = u.lookup!
+  // No group's bounds hold a looked-up value: nothing to read.
+  if (groups.length === 0) return { unit: u, rows: new Int32Array(0), values: {}, scanned: true }
+  const release = letGo(part, await Promise.all(groups.map(g => hold(part, groupSpan(part.metadata, g)))))
+  try {
+    const subunits = groups.map((g): Unit => ({ part, group: g, start: part.groupStarts[g], end: part.groupStarts[g] + Number(part.metadata.row_groups[g].num_rows), inside: false }))
+    const columns = [...new Set([plan.rangeColumn, ...plan.filterColumns, ...plan.outputColumns, ...plan.lookupOrder])]
+    const decoded: Record<string, Vector> = {}
+    for (const column of columns) decoded[column] = concatVectors(await Promise.all(subunits.map(s => readWhole(s, column, progress))))
+    const n = u.end
+    progress.rowsScanned += n
+    let offsets = selectRows([...rangeTests, ...plan.predicates], decoded, 0, n)
+    if (plan.lookup!.values.length > 1) offsets = sortedBy(offsets, plan.lookupOrder.map(c => decoded[c]))
+    const values: Record<string, Vector> = {}
+    for (const column of plan.outputColumns) values[column] = takeVector(decoded[column], offsets)
+    return { unit: u, rows: offsets, values, scanned: true }
+  } finally {
+    release()
+  }
+}
+
+/** `rows` ordered by the values of `keys` (u64 columns: the dataset's order). */
+export function sortedBy(rows: Int32Array, keys: readonly Vector[]): Int32Array {
+  const u64 = keys as U64Vector[]
+  return rows.slice().sort((a, b) => {
+    for (const k of u64) {
+      if (k.values[a] !== k.values[b]) return k.values[a] < k.values[b] ? -1 : 1
+    }
+    return a - b
+  })
+}
