@@ -43,7 +43,7 @@ export async function bundleMiniflare(root: string, outdir: string, bindings: Re
   const compatibilityFlags = JSON.parse(/^compatibility_flags\s*=\s*(\[[^\]]*\])/m.exec(toml)![1]) as string[]
   return new Miniflare(
     convertV4MiniflareOptions({
-      // The bundle and the wasm files wrangler wrote beside it (src/worker/snappy.wasm), which it imports.
+      // The bundle and the wasm files wrangler wrote beside it (src/parquet/snappy.wasm), which it imports.
       modules: [
         { type: 'ESModule', path: join(outdir, 'index.js') },
         ...(await readdir(outdir)).filter(f => f.endsWith('.wasm')).map(f => ({ type: 'CompiledWasm' as const, path: join(outdir, f) })),

@@ -53,13 +53,22 @@ export type Vector = U64Vector | FixedVector | BinaryVector | BoolVector
 /** The vector layout of a kind. */
 export type VectorShape = { type: 'u64' } | { type: 'fixed'; width: number } | { type: 'binary'; text: boolean } | { type: 'bool' }
 
-export function shapeOf(kind: Kind): VectorShape {
-  if (kind === 'u64hex' || kind === 'u64int') return { type: 'u64' }
-  if (kind === 'bool') return { type: 'bool' }
-  const width = KINDS[kind].width
-  if (width !== undefined) return { type: 'fixed', width }
-  return { type: 'binary', text: kind === 'string' || kind === 'json' }
+/** Every kind's vector layout: a new kind does not compile until it has one. */
+const SHAPES: Record<Kind, VectorShape> = {
+  u64hex: { type: 'u64' },
+  u64int: { type: 'u64' },
+  u256hex: { type: 'fixed', width: KINDS.u256hex.width! },
+  u256pad: { type: 'fixed', width: KINDS.u256pad.width! },
+  hash: { type: 'fixed', width: KINDS.hash.width! },
+  address: { type: 'fixed', width: KINDS.address.width! },
+  address32: { type: 'fixed', width: KINDS.address32.width! },
+  bytes: { type: 'binary', text: false },
+  bool: { type: 'bool' },
+  string: { type: 'binary', text: true },
+  json: { type: 'binary', text: true },
 }
+
+export const shapeOf = (kind: Kind): VectorShape => SHAPES[kind]
 
 export function u64Vector(values: BigUint64Array, valid: Uint8Array | null = null): U64Vector {
   return { type: 'u64', length: values.length, values, words: new Uint32Array(values.buffer, values.byteOffset, values.length * 2), valid }

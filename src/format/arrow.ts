@@ -25,14 +25,22 @@ import { ByteSink, fieldColumn, requiredNull, type BatchEncoder } from './sink.t
 import type { RowBatch } from '../columns/batch.ts'
 
 /** The Arrow type of each kind; fixed-width kinds take their width from KINDS. */
-function arrowTypeOf(kind: Kind): DataType {
-  if (kind === 'u64hex' || kind === 'u64int') return new Uint64()
-  const width = KINDS[kind].width
-  if (width !== undefined) return new FixedSizeBinary(width)
-  if (kind === 'bytes') return new Binary()
-  if (kind === 'bool') return new Bool()
-  return new Utf8() // string, and json as its JSON text
+/** Every kind's Arrow type (json as its JSON text): a new kind does not compile until it has one. */
+const ARROW_TYPES: Record<Kind, () => DataType> = {
+  u64hex: () => new Uint64(),
+  u64int: () => new Uint64(),
+  u256hex: () => new FixedSizeBinary(KINDS.u256hex.width!),
+  u256pad: () => new FixedSizeBinary(KINDS.u256pad.width!),
+  hash: () => new FixedSizeBinary(KINDS.hash.width!),
+  address: () => new FixedSizeBinary(KINDS.address.width!),
+  address32: () => new FixedSizeBinary(KINDS.address32.width!),
+  bytes: () => new Binary(),
+  bool: () => new Bool(),
+  string: () => new Utf8(),
+  json: () => new Utf8(),
 }
+
+const arrowTypeOf = (kind: Kind): DataType => ARROW_TYPES[kind]()
 
 /** The Arrow schema of an output field list, nullability as declared. */
 export function arrowSchemaOf(fields: readonly FieldDecl[]): Schema {

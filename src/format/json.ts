@@ -6,8 +6,9 @@
  */
 import type { BinaryVector, Vector } from '../columns/vector.ts'
 import type { FieldDecl } from '../schema/dataset.ts'
+import type { Kind } from '../schema/kinds.ts'
 import { ByteSink, fieldColumns, requiredNull, type BatchEncoder } from './sink.ts'
-import { BARE_TEXT, copyPlain, plainAscii, textAt, type FieldWriter } from './text.ts'
+import { BARE_WRITERS, copyPlain, plainAscii, textAt, type FieldWriter } from './text.ts'
 
 const QUOTE = 34
 const COMMA = 44
@@ -55,14 +56,23 @@ function embeddedJson(text: string): string {
   return LINE_BREAK.test(text) ? JSON.stringify(value) : text
 }
 
-/** The JSON token writer of a field's kind. */
-function jsonValueWriter(field: FieldDecl): FieldWriter {
-  if (field.kind === 'string') return writeJsonString as FieldWriter
-  if (field.kind === 'json') return (sink, v, i) => sink.utf8(embeddedJson(textAt(v as BinaryVector, i)))
-  const bare = BARE_TEXT[field.kind]
-  if (!bare) throw new Error(`no JSON writer for kind ${field.kind}`)
-  return bare.quotedInJson ? quoted(bare.write) : bare.write
+/** Every kind's JSON token writer: a new kind does not compile until it has one. */
+const JSON_WRITERS: Record<Kind, FieldWriter> = {
+  u64hex: quoted(BARE_WRITERS.u64hex),
+  u64int: BARE_WRITERS.u64int,
+  u256hex: quoted(BARE_WRITERS.u256hex),
+  u256pad: quoted(BARE_WRITERS.u256pad),
+  hash: quoted(BARE_WRITERS.hash),
+  address: quoted(BARE_WRITERS.address),
+  address32: quoted(BARE_WRITERS.address32),
+  bytes: quoted(BARE_WRITERS.bytes),
+  bool: BARE_WRITERS.bool,
+  string: writeJsonString as FieldWriter,
+  json: (sink, v, i) => sink.utf8(embeddedJson(textAt(v as BinaryVector, i))),
 }
+
+/** The JSON token writer of a field's kind. */
+const jsonValueWriter = (field: FieldDecl): FieldWriter => JSON_WRITERS[field.kind]
 
 /**
  * Writes one record as a JSON object from a batch's columns taken in field order,

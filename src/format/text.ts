@@ -110,21 +110,21 @@ const writeBinaryHex = (sink: ByteSink, v: BinaryVector, i: number) => writeHex(
 const writeBool = (sink: ByteSink, v: BoolVector, i: number) => sink.ascii(v.values[i] === 1 ? 'true' : 'false')
 
 /**
- * Bare text writers: kinds whose text never needs quoting or escaping in CSV and
- * is a valid JSON token once wrapped in `"` when `quotedInJson` says so.
- * `string` and `json` are missing: each format escapes them its own way.
+ * Bare text writers: kinds whose text never needs quoting or escaping in CSV and is a
+ * valid JSON token once wrapped in `"` where the JSON format wants it. `string` and
+ * `json` have none: each format escapes them its own way.
  */
-export const BARE_TEXT: Partial<Record<Kind, { write: FieldWriter; quotedInJson: boolean }>> = {
-  u64hex: { write: writeU64Hex as FieldWriter, quotedInJson: true },
-  u64int: { write: writeU64Decimal as FieldWriter, quotedInJson: false },
-  u256hex: { write: writeFixedQuantity as FieldWriter, quotedInJson: true },
-  u256pad: { write: writeFixedHex as FieldWriter, quotedInJson: true },
-  hash: { write: writeFixedHex as FieldWriter, quotedInJson: true },
-  address: { write: writeFixedHex as FieldWriter, quotedInJson: true },
-  address32: { write: writeFixedHex as FieldWriter, quotedInJson: true },
-  bytes: { write: writeBinaryHex as FieldWriter, quotedInJson: true },
-  bool: { write: writeBool as FieldWriter, quotedInJson: false },
-}
+export const BARE_WRITERS = {
+  u64hex: writeU64Hex as FieldWriter,
+  u64int: writeU64Decimal as FieldWriter,
+  u256hex: writeFixedQuantity as FieldWriter,
+  u256pad: writeFixedHex as FieldWriter,
+  hash: writeFixedHex as FieldWriter,
+  address: writeFixedHex as FieldWriter,
+  address32: writeFixedHex as FieldWriter,
+  bytes: writeBinaryHex as FieldWriter,
+  bool: writeBool as FieldWriter,
+} satisfies Record<Exclude<Kind, 'string' | 'json'>, FieldWriter>
 
 /** A BOM at the start of a value is text like any other, not a marker to drop. */
 const utf8 = new TextDecoder('utf-8', { ignoreBOM: true })

@@ -14,7 +14,7 @@
 import type { ParquetQueryFilter } from 'hyparquet'
 import type { FieldDecl } from '../schema/dataset.ts'
 import { columnOf } from '../schema/dataset.ts'
-import type { StoredValue } from '../schema/kinds.ts'
+import { KINDS, type StoredValue } from '../schema/kinds.ts'
 import type { BlockRange } from '../manifest/types.ts'
 import type { Predicate } from './types.ts'
 import { bytesEqual, compareValues } from '../columns/compare.ts'
@@ -228,16 +228,10 @@ export function lowerBound(data: U64Vector, start: number, end: number, bound: b
   return lo
 }
 
-/**
- * Whether hyparquet prunes correctly with this predicate: its statistics compare
- * INT64, booleans and fixed-length bytes correctly and bloom filters hash them as
- * written; binary min/max cannot prove order predicates (hyparquet does not try),
- * byte-string statistics are decoded as text, and null markers cannot prune at all.
- */
+/** Whether hyparquet prunes correctly with this predicate (the kind says; null markers never prune). */
 function pushable(p: Predicate): boolean {
   if (p.field.virtual !== undefined || p.values.length === 0 || p.values.includes(null)) return false
-  if (p.op === 'eq' || p.op === 'in') return p.field.kind !== 'json'
-  return p.field.kind === 'u64hex' || p.field.kind === 'u64int'
+  return p.op === 'eq' || p.op === 'in' ? KINDS[p.field.kind].prunes.equality : KINDS[p.field.kind].prunes.order
 }
 
 function conditionOf(p: Predicate): Record<string, unknown> {

@@ -1,6 +1,6 @@
 /**
  * A dataset is declared once, as data. The Parquet schema, filter validation and
- * every output encoder are derived from these declarations (see `derive.ts`), so a
+ * every output encoder are derived from these declarations (`parquetSchemaOf` in src/parquet/write.ts, `parseDataQuery` in src/http/params.ts, the encoders of src/format/), so a
  * field added here appears everywhere or the declaration test fails.
  */
 import type { Kind } from './kinds.ts'

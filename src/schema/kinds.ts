@@ -43,6 +43,13 @@ export interface KindSpec {
   width?: number
   /** Operators a filter may use on a field of this kind. */
   operators: readonly Operator[]
+  /**
+   * What row groups can be pruned by (hyparquet: statistics compare INT64, booleans and
+   * fixed-length bytes correctly and bloom filters hash values as written; binary min/max
+   * cannot prove order, byte-string statistics are decoded as text, JSON is never equal
+   * as text).
+   */
+  prunes: { equality: boolean; order: boolean }
   /** Parses a filter value as sent in a query string; throws InvalidValueError. */
   parse(text: string): StoredValue
   /** The value as it appears in JSON output. */
@@ -105,6 +112,7 @@ export const KINDS: Record<Kind, KindSpec> = {
   u64hex: {
     parquet: { type: 'INT64', convertedType: 'UINT_64' },
     operators: ORDERED,
+    prunes: { equality: true, order: true },
     parse: t => parseUnsigned(t, U64_MAX),
     toJson: u64Hex,
     toText: u64Hex,
@@ -112,6 +120,7 @@ export const KINDS: Record<Kind, KindSpec> = {
   u64int: {
     parquet: { type: 'INT64', convertedType: 'UINT_64' },
     operators: ORDERED,
+    prunes: { equality: true, order: true },
     parse: t => parseUnsigned(t, U64_MAX),
     toJson: v => Number(v as bigint),
     toText: v => (v as bigint).toString(),
@@ -120,6 +129,7 @@ export const KINDS: Record<Kind, KindSpec> = {
     parquet: { type: 'FIXED_LEN_BYTE_ARRAY', typeLength: 32 },
     width: 32,
     operators: ORDERED,
+    prunes: { equality: true, order: false },
     parse: t => u256ToBytes(parseUnsigned(t, U256_MAX)),
     toJson: v => quantityHex(v as Uint8Array),
     toText: v => quantityHex(v as Uint8Array),
@@ -128,6 +138,7 @@ export const KINDS: Record<Kind, KindSpec> = {
     parquet: { type: 'FIXED_LEN_BYTE_ARRAY', typeLength: 32 },
     width: 32,
     operators: ORDERED,
+    prunes: { equality: true, order: false },
     parse: t => u256ToBytes(parseUnsigned(t, U256_MAX)),
     toJson: hexOf,
     toText: hexOf,
@@ -136,6 +147,7 @@ export const KINDS: Record<Kind, KindSpec> = {
     parquet: { type: 'FIXED_LEN_BYTE_ARRAY', typeLength: 32 },
     width: 32,
     operators: EQUALITY,
+    prunes: { equality: true, order: false },
     parse: fixedBytes(32, 'hash'),
     toJson: hexOf,
     toText: hexOf,
@@ -144,6 +156,7 @@ export const KINDS: Record<Kind, KindSpec> = {
     parquet: { type: 'FIXED_LEN_BYTE_ARRAY', typeLength: 20 },
     width: 20,
     operators: EQUALITY,
+    prunes: { equality: true, order: false },
     parse: fixedBytes(20, 'address'),
     toJson: hexOf,
     toText: hexOf,
@@ -152,6 +165,7 @@ export const KINDS: Record<Kind, KindSpec> = {
     parquet: { type: 'FIXED_LEN_BYTE_ARRAY', typeLength: 32 },
     width: 32,
     operators: EQUALITY,
+    prunes: { equality: true, order: false },
     parse: parseMoveAddress,
     toJson: hexOf,
     toText: hexOf,
@@ -159,6 +173,7 @@ export const KINDS: Record<Kind, KindSpec> = {
   bytes: {
     parquet: { type: 'BYTE_ARRAY' },
     operators: EQUALITY,
+    prunes: { equality: true, order: false },
     parse: t => {
       if (!/^0x([0-9a-fA-F]{2})*$/.test(t.trim())) throw new InvalidValueError(`expected 0x-prefixed hex bytes, got "${t}"`)
       return hexToBytes(t.trim())
@@ -169,6 +184,7 @@ export const KINDS: Record<Kind, KindSpec> = {
   bool: {
     parquet: { type: 'BOOLEAN' },
     operators: EQUALITY,
+    prunes: { equality: true, order: false },
     parse: t => {
       const v = t.trim().toLowerCase()
       if (v === 'true' || v === '1') return true
@@ -181,6 +197,7 @@ export const KINDS: Record<Kind, KindSpec> = {
   string: {
     parquet: { type: 'BYTE_ARRAY', convertedType: 'UTF8' },
     operators: ORDERED,
+    prunes: { equality: true, order: false },
     parse: t => t,
     toJson: v => v,
     toText: v => v as string,
@@ -188,6 +205,7 @@ export const KINDS: Record<Kind, KindSpec> = {
   json: {
     parquet: { type: 'BYTE_ARRAY', convertedType: 'UTF8' },
     operators: [],
+    prunes: { equality: false, order: false },
     parse: () => {
       throw new InvalidValueError('JSON fields cannot be filtered')
     },

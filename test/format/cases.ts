@@ -3,13 +3,12 @@
  * made deterministically by the test as plain values, then packed into vectors.
  */
 import type { FieldDecl } from '../../src/schema/dataset.ts'
-import type { Kind, StoredValue } from '../../src/schema/kinds.ts'
+import { KINDS, type Kind, type StoredValue } from '../../src/schema/kinds.ts'
 import { batchOf, type RowBatch } from '../../src/columns/batch.ts'
 import { mulberry32 } from '../../scripts/dev/random.ts'
 
-export const KIND_LIST: readonly Kind[] = [
-  'u64hex', 'u64int', 'u256hex', 'u256pad', 'hash', 'address', 'address32', 'bytes', 'bool', 'string', 'json',
-]
+/** Every kind of the vocabulary, from the vocabulary itself. */
+export const KIND_LIST = Object.keys(KINDS) as Kind[]
 
 /** Every kind twice: required (`<kind>`) and nullable (`<kind>_opt`). */
 export const ALL_KINDS: readonly FieldDecl[] = KIND_LIST.flatMap(kind => [
