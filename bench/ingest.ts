@@ -2,7 +2,7 @@
  * `npm run bench -- ingest`: the EVM ingester's rate and storage size, from a live
  * anvil devnet running the deterministic Uniswap workload and from recorded mainnet
  * blocks served by shared/tools/replay-evm.mjs: blocks/s, rows/s, and per dataset the
- * Parquet bytes per row against the same rows as JSON-RPC JSON (src/ingest/bench.ts).
+ * Parquet bytes per row against the same rows as JSON-RPC JSON (bench/lib/ingest.ts).
  */
 import { spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'

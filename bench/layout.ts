@@ -1,6 +1,6 @@
 /**
  * `npm run bench -- layout`: the measurements behind the writer's row-group size and
- * sort order (src/lake/layout-bench.ts). Slow the first time (five 1M-log lakes are
+ * sort order (bench/lib/layout-lake.ts). Slow the first time (five 1M-log lakes are
  * written and cached), so a plain `npm run bench` leaves it out.
  */
 import { benchLayout } from './lib/layout-lake.ts'

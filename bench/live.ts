@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- live`: the real-time figures of src/live/bench.ts: delivery
+ * `npm run bench -- live`: the real-time figures of bench/lib/live.ts: delivery
  * latency from a block mined on anvil to its first row at a WebSocket subscriber
  * (median and p99 over ≥200 blocks), messages per second to 100 subscribers, and
  * exactness (no row lost or repeated).

@@ -1,6 +1,6 @@
 /**
  * `npm run bench -- manifest`: manifest bytes a query loads at full Ethereum scale
- * (25 M blocks), computed by encoding a manifest of that shape (src/manifest/scale.ts).
+ * (25 M blocks), computed by encoding a manifest of that shape (bench/lib/manifest-scale.ts).
  */
 import { DEFAULT_PARTITION_BLOCKS } from '../src/ingest/run.ts'
 import { DEFAULT_LAYOUT } from '../src/parquet/write.ts'

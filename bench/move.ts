@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- move`: the Move-VM figures of src/move/bench.ts: ingest rate from
+ * `npm run bench -- move`: the Move-VM figures of bench/lib/move-lake.ts: ingest rate from
  * the replay server (shared/tools/replay-aptos.mjs), Parquet bytes per transaction
  * against the REST JSON, and queries by sender and by entry function over a
  * generated lake of ≥200,000 transactions, with object-store requests and bytes.
@@ -13,7 +13,7 @@ import type { Section } from './section.ts'
 
 const TRANSACTIONS = 200_000
 /** Files whose content decides the Move query lake's bytes. */
-const SOURCES = ['src/random.ts', 'src/move/sample.ts', 'src/move/transform.ts', 'src/datasets/move.ts', 'src/lake/write.ts', 'src/schema/kinds.ts', 'src/manifest/codec.ts']
+const SOURCES = ['scripts/dev/random.ts', 'scripts/dev/move-sample.ts', 'src/move/transform.ts', 'src/datasets/move.ts', 'src/parquet/write.ts', 'src/schema/kinds.ts', 'src/manifest/codec.ts']
 
 /** Markdown of the Move figures. */
 export function moveReport(r: MoveBench): string {

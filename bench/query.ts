@@ -1,6 +1,6 @@
 /**
  * `npm run bench -- query`: queries (a), (b) and (c) on the ≥1M-log lake through the
- * real HTTP path (src/http/bench.ts), against DuckDB on the same files, with the
+ * real HTTP path (bench/lib/http.ts), against DuckDB on the same files, with the
  * issue's targets checked.
  */
 import { benchHttp, type HttpQueryFigures } from './lib/http.ts'

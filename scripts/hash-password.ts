@@ -8,7 +8,7 @@
  *   printf %s "$PASSWORD" | npm run hash-password
  */
 import { parseArgs } from 'node:util'
-import { hashPassword, PBKDF2_ITERATIONS } from '../src/http/auth.ts'
+import { hashPassword, PBKDF2_ITERATIONS } from '../src/api/auth.ts'
 
 async function readPassword(): Promise<string> {
   const stdin = process.stdin

@@ -1,7 +1,7 @@
 /**
  * `npx node scripts/move-sample.ts [--out <dir-or-store-url>] [--blocks N] [--replace]`
  *
- * Writes the synthetic Move-VM sample (src/move/sample.ts) of every Move chain of the
+ * Writes the synthetic Move-VM sample (scripts/dev/move-sample.ts) of every Move chain of the
  * registry (APTOS, MOVEMENT, MOVEMENT_TESTNET) into the store, by default the bundled
  * sample lake partitions-manifest/sample that `npm start` serves. Transactions are
  * signed with the SDK for each chain's id and ingested through the real Move ingest

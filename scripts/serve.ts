@@ -12,16 +12,11 @@
  */
 import { parseArgs } from 'node:util'
 import { CHAINS } from '../src/chains/registry.ts'
-import { createApp } from '../src/http/app.ts'
-import { DEV_API_USERS, parseUsers } from '../src/http/auth.ts'
-import { ManifestReader } from '../src/manifest/read.ts'
-import { serve } from '../src/node/serve.ts'
-import { compressors } from 'hyparquet-compressors'
-import { snappyModuleFromFile, wasmSnappy } from '../src/parquet/snappy.ts'
-import { TailCache } from '../src/query/io.ts'
+import { DEV_API_USERS, parseUsers } from '../src/api/auth.ts'
 import { openStore } from '../src/store/open.ts'
 import { parseLiveChains } from '../src/live/config.ts'
-import { attachLive, followSpecs } from '../src/live/node.ts'
+import { followSpecs } from '../src/node/live.ts'
+import { startNodeServer } from '../src/node/server.ts'
 
 const { values } = parseArgs({
   options: {
@@ -49,16 +44,11 @@ if (!fromEnv && !loopback) {
 }
 const users = await parseUsers(fromEnv ? process.env.API_USERS! : DEV_API_USERS)
 const store = openStore(values.data)
-// WASM snappy: about 10 % faster scans than hyparquet's built-in decoder (Node only).
-// hyparquet-compressors for every codec; snappy through the module the Worker uses too (pages
-// decode from its memory); one tail cache for the API and the live replays.
-const scan = { compressors: { ...compressors, SNAPPY: wasmSnappy(await snappyModuleFromFile()) }, tails: new TailCache() }
-const app = createApp({ store, manifest: new ManifestReader(store), users, scan })
-const server = await serve({ fetch: request => app.fetch(request), port, host: values.host })
-const live = await attachLive(server.server, {
+const server = await startNodeServer({
   store,
   users,
-  scan,
+  port,
+  host: values.host,
   follow: followSpecs(parseLiveChains(process.env.LIVE_CHAINS)),
   waitForNodes: false,
   log: line => console.error(`[live] ${line}`),
@@ -73,10 +63,7 @@ for (const chain of CHAINS.filter(c => !c.hosts.includes('*'))) {
 console.log(fromEnv ? 'users: from API_USERS' : 'users: API_USERS is not set, using the development user dev:dev (curl -u dev:dev …)')
 
 const stop = () => {
-  live
-    .close()
-    .then(() => server.close())
-    .then(() => process.exit(0), () => process.exit(1))
+  server.close().then(() => process.exit(0), () => process.exit(1))
 }
 process.once('SIGINT', stop)
 process.once('SIGTERM', stop)

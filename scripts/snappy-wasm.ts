@@ -1,5 +1,5 @@
 /**
- * Writes src/lake/snappy.wasm: hysnappy's snappy decompressor (the one
+ * Writes src/parquet/snappy.wasm: hysnappy's snappy decompressor (the one
  * hyparquet-compressors uses), as a file. hysnappy ships it as base64
  * and compiles it at run time, which production workerd refuses; a Worker may only
  * instantiate a module compiled at deploy time, i.e. one imported as a `.wasm` file.

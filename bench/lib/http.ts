@@ -1,6 +1,6 @@
 /**
  * Query benchmark through the real HTTP path, for `npm run bench -- query`: the
- * ≥1M-log bench lake (src/query/bench.ts) served by the production bundle in
+ * ≥1M-log bench lake (bench/lib/lake.ts) served by the production bundle in
  * Miniflare (workerd, the output of `wrangler deploy --dry-run`, over a local R2
  * bucket seeded with the lake) and by the Node server (`scripts/serve.ts` over the
  * same directory, its own process), against DuckDB reading the same Parquet files,
@@ -35,7 +35,7 @@ import { countingStore } from '../../src/store/counting.ts'
 import { fsStore } from '../../src/store/fs.ts'
 import type { ObjectStore } from '../../src/store/types.ts'
 import { createApp } from '../../src/http/app.ts'
-import { parseUsers } from '../../src/http/auth.ts'
+import { parseUsers } from '../../src/api/auth.ts'
 import { buildBundle, bundleMiniflare } from '../../scripts/dev/bundle.ts'
 import { convertV4MiniflareOptions, Miniflare } from 'miniflare'
 

@@ -1,7 +1,7 @@
 /**
  * Benchmark of the query engine alone (no HTTP, no encoding) on a lake of logs at
  * mainnet-like density, against DuckDB on the same Parquet files. Not a test: it
- * prints figures. Run: `npx node src/query/bench.ts [dir] [logs] [pageSize] [rowGroupSize]`
+ * prints figures. Run: `npx node bench/lib/lake.ts [dir] [logs] [pageSize] [rowGroupSize]`
  * (the lake is built in `dir` once and reused, layout options apply when it is built;
  * default /tmp/query-bench-lake, 1,000,000 logs, the writer's default layout).
  *

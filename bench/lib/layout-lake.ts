@@ -1,7 +1,7 @@
 /**
  * The layout benchmark behind the writer's defaults (`npm run bench -- layout`): the
  * issue asks for the row-group size and the sort order inside a partition to be
- * chosen by measurement. On the same ≥1M logs (src/query/bench.ts's lake):
+ * chosen by measurement. On the same ≥1M logs (bench/lib/lake.ts's lake):
  *
  * 1. Block order with row groups of 5k/10k/50k/100k rows: file size and queries (a)
  *    rare address + topic0, (b) one block, (c) full export through the engine

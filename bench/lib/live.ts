@@ -17,10 +17,9 @@ import WebSocket from 'ws'
 import { CHAINS } from '../../src/chains/registry.ts'
 import { startAnvil } from '../../scripts/dev/devnet/anvil.ts'
 import { runActivityRound, setupWorkload } from '../../scripts/dev/devnet/workload.ts'
-import { parseUsers } from '../../src/http/auth.ts'
-import { serve } from '../../src/node/serve.ts'
+import { parseUsers } from '../../src/api/auth.ts'
 import { fsStore } from '../../src/store/fs.ts'
-import { attachLive } from '../../src/live/node.ts'
+import { startNodeServer } from '../../src/node/server.ts'
 import { basic } from '../../test/support/basic.ts'
 
 export interface LiveBenchOptions {
@@ -144,8 +143,7 @@ export async function liveBench(options: LiveBenchOptions = {}): Promise<LiveBen
       return result
     }) as unknown as typeof request
 
-    const running = await serve({ fetch: () => new Response('use a WebSocket', { status: 426 }) })
-    const service = await attachLive(running.server, {
+    const running = await startNodeServer({
       store: fsStore(dir),
       users: await parseUsers('bench:bench'),
       follow: [{ chain, rpcUrl: anvil.url, options: { finalityDepth: 16, compactBlocks: 32, observe: e => e.type === 'block' && seenAt.set(e.block.number, performance.now()) } }],
@@ -161,7 +159,7 @@ export async function liveBench(options: LiveBenchOptions = {}): Promise<LiveBen
       const started = performance.now()
       for (let round = 0; head - from + 1 < target; round++) await runActivityRound(ctx, round)
       const last = head
-      const live = service.chains.values().next().value!
+      const live = running.live.chains.values().next().value!
       while ((live.window()?.tip.number ?? -1) < last || liveClients.some(c => c.ws.bufferedAmount > 0)) await new Promise(r => setTimeout(r, 5))
       // Every subscriber got the last block's progress once the follower has it and sockets are drained.
       await new Promise(r => setTimeout(r, 200))
@@ -194,7 +192,6 @@ export async function liveBench(options: LiveBenchOptions = {}): Promise<LiveBen
       const replayRows = replayClients.reduce((s, c) => s + c.keys.length, 0)
 
       const blocks = [...minedAt.keys()].filter(b => b >= from && b <= last && rowAt.has(b))
-      await service.close()
       await running.close()
       return {
         blocks: last - from + 1,
@@ -208,7 +205,6 @@ export async function liveBench(options: LiveBenchOptions = {}): Promise<LiveBen
         repeated,
       }
     } catch (err) {
-      await service.close()
       await running.close()
       throw err
     }

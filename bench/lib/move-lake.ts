@@ -1,5 +1,5 @@
 /**
- * Move-VM figures for `npm run bench -- move` (scripts/bench/move.ts), not a test:
+ * Move-VM figures for `npm run bench -- move` (bench/move.ts), not a test:
  *
  * 1. Ingest rate from the replay server (shared/tools/replay-aptos.mjs) through the
  *    real path (fullnode client → moveSource → runIngest → Parquet → manifest):
@@ -8,14 +8,14 @@
  *    and a partition of its own;
  *    (b) the same transactions in one sparse pass written as one partition (fetch,
  *    hash checks, decoding, Parquet; no publication): the rate and size of real data;
- *    (c) a dense synthetic chain (src/move/sample.ts) served by the same replay tool
+ *    (c) a dense synthetic chain (scripts/dev/move-sample.ts) served by the same replay tool
  *    from a temporary data directory, in pages of 100 and partitions of 10,000.
  *    Each with its Parquet and REST JSON bytes per transaction.
  * 2. Queries by sender and by entry function over a generated lake of at least
  *    200,000 transactions (the sample generator with 20,000 accounts), with the
  *    engine's object-store requests and bytes (runQuery over a counting store).
  *
- * Run alone: `npx node src/move/bench.ts [lakeDir] [replay-aptos.mjs]` (prints JSON).
+ * Run alone: `npx node bench/lib/move-lake.ts [lakeDir] [replay-aptos.mjs]` (prints JSON).
  */
 import { spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'

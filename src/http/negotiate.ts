@@ -3,7 +3,7 @@
  * `Accept-Encoding` decides gzip. Pure functions over header text.
  */
 import { contentTypeOf, FORMATS, type Format } from '../format/encode.ts'
-import { ApiError, invalidParameter, quote } from './errors.ts'
+import { ApiError, invalidParameter, quote } from '../api/errors.ts'
 
 /** The order a wildcard Accept prefers formats in, after the endpoint's default. */
 const PREFERENCE: readonly Format[] = ['json_stream', 'json', 'csv', 'arrow']

@@ -9,8 +9,8 @@ import type { ManifestRoot } from '../manifest/types.ts'
 import { batchOf, type RowBatch } from '../columns/batch.ts'
 import type { DatasetDecl, FieldDecl } from '../schema/dataset.ts'
 import type { StoredValue } from '../schema/kinds.ts'
-import { invalidParameter } from './errors.ts'
-import { parseChain } from './params.ts'
+import { invalidParameter } from '../api/errors.ts'
+import { parseChain } from '../api/params.ts'
 
 /** Fields of a status record (`label` and `datasets` are ours; the rest are the spec's). */
 export const STATUS_FIELDS: readonly FieldDecl[] = [

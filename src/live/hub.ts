@@ -17,6 +17,7 @@ import { ManifestReader } from '../manifest/read.ts'
 import type { BlockRange, ChainRef } from '../manifest/types.ts'
 import { cellOf, type ColumnBatch } from '../columns/batch.ts'
 import { runQuery, type QueryResult } from '../query/engine.ts'
+import { NoDataError } from '../query/errors.ts'
 import type { ScanOptions } from '../query/scan.ts'
 import type { QuerySpec } from '../query/types.ts'
 import type { DatasetDecl } from '../schema/dataset.ts'
@@ -117,7 +118,7 @@ async function storedHash(ctx: { store: ObjectStore; manifest: ManifestReader },
     const result = await runQuery(ctx, { chain, dataset, from: n, to: n, predicates: [], fields: [hash] })
     for await (const b of result.batches) if (b.length) return bytesToHex(cellOf(b, 'hash', 0) as Uint8Array)
   } catch (err) {
-    if ((err as Error).name === 'NoDataError') return null
+    if (err instanceof NoDataError) return null
     throw err
   }
   return null

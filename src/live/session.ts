@@ -4,7 +4,7 @@
  * anything else, and enforces the per-user subscription limit. Runtime-neutral:
  * Node's `ws` and a Durable Object drive it with the same calls.
  */
-import { authenticate, type Users } from '../http/auth.ts'
+import { authenticate, type Users } from '../api/auth.ts'
 import type { QuerySpec } from '../query/types.ts'
 import type { LiveChain } from './hub.ts'
 import { errorMessage, pongMessage } from './messages.ts'

@@ -11,6 +11,7 @@
  * subscriber whose unsent bytes pass the limit is closed with 4413. Its memory is
  * bounded either way: nothing is queued here, only in the socket.
  */
+import { toApiError } from '../api/errors.ts'
 import type { Chain } from '../chains/registry.ts'
 import { intersectRanges, subtractRanges } from '../manifest/coverage.ts'
 import type { BlockRange } from '../manifest/types.ts'
@@ -357,10 +358,10 @@ function queryKeyOf(spec: QuerySpec): string {
   return JSON.stringify([spec.chain.id, spec.dataset.name, spec.fields.map(f => f.name), predicates])
 }
 
-/** Maps an error of the query or the follower to what the subscriber is told. */
+/** Maps an error of the query or the follower to what the subscriber is told (the HTTP API's mapping, then a close code). */
 export function failureOf(err: unknown): Failure {
-  const name = (err as { name?: string })?.name
-  if (name === 'StorageError') return { code: 'storage_unavailable', message: 'object storage is unavailable or timed out; resume later from cursor + 1', close: CLOSE.unavailable }
-  if (name === 'NoDataError') return { code: 'no_data', message: (err as Error).message, close: CLOSE.noData }
+  const { code, message } = toApiError(err)
+  if (code === 'storage_unavailable') return { code, message: 'object storage is unavailable or timed out; resume later from cursor + 1', close: CLOSE.unavailable }
+  if (code === 'no_data') return { code, message, close: CLOSE.noData }
   return { code: 'internal_error', message: 'internal error', close: CLOSE.internal }
 }

@@ -59,7 +59,7 @@ export interface ManifestShard {
   partitions: PartitionEntry[]
 }
 
-/** A partition's lookup copy (src/lake/lookup.ts): its rows sorted by `column` in small row groups. */
+/** A partition's lookup copy (src/parquet/lookup.ts): its rows sorted by `column` in small row groups. */
 export interface LookupEntry {
   column: string
   key: string

@@ -1,6 +1,6 @@
 /**
  * Decodes the data pages of a flat column chunk straight into a packed vector
- * (src/query/vector.ts): values are copied from the decompressed page into one
+ * (src/columns/vector.ts): values are copied from the decompressed page into one
  * flat buffer per column, so decoding allocates per page, not per value.
  * hyparquet decodes into one JavaScript value per cell (a Uint8Array view per
  * address or hash, a BigInt per number), and garbage collection then took half

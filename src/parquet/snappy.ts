@@ -6,7 +6,7 @@
  * server compiles its bytes (`snappyModuleFromFile`).
  *
  * The page comes back as a view of the module's memory, not a copy: it is valid until
- * the next call. src/lake/pages.ts decodes every page before it decompresses the next,
+ * the next call. src/parquet/pages.ts decodes every page before it decompresses the next,
  * so a full export skips copying 80 MB out of WebAssembly memory; nothing else may be
  * given this decompressor.
  */

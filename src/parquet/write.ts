@@ -19,7 +19,7 @@ export interface LayoutOptions {
    * Target uncompressed page size in bytes (default 8 KiB). Smaller pages let a selective
    * query decode and fetch less around each matching row, and give the range key's
    * chunks more than one page, hence a page index. Measured with
-   * `npx node src/query/bench.ts <dir> 1000000 <pageSize>` (1M logs, 5 files, 10k-row
+   * `npx node bench/lib/lake.ts <dir> 1000000 <pageSize>` (1M logs, 5 files, 10k-row
    * groups), 64 KiB → 8 KiB: (a) rare address + topic0 203 → ~135 ms and 12.1 → 8.7 MB
    * fetched; (b) one block slightly faster; (c) full export ~10 % slower (more pages to
    * decode), which the selective queries this service mostly answers outweigh.
@@ -122,7 +122,7 @@ export function writePartition(
  */
 function clusterByColumn(parquet: ParquetWriter, columns: string[]): void {
   if (!Array.isArray(parquet.pendingIndexes)) {
-    throw new Error('hyparquet-writer no longer has ParquetWriter.pendingIndexes: update clusterByColumn in src/lake/write.ts')
+    throw new Error('hyparquet-writer no longer has ParquetWriter.pendingIndexes: update clusterByColumn in src/parquet/write.ts')
   }
   const order = new Map(columns.map((c, i) => [c, i]))
   const rank = (p: ParquetWriter['pendingIndexes'][number]) => order.get(p.chunk.meta_data?.path_in_schema[0] ?? '') ?? columns.length

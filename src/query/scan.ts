@@ -54,7 +54,7 @@ export interface ScanOptions {
   tails?: TailCache
   /**
    * Page decompressors by codec (default: hyparquet's JavaScript snappy). Only the page
-   * decoder calls them, one page at a time, so one may return a view it reuses (src/lake/snappy.ts).
+   * decoder calls them, one page at a time, so one may return a view it reuses (src/parquet/snappy.ts).
    */
   compressors?: Compressors
   /**

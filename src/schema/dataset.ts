@@ -1,6 +1,6 @@
 /**
  * A dataset is declared once, as data. The Parquet schema, filter validation and
- * every output encoder are derived from these declarations (`parquetSchemaOf` in src/parquet/write.ts, `parseDataQuery` in src/http/params.ts, the encoders of src/format/), so a
+ * every output encoder are derived from these declarations (`parquetSchemaOf` in src/parquet/write.ts, `parseDataQuery` in src/api/params.ts, the encoders of src/format/), so a
  * field added here appears everywhere or the declaration test fails.
  */
 import type { Kind } from './kinds.ts'
@@ -39,7 +39,7 @@ export interface DatasetDecl {
   /** Stored columns that order rows inside a partition and in every response. */
   orderBy: readonly string[]
   fields: readonly FieldDecl[]
-  /** A lookup copy of every partition, for equality on one column (see src/lake/lookup.ts). */
+  /** A lookup copy of every partition, for equality on one column (see src/parquet/lookup.ts). */
   lookup?: LookupDecl
 }
 

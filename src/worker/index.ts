@@ -1,5 +1,7 @@
 /**
- * Worker entry: the HTTP app over the R2 bucket bound as LAKE. The store, the
+ * Worker entry, the Cloudflare runtime assembled in one place: the HTTP app over the
+ * R2 bucket bound as LAKE, with WebSocket upgrades handed to the chain's Durable
+ * Object (LIVE) once the app has authenticated and validated them. The store, the
  * manifest reader (with its shard cache) and the parsed users live at module scope,
  * so they are built once per isolate and shared by its requests. Without the
  * API_USERS secret every request is refused with a 503: a deployment never serves
@@ -7,15 +9,15 @@
  */
 import type { Hono } from 'hono'
 import { createApp } from '../http/app.ts'
-import { parseUsers, type Users } from '../http/auth.ts'
+import type { PipelineEnv } from '../http/middleware.ts'
 import { ManifestReader } from '../manifest/read.ts'
 import { r2Store } from '../store/r2.ts'
-import { forwardUpgrade } from '../live/durable.ts'
-import { isWebSocketUpgrade } from '../live/upgrade.ts'
+import { forwardUpgrade } from './live-object.ts'
 import { workerScan } from './scan.ts'
+import { usersOf } from './users.ts'
 
-/** The WebSocket API's Durable Object class: one per chain (src/live/durable.ts, bound as LIVE). */
-export { LiveChainObject } from '../live/durable.ts'
+/** The WebSocket API's Durable Object class: one per chain (live-object.ts, bound as LIVE). */
+export { LiveChainObject } from './live-object.ts'
 
 export interface Env {
   LAKE: R2Bucket
@@ -27,33 +29,29 @@ export interface Env {
   LIVE_CHAINS?: string
 }
 
-let cached: { bucket: R2Bucket; usersText: string | undefined; app: Promise<Hono> } | undefined
+let cached: { bucket: R2Bucket; live: DurableObjectNamespace | undefined; usersText: string | undefined; app: Promise<Hono<PipelineEnv>> } | undefined
 
-async function build(env: Env): Promise<Hono> {
-  let users: Users | null = null
-  if (env.API_USERS !== undefined && env.API_USERS.trim() !== '') {
-    try {
-      users = await parseUsers(env.API_USERS)
-    } catch (err) {
-      console.error(`API_USERS is unusable: ${(err as Error).message}`)
-    }
-  }
+async function build(env: Env): Promise<Hono<PipelineEnv>> {
   const store = r2Store(env.LAKE)
-  return createApp({ store, manifest: new ManifestReader(store), users, scan: workerScan() })
+  return createApp({
+    store,
+    manifest: new ManifestReader(store),
+    users: await usersOf(env.API_USERS),
+    scan: workerScan(),
+    ...(env.LIVE ? { upgrade: forwardUpgrade(env.LIVE) } : {}),
+  })
 }
 
 /** The app for this isolate's bindings, rebuilt only when they change. */
-function appFor(env: Env): Promise<Hono> {
-  if (!cached || cached.bucket !== env.LAKE || cached.usersText !== env.API_USERS) {
-    cached = { bucket: env.LAKE, usersText: env.API_USERS, app: build(env) }
+function appFor(env: Env): Promise<Hono<PipelineEnv>> {
+  if (!cached || cached.bucket !== env.LAKE || cached.live !== env.LIVE || cached.usersText !== env.API_USERS) {
+    cached = { bucket: env.LAKE, live: env.LIVE, usersText: env.API_USERS, app: build(env) }
   }
   return cached.app
 }
 
 export default {
   async fetch(request, env, ctx): Promise<Response> {
-    // WebSocket subscriptions (src/live): authenticated and validated here, served by the chain's Durable Object.
-    if (env.LIVE && isWebSocketUpgrade(request.headers)) return forwardUpgrade(request, { LAKE: env.LAKE, API_USERS: env.API_USERS, LIVE: env.LIVE, LIVE_CHAINS: env.LIVE_CHAINS })
     return (await appFor(env)).fetch(request, env, ctx)
   },
 } satisfies ExportedHandler<Env>

@@ -2,7 +2,7 @@
 import { execFile } from 'node:child_process'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { authenticate, parseUsers } from '../../src/http/auth.ts'
+import { authenticate, parseUsers } from '../../src/api/auth.ts'
 import { basic } from '../support/basic.ts'
 
 const script = join(import.meta.dirname, '..', '..', 'scripts', 'hash-password.ts')

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { ApiError } from '../../src/http/errors.ts'
+import { ApiError } from '../../src/api/errors.ts'
 import { acceptsGzip, negotiateFormat } from '../../src/http/negotiate.ts'
 
 const status = (f: () => unknown) => {

@@ -5,7 +5,7 @@
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import { createApp } from '../../src/http/app.ts'
-import { parseUsers } from '../../src/http/auth.ts'
+import { parseUsers } from '../../src/api/auth.ts'
 import { ManifestReader } from '../../src/manifest/read.ts'
 import { fsStore } from '../../src/store/fs.ts'
 import { SAMPLE_LABEL } from '../../scripts/dev/move-sample.ts'

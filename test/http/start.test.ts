@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { blocks } from '../../src/datasets/evm.ts'
-import { hashPassword } from '../../src/http/auth.ts'
+import { hashPassword } from '../../src/api/auth.ts'
 import { DECODERS } from '../format/decode.ts'
 
 import { buildHttpLake, canonicalRecords, inBlocks, type HttpLake } from './fixture.ts'

@@ -6,9 +6,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { join } from 'node:path'
 import { unstable_startWorker } from 'wrangler'
-import { credentialProtocol, PROTOCOL } from '../../src/live/protocol.ts'
 import { addressTopic, Chainlet, globalClient, rawClient, rowsOf, TOPIC0, USERS, wsClient } from './helpers.ts'
 import { basic } from '../support/basic.ts'
+import { credentialProtocol, PROTOCOL } from '../../src/api/websocket.ts'
 
 // Local runs never reach Cloudflare's servers (Miniflare's Request.cf).
 process.env.CLOUDFLARE_CF_FETCH_ENABLED ??= 'false'

@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { chainKey } from '../../src/chains/registry.ts'
 import type { LiveChain } from '../../src/live/hub.ts'
-import { credentialProtocol, PROTOCOL } from '../../src/live/protocol.ts'
 import { Chainlet, globalClient, rawClient, startLiveServer, wsClient, type LiveServer } from './helpers.ts'
 import { basic } from '../support/basic.ts'
 import { DEVNET } from '../support/chains.ts'
 import { removeTempDirs } from '../support/stores.ts'
+import { credentialProtocol, PROTOCOL } from '../../src/api/websocket.ts'
 
 const ALICE = { authorization: basic('alice', 'secret') }
 

@@ -7,11 +7,11 @@
 import { mnemonicToAccount } from 'viem/accounts'
 import type { Hex } from 'viem'
 import WebSocket from 'ws'
-import { parseUsers } from '../../src/http/auth.ts'
+import { parseUsers } from '../../src/api/auth.ts'
 import { DEVNET_MNEMONIC, startAnvil, type Anvil } from '../../scripts/dev/devnet/anvil.ts'
-import { attachLive, type FollowSpec, type LiveService } from '../../src/live/node.ts'
+import type { FollowSpec, LiveService } from '../../src/node/live.ts'
+import { startNodeServer } from '../../src/node/server.ts'
 import type { LiveLimits } from '../../src/live/protocol.ts'
-import { serve } from '../../src/node/serve.ts'
 import type { ObjectStore } from '../../src/store/types.ts'
 import { tempStore } from '../support/stores.ts'
 
@@ -144,23 +144,12 @@ export interface LiveServer {
   close(): Promise<void>
 }
 
-/** The Node server (HTTP app not needed: upgrades only) with the live service on 127.0.0.1. */
+/** The Node server with the live service on 127.0.0.1. */
 export async function startLiveServer(opts: { store?: ObjectStore; follow?: FollowSpec[]; limits?: Partial<LiveLimits>; pollIntervalMs?: number; closeGraceMs?: number; log?: (line: string) => void } = {}): Promise<LiveServer> {
   const store = opts.store ?? (await tempStore()).store
   const users = await parseUsers(USERS)
-  const running = await serve({ fetch: () => new Response('use a WebSocket', { status: 426 }) })
-  const service = await attachLive(running.server, { store, users, follow: opts.follow, limits: opts.limits, pollIntervalMs: opts.pollIntervalMs ?? 20, closeGraceMs: opts.closeGraceMs, log: opts.log ?? (() => {}) })
-  return {
-    url: running.url,
-    wsUrl: running.url.replace('http', 'ws'),
-    port: running.port,
-    service,
-    store,
-    close: async () => {
-      await service.close()
-      await running.close()
-    },
-  }
+  const running = await startNodeServer({ store, users, follow: opts.follow, limits: opts.limits, pollIntervalMs: opts.pollIntervalMs ?? 20, closeGraceMs: opts.closeGraceMs, log: opts.log ?? (() => {}) })
+  return { url: running.url, wsUrl: running.url.replace('http', 'ws'), port: running.port, service: running.live, store, close: () => running.close() }
 }
 
 

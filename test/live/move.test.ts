@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { findChain } from '../../src/chains/registry.ts'
 import { createApp } from '../../src/http/app.ts'
-import { parseUsers } from '../../src/http/auth.ts'
+import { parseUsers } from '../../src/api/auth.ts'
 import { moveSource } from '../../src/ingest/move-source.ts'
 import { runIngest } from '../../src/ingest/run.ts'
 import { LiveConfigError, parseLiveChains } from '../../src/live/config.ts'

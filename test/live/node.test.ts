@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { addressTopic, Chainlet, globalClient, rowsOf, startLiveServer, TOPIC0, wsClient, type LiveServer } from './helpers.ts'
-import { credentialProtocol, PROTOCOL } from '../../src/live/protocol.ts'
 import { basic } from '../support/basic.ts'
 import { DEVNET } from '../support/chains.ts'
 import { removeTempDirs } from '../support/stores.ts'
+import { credentialProtocol, PROTOCOL } from '../../src/api/websocket.ts'
 
 const ALICE = { authorization: basic('alice', 'secret') }
 

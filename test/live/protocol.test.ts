@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest'
-import { basicFromProtocols, credentialProtocol, InvalidMessageError, offeredProtocols, parseClientMessage } from '../../src/live/protocol.ts'
+import { InvalidMessageError, parseClientMessage } from '../../src/live/protocol.ts'
 import { AckWindow } from '../../src/live/acks.ts'
 import { parseLiveChains, LiveConfigError } from '../../src/live/config.ts'
+import { basicFromProtocols, credentialProtocol, offeredProtocols } from '../../src/api/websocket.ts'
 
 describe('client messages', () => {
   it('accepts auth, ping and ack', () => {

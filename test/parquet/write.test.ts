@@ -86,7 +86,7 @@ describe('partition layout', () => {
   it('writes each column\'s bloom filters contiguously, in column order, just before the footer, and records where', () => {
     const w = writePartition(logs, logsBatch(5_000), { from: 1000, to: 1049 }, { rowGroupSize: 1_000 })
     const { metadata, entry, bytes } = w
-    const changed = 'hyparquet-writer changed how ParquetWriter.finish() lays out bloom filters: see clusterByColumn in src/lake/write.ts'
+    const changed = 'hyparquet-writer changed how ParquetWriter.finish() lays out bloom filters: see clusterByColumn in src/parquet/write.ts'
     expect(entry.footerOffset).toBe(bytes.length - 8 - metadata.metadata_length)
     expect(parquetMetadata(bytes.slice(entry.footerOffset)).num_rows).toBe(5_000n)
     const bloomColumns = storedFields(logs).filter(f => f.bloom).map(columnOf)

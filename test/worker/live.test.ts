@@ -10,8 +10,7 @@ import { env } from 'cloudflare:workers'
 import { createExecutionContext, runInDurableObject, waitOnExecutionContext } from 'cloudflare:test'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { logs, EVM_DATASETS } from '../../src/datasets/evm.ts'
-import { storagePersistence } from '../../src/live/durable.ts'
-import { credentialProtocol, PROTOCOL } from '../../src/live/protocol.ts'
+import { storagePersistence } from '../../src/worker/live-object.ts'
 import { windowBlock } from '../../src/live/window.ts'
 import { r2Store } from '../../src/store/r2.ts'
 import worker from '../../src/worker/index.ts'
@@ -19,6 +18,7 @@ import { decodeJson } from '../format/decode.ts'
 import { buildHttpLake, canonicalRecords, inBlocks, type HttpLake } from '../http/fixture.ts'
 import { makePools, makeRows, rng, toColumns } from '../query/lake.ts'
 import { basic } from '../support/basic.ts'
+import { credentialProtocol, PROTOCOL } from '../../src/api/websocket.ts'
 
 type Json = any
 const LIVE = (env as unknown as { LIVE: DurableObjectNamespace }).LIVE

@@ -4,24 +4,26 @@
  * `upgrade` event. One LiveChain per chain; a followed chain polls its node on a
  * timer (immediately again while it is catching up).
  */
-import { STATUS_CODES, type IncomingMessage, type Server } from 'node:http'
+import { STATUS_CODES, type IncomingMessage } from 'node:http'
 import type { Duplex } from 'node:stream'
 import { WebSocketServer, type WebSocket } from 'ws'
-import { CHAINS, chainKey, type Chain } from '../chains/registry.ts'
-import type { Users } from '../http/auth.ts'
-import { ApiError, errorBody, toApiError } from '../http/errors.ts'
+import { chainKey, type Chain } from '../chains/registry.ts'
+import type { Users } from '../api/auth.ts'
+import { ApiError } from '../api/errors.ts'
 import type { RpcOptions } from '../ingest/rpc.ts'
-import type { DatasetDecl } from '../schema/dataset.ts'
 import type { ObjectStore } from '../store/types.ts'
-import type { FollowedChain } from './config.ts'
-import { LiveChain, UserLimiter, type LiveChainOptions } from './hub.ts'
-import { CLOSE, DEFAULT_LIMITS, PROTOCOL, type LiveLimits } from './protocol.ts'
-import { LiveSession } from './session.ts'
-import { evmFollowed, followedSource, type LiveSource } from './source.ts'
-import { moveFollowed } from './move-source.ts'
-import type { Connection } from './subscription.ts'
-import { checkUpgrade, type AcceptedUpgrade } from './upgrade.ts'
+import type { FollowedChain } from '../live/config.ts'
+import { LiveChain, UserLimiter, type LiveChainOptions } from '../live/hub.ts'
+import { CLOSE, DEFAULT_LIMITS, type LiveLimits } from '../live/protocol.ts'
+import { LiveSession } from '../live/session.ts'
+import { evmFollowed, followedSource, type LiveSource } from '../live/source.ts'
+import { moveFollowed } from '../live/move-source.ts'
+import type { Connection } from '../live/subscription.ts'
+import type { AcceptedUpgrade } from '../api/upgrade.ts'
+import type { UpgradeHook } from '../http/app.ts'
+import { toRequest, type FetchHandler } from './serve.ts'
 import type { ScanOptions } from '../query/scan.ts'
+import { PROTOCOL } from '../api/websocket.ts'
 
 /** A chain to follow: its node, and options of its LiveChain. */
 export interface FollowSpec {
@@ -45,8 +47,6 @@ export interface LiveServiceOptions {
   store: ObjectStore
   users: Users | null
   follow?: FollowSpec[]
-  chains?: readonly Chain[]
-  datasets?: readonly DatasetDecl[]
   limits?: Partial<LiveLimits>
   /** Time between polls of a node, ms (default 1,000). */
   pollIntervalMs?: number
@@ -59,18 +59,15 @@ export interface LiveServiceOptions {
 
 const sleep = (ms: number) => new Promise(r => setTimeout(r, ms))
 
-/** Writes an HTTP error response on a socket that was not upgraded, then ends it. */
-function refuse(socket: Duplex, err: ApiError): void {
-  const body = errorBody(err)
-  const headers = {
-    'Content-Type': 'application/json; charset=utf-8',
-    'Content-Length': String(Buffer.byteLength(body)),
-    'Cache-Control': 'no-store',
-    Connection: 'close',
-    ...err.headers,
-  }
-  const head = `HTTP/1.1 ${err.status} ${STATUS_CODES[err.status] ?? ''}\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}`).join('\r\n')}\r\n\r\n`
-  socket.end(head + body)
+/** Writes the app's answer on a socket that was not upgraded, then ends it. */
+async function refuse(socket: Duplex, response: Response): Promise<void> {
+  const body = Buffer.from(await response.arrayBuffer())
+  const headers: Record<string, string> = { 'Cache-Control': 'no-store' }
+  response.headers.forEach((value, name) => (headers[name] = value))
+  headers['content-length'] = String(body.length)
+  headers.connection = 'close'
+  const head = `HTTP/1.1 ${response.status} ${STATUS_CODES[response.status] ?? ''}\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}`).join('\r\n')}\r\n\r\n`
+  socket.end(Buffer.concat([Buffer.from(head), body]))
 }
 
 export class LiveService {
@@ -84,6 +81,7 @@ export class LiveService {
   private running = true
   private loops: Promise<void>[] = []
   private readonly pollMs = new Map<LiveChain, number>()
+  private readonly admitted = new WeakMap<Request, [LiveChain, AcceptedUpgrade]>()
 
   constructor(options: LiveServiceOptions) {
     this.opts = options
@@ -146,31 +144,43 @@ export class LiveService {
     return Promise.all(started).then(() => {})
   }
 
-  /** The `upgrade` handler of a node:http server. */
-  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+  /**
+   * The app's upgrade hook: admits a validated subscription (or throws the error to
+   * answer) and marks its request, so the `upgrade` event that ran the app upgrades it.
+   */
+  readonly upgradeHook: UpgradeHook = (request, accepted) => {
+    this.admitted.set(request, [this.admit(accepted), accepted])
+    return new Response(null, { status: 204 })
+  }
+
+  /**
+   * The `upgrade` handler of a node:http server: the request goes through the app (the
+   * same authentication and parsing as a GET), and is upgraded only if the app admitted it.
+   */
+  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer, fetch: FetchHandler): void {
     socket.on('error', () => socket.destroy())
-    this.accept(req).then(
-      ([live, accepted]) => {
-        this.wss.handleUpgrade(req, socket, head, ws => this.connect(ws, live, accepted))
+    let request: Request
+    try {
+      request = toRequest(req, new AbortController().signal)
+    } catch {
+      socket.destroy()
+      return
+    }
+    Promise.resolve(fetch(request)).then(
+      response => {
+        const admitted = this.admitted.get(request)
+        if (admitted) this.wss.handleUpgrade(req, socket, head, ws => this.connect(ws, ...admitted))
+        else return refuse(socket, response)
       },
       err => {
-        const api = toApiError(err)
-        if (api.status === 500) this.opts.log?.(`websocket upgrade: unexpected error: ${(err as Error)?.stack ?? err}`)
-        refuse(socket, api)
+        this.opts.log?.(`websocket upgrade: unexpected error: ${(err as Error)?.stack ?? err}`)
+        socket.destroy()
       },
     )
   }
 
-  private async accept(req: IncomingMessage): Promise<[LiveChain, AcceptedUpgrade]> {
-    const headers = new Headers()
-    for (let i = 0; i < req.rawHeaders.length; i += 2) headers.append(req.rawHeaders[i], req.rawHeaders[i + 1])
-    let url: URL
-    try {
-      url = new URL(req.url ?? '/', `http://${req.headers.host ?? 'localhost'}`)
-    } catch {
-      throw new ApiError(400, 'bad_request', 'malformed request')
-    }
-    const accepted = await checkUpgrade(url, headers, { users: this.opts.users, chains: this.opts.chains ?? CHAINS, datasets: this.opts.datasets })
+  /** The live-specific checks of a subscription: its chain live when asked for, the user's and pending limits. */
+  private admit(accepted: AcceptedUpgrade): LiveChain {
     const live = this.chain(accepted.spec.chain)
     if (accepted.spec.to === 'latest' && !live.live) {
       if (live.halted) throw new ApiError(503, live.halted.code, live.halted.message)
@@ -183,7 +193,7 @@ export class LiveService {
     if (accepted.user === null && this.pending >= this.limits.maxPendingAuth) {
       throw new ApiError(503, 'too_many_pending', 'too many connections are waiting to authenticate; retry later', { headers: { 'Retry-After': '5' } })
     }
-    return [live, accepted]
+    return live
   }
 
   private connect(ws: WebSocket, live: LiveChain, accepted: AcceptedUpgrade): void {
@@ -238,17 +248,4 @@ export class LiveService {
     for (const ws of this.sockets) ws.terminate()
     this.wss.close()
   }
-}
-
-/**
- * Serves the WebSocket API on an HTTP server's upgrades. With `waitForNodes`
- * (default true) it resolves once every followed chain is anchored (retrying a
- * node that does not answer); without, at once, following as nodes come up.
- */
-export async function attachLive(server: Server, options: LiveServiceOptions & { waitForNodes?: boolean }): Promise<LiveService> {
-  const service = new LiveService(options)
-  server.on('upgrade', (req, socket, head) => service.handleUpgrade(req, socket, head))
-  const started = service.start()
-  if (options.waitForNodes ?? true) await started
-  return service
 }

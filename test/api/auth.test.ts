@@ -1,6 +1,6 @@
 import { pbkdf2Sync } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
-import { authenticate, constantTimeEqual, hashPassword, parseBasic, parseUsers, UsersConfigError } from '../../src/http/auth.ts'
+import { authenticate, constantTimeEqual, hashPassword, parseBasic, parseUsers, UsersConfigError } from '../../src/api/auth.ts'
 import { basic } from '../support/basic.ts'
 
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { CHAINS, type Chain } from '../../src/chains/registry.ts'
-import { hostName, routeHost } from '../../src/http/hosts.ts'
+import { hostName, routeHost } from '../../src/api/hosts.ts'
 
 describe('routeHost', () => {
   it('sends each Move host to its own chain, whatever the port or case', () => {

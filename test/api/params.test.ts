@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest'
 import { CHAINS } from '../../src/chains/registry.ts'
 import { blocks, logs, transactions } from '../../src/datasets/evm.ts'
-import { ApiError } from '../../src/http/errors.ts'
-import { routeHost } from '../../src/http/hosts.ts'
-import { MAX_IN_VALUES, MAX_LIMIT, parseBlockBound, parseDataQuery, parseFields, parseLimit } from '../../src/http/params.ts'
+import { ApiError } from '../../src/api/errors.ts'
+import { routeHost } from '../../src/api/hosts.ts'
+import { MAX_IN_VALUES, MAX_LIMIT, parseBlockBound, parseDataQuery, parseFields, parseLimit } from '../../src/api/params.ts'
 import type { DatasetDecl } from '../../src/schema/dataset.ts'
 
 const evm = routeHost('api.example.com', CHAINS)

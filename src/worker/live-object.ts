@@ -7,24 +7,27 @@
  * attachment, so after hibernation the object rebuilds every subscription and
  * continues from its cursor.
  *
- * The Worker authenticates and validates the upgrade (`forwardUpgrade`), then hands
+ * The Worker's app authenticates and validates the upgrade, then `forwardUpgrade` hands
  * it to the chain's object with the user in an internal header; the object is
  * reachable only through the Worker, so it trusts that header.
  */
 import { chainKey, CHAINS } from '../chains/registry.ts'
-import { parseUsers, type Users } from '../http/auth.ts'
-import { ApiError, errorResponse, toApiError } from '../http/errors.ts'
+import type { Users } from '../api/auth.ts'
+import { usersOf } from './users.ts'
+import { ApiError, errorResponse, toApiError } from '../api/errors.ts'
 import { r2Store } from '../store/r2.ts'
-import { parseLiveChains, type FollowedChain } from './config.ts'
-import { AckWindow } from './acks.ts'
-import { LiveChain, type WindowPersistence } from './hub.ts'
-import { CREDENTIAL_PROTOCOL_PREFIX, offeredProtocols, type LiveLimits } from './protocol.ts'
-import { LiveSession } from './session.ts'
-import { evmFollowed, followedSource } from './source.ts'
-import type { Connection } from './subscription.ts'
-import { authenticateUpgrade, isWebSocketUpgrade, parseUpgrade } from './upgrade.ts'
-import type { Anchor, WindowBlock } from './window.ts'
-import { workerScan } from '../worker/scan.ts'
+import { parseLiveChains, type FollowedChain } from '../live/config.ts'
+import { AckWindow } from '../live/acks.ts'
+import { LiveChain, type WindowPersistence } from '../live/hub.ts'
+import { type LiveLimits } from '../live/protocol.ts'
+import { LiveSession } from '../live/session.ts'
+import { evmFollowed, followedSource } from '../live/source.ts'
+import type { Connection } from '../live/subscription.ts'
+import { isWebSocketUpgrade, parseUpgrade } from '../api/upgrade.ts'
+import type { UpgradeHook } from '../http/app.ts'
+import type { Anchor, WindowBlock } from '../live/window.ts'
+import { workerScan } from './scan.ts'
+import { CREDENTIAL_PROTOCOL_PREFIX, offeredProtocols } from '../api/websocket.ts'
 
 export interface LiveEnv {
   LAKE: R2Bucket
@@ -60,44 +63,22 @@ interface Attachment {
   to: number | null
 }
 
-let usersCache: { text: string | undefined; users: Promise<Users | null> } | undefined
-
-/** API_USERS parsed once per isolate; null when unset or unusable (everything is then refused with 503). */
-function usersOf(text: string | undefined): Promise<Users | null> {
-  if (!usersCache || usersCache.text !== text) {
-    const users = text === undefined || text.trim() === '' ? Promise.resolve(null) : parseUsers(text).catch(err => {
-      console.error(`API_USERS is unusable: ${(err as Error).message}`)
-      return null
-    })
-    usersCache = { text, users }
-  }
-  return usersCache.users
-}
-
 /**
- * The Worker's side: authenticates and validates a WebSocket upgrade exactly as
- * the HTTP API would (same JSON errors), then forwards it to the chain's object
+ * The Worker's upgrade hook: the app has authenticated and validated the upgrade
+ * exactly as an HTTP request (same JSON errors); it goes to the chain's object
  * without the credentials.
  */
-export async function forwardUpgrade(request: Request, env: LiveEnv): Promise<Response> {
-  try {
-    const users = await usersOf(env.API_USERS)
-    if (!users) throw new ApiError(503, 'not_configured', 'no API users are configured on this deployment (set the API_USERS secret)')
-    const user = await authenticateUpgrade(request.headers, users, 'edge-chain-data')
-    const url = new URL(request.url)
-    const { spec } = parseUpgrade(url, request.headers)
+export function forwardUpgrade(live: DurableObjectNamespace): UpgradeHook {
+  return (request, accepted) => {
     const headers = new Headers(request.headers)
     headers.delete('authorization')
     const offered = offeredProtocols(request.headers.get('sec-websocket-protocol')).filter(p => !p.startsWith(CREDENTIAL_PROTOCOL_PREFIX))
     if (offered.length) headers.set('sec-websocket-protocol', offered.join(', '))
     else headers.delete('sec-websocket-protocol')
-    headers.set(USER_HEADER, user ?? '')
-    headers.set(CHAIN_HEADER, chainKey(spec.chain))
-    const stub = env.LIVE.get(env.LIVE.idFromName(chainKey(spec.chain)))
-    return await stub.fetch(new Request(url, { method: 'GET', headers }))
-  } catch (err) {
-    if (toApiError(err).status === 500) console.error('websocket upgrade: unexpected error', err)
-    return errorResponse(err)
+    headers.set(USER_HEADER, accepted.user ?? '')
+    headers.set(CHAIN_HEADER, chainKey(accepted.spec.chain))
+    const stub = live.get(live.idFromName(chainKey(accepted.spec.chain)))
+    return stub.fetch(new Request(request.url, { method: 'GET', headers }))
   }
 }
 

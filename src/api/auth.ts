@@ -13,6 +13,9 @@
 import { ApiError } from './errors.ts'
 
 /** PBKDF2 iterations of new hashes: the most workerd's Web Crypto accepts. */
+/** The Basic-auth realm every 401 names. */
+export const REALM = 'edge-chain-data'
+
 export const PBKDF2_ITERATIONS = 100_000
 const MAX_ITERATIONS = 100_000
 const SCHEME = 'pbkdf2-sha256'
@@ -144,9 +147,9 @@ export async function authenticate(header: string | null | undefined, users: Use
 }
 
 /** The 401 every unauthenticated request gets. */
-export const unauthorized = (realm: string): ApiError =>
+export const unauthorized = (): ApiError =>
   new ApiError(401, 'unauthorized', 'missing or invalid credentials: send Authorization: Basic base64(user:password)', {
-    headers: { 'WWW-Authenticate': `Basic realm="${realm}", charset="UTF-8"` },
+    headers: { 'WWW-Authenticate': `Basic realm="${REALM}", charset="UTF-8"` },
   })
 
 /** The 503 of a deployment without API_USERS: it serves nothing rather than everything. */

@@ -8,25 +8,21 @@
  * message once connected; either way they stay out of URLs and access logs.
  */
 import { CHAINS, type Chain } from '../chains/registry.ts'
-import { authenticate, notConfigured, unauthorized, type Users } from '../http/auth.ts'
-import { DATASETS, findDataset } from '../http/datasets.ts'
-import { ApiError, invalidParameter } from '../http/errors.ts'
-import { routeHost } from '../http/hosts.ts'
-import { parseDataQuery } from '../http/params.ts'
+import { authenticate, unauthorized, type Users } from './auth.ts'
+import { DATASETS, findDataset } from './datasets.ts'
+import { ApiError, invalidParameter } from './errors.ts'
+import { routeHost } from './hosts.ts'
+import { API_PREFIX } from './paths.ts'
+import { parseDataQuery } from './params.ts'
 import type { QuerySpec } from '../query/types.ts'
 import type { DatasetDecl } from '../schema/dataset.ts'
-import { basicFromProtocols, offeredProtocols, PROTOCOL } from './protocol.ts'
+import { basicFromProtocols, offeredProtocols, PROTOCOL } from './websocket.ts'
 
-/** Path prefix of every endpoint (as in the HTTP app). */
-const API_PREFIX = '/v1/api/'
 
+/** What parsing an upgrade needs besides the request: the registries (defaults: every chain and dataset). */
 export interface UpgradeContext {
-  /** Configured users; null refuses everything with 503, as the HTTP API does. */
-  users: Users | null
   chains?: readonly Chain[]
   datasets?: readonly DatasetDecl[]
-  /** Basic-auth realm of the 401 (default "edge-chain-data"). */
-  realm?: string
 }
 
 /** A request that may be upgraded. */
@@ -48,30 +44,20 @@ export const isWebSocketUpgrade = (headers: { get(name: string): string | null }
   (headers.get('upgrade') ?? '').toLowerCase() === 'websocket'
 
 /**
- * Validates an upgrade request; throws the ApiError to answer instead. `url` is
- * the full request URL (its host routes to a chain family, as over HTTP).
- */
-export async function checkUpgrade(url: URL, headers: { get(name: string): string | null }, ctx: UpgradeContext): Promise<AcceptedUpgrade> {
-  if (!ctx.users) throw notConfigured()
-  const user = await authenticateUpgrade(headers, ctx.users, ctx.realm ?? 'edge-chain-data')
-  return { ...parseUpgrade(url, headers, ctx), user }
-}
-
-/**
  * The user of an upgrade's credentials (Authorization header, else a credential
  * subprotocol); null when it carries none. Wrong credentials throw the 401.
  */
-export async function authenticateUpgrade(headers: { get(name: string): string | null }, users: Users, realm: string): Promise<string | null> {
+export async function authenticateUpgrade(headers: { get(name: string): string | null }, users: Users): Promise<string | null> {
   const header = headers.get('authorization')
   const fromProtocol = basicFromProtocols(offeredProtocols(headers.get('sec-websocket-protocol')))
   if (header === null && fromProtocol === undefined) return null
   const user = header !== null ? await authenticate(header, users) : fromProtocol === null ? null : await authenticate(fromProtocol, users)
-  if (user === null) throw unauthorized(realm)
+  if (user === null) throw unauthorized()
   return user
 }
 
 /** The subscription an upgrade asks for, and the subprotocol to answer with; no authentication. */
-export function parseUpgrade(url: URL, headers: { get(name: string): string | null }, ctx: Omit<UpgradeContext, 'users'> = {}): Omit<AcceptedUpgrade, 'user'> {
+export function parseUpgrade(url: URL, headers: { get(name: string): string | null }, ctx: UpgradeContext = {}): Omit<AcceptedUpgrade, 'user'> {
   const offered = offeredProtocols(headers.get('sec-websocket-protocol'))
   const protocol = offered.includes(PROTOCOL) ? PROTOCOL : null
   if (offered.length > 0 && protocol === null) {

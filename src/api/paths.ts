@@ -1,0 +1,7 @@
+/** Where the API lives: the path prefix of every endpoint and the methods it answers. */
+
+/** Path prefix of every endpoint. */
+export const API_PREFIX = '/v1/api/'
+
+/** Methods the API answers (OPTIONS only as a CORS preflight). */
+export const ALLOWED_METHODS = 'GET, OPTIONS'

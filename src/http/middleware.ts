@@ -1,0 +1,89 @@
+/**
+ * The request pipeline's steps as Hono middleware factories (the way hono writes
+ * `bearerAuth()` and `compress()`), used by the GET route and by the WebSocket upgrade
+ * on both runtimes, so a request is authenticated and parsed one way whichever it is:
+ * `preflight()` answers CORS preflights and refuses other methods, `authenticate()`
+ * says who is asking, `parseQuery()` what they ask for.
+ */
+import type { MiddlewareHandler } from 'hono'
+import type { Chain } from '../chains/registry.ts'
+import { authenticate as authenticateBasic, notConfigured, unauthorized, type Users } from '../api/auth.ts'
+import { findDataset } from '../api/datasets.ts'
+import { ApiError } from '../api/errors.ts'
+import { routeHost } from '../api/hosts.ts'
+import { parseDataQuery } from '../api/params.ts'
+import { ALLOWED_METHODS, API_PREFIX } from '../api/paths.ts'
+import { authenticateUpgrade, isWebSocketUpgrade, parseUpgrade, type AcceptedUpgrade } from '../api/upgrade.ts'
+import type { QuerySpec } from '../query/types.ts'
+import type { DatasetDecl } from '../schema/dataset.ts'
+import { PREFLIGHT_HEADERS } from './headers.ts'
+
+/** What the pipeline leaves for the route: the user, the query and, for an upgrade, the subscription. */
+export interface PipelineEnv {
+  Variables: {
+    /** Null only for an upgrade whose credentials come later, in an `auth` message. */
+    user: string | null
+    query: QuerySpec
+    upgrade: Omit<AcceptedUpgrade, 'user'> | null
+  }
+}
+
+/** CORS preflights get 204 without credentials (any origin; credentials only ever travel in Authorization). */
+export function preflight(): MiddlewareHandler<PipelineEnv> {
+  return async function preflight(c, next) {
+    if (c.req.method === 'OPTIONS') return c.body(null, 204, { ...PREFLIGHT_HEADERS, Allow: ALLOWED_METHODS })
+    await next()
+  }
+}
+
+export interface AuthenticateOptions {
+  /** Who may call the API; null when no users are configured (every request gets a 503). */
+  users: Users | null
+  /** Take WebSocket upgrades (credentials as a subprotocol, or later in an `auth` message). */
+  upgrades: boolean
+}
+
+/**
+ * Basic authentication: 401 on missing or wrong credentials (an upgrade may bring
+ * them later); then every method but GET is a 405, so a probe learns nothing unsigned.
+ */
+export function authenticate(options: AuthenticateOptions): MiddlewareHandler<PipelineEnv> {
+  return async function authenticate(c, next) {
+    if (!options.users) throw notConfigured()
+    const headers = c.req.raw.headers
+    if (options.upgrades && isWebSocketUpgrade(headers)) c.set('user', await authenticateUpgrade(headers, options.users))
+    else {
+      const user = await authenticateBasic(c.req.header('authorization'), options.users)
+      if (user === null) throw unauthorized()
+      c.set('user', user)
+    }
+    if (c.req.method !== 'GET') {
+      throw new ApiError(405, 'method_not_allowed', `${c.req.method} is not allowed; every endpoint is GET`, { headers: { Allow: ALLOWED_METHODS } })
+    }
+    await next()
+  }
+}
+
+export interface ParseQueryOptions {
+  chains: readonly Chain[]
+  datasets: readonly DatasetDecl[]
+  upgrades: boolean
+}
+
+/** Host → chain family, path → dataset, parameters → a validated query (an upgrade's as a subscription). */
+export function parseQuery(options: ParseQueryOptions): MiddlewareHandler<PipelineEnv> {
+  return async function parseQuery(c, next) {
+    const url = new URL(c.req.url)
+    if (options.upgrades && isWebSocketUpgrade(c.req.raw.headers)) {
+      const upgrade = parseUpgrade(url, c.req.raw.headers, options)
+      c.set('upgrade', upgrade)
+      c.set('query', upgrade.spec)
+    } else {
+      const host = routeHost(url.host, options.chains)
+      const dataset = findDataset(c.req.path.slice(API_PREFIX.length), host.family, options.datasets)
+      c.set('upgrade', null)
+      c.set('query', parseDataQuery(url.searchParams, { dataset, chains: host.chains, allChains: options.chains }))
+    }
+    await next()
+  }
+}

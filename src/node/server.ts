@@ -1,0 +1,62 @@
+/**
+ * The Node server, assembled in one place: the HTTP app over any store, served by
+ * node:http with backpressure (serve.ts), and the WebSocket API on the same port,
+ * whose upgrades go through the same app (authentication, parsing) before live.ts
+ * takes them. `npm run serve` is this plus argument parsing.
+ */
+import { compressors } from 'hyparquet-compressors'
+import type { Users } from '../api/auth.ts'
+import type { Chain } from '../chains/registry.ts'
+import { createApp } from '../http/app.ts'
+import { ManifestReader } from '../manifest/read.ts'
+import { snappyModuleFromFile, wasmSnappy } from '../parquet/snappy.ts'
+import { TailCache } from '../query/io.ts'
+import type { ScanOptions } from '../query/scan.ts'
+import type { DatasetDecl } from '../schema/dataset.ts'
+import type { ObjectStore } from '../store/types.ts'
+import { LiveService, type LiveServiceOptions } from './live.ts'
+import { serve, type RunningServer } from './serve.ts'
+
+export interface NodeServerOptions extends Omit<LiveServiceOptions, 'scan'> {
+  store: ObjectStore
+  users: Users | null
+  /** 0 picks a free port (default 0). */
+  port?: number
+  /** Interface to bind (default 127.0.0.1). */
+  host?: string
+  chains?: readonly Chain[]
+  datasets?: readonly DatasetDecl[]
+  /** Scanner options (default: the wasm snappy decompressor and one tail cache for the API and the live replays). */
+  scan?: ScanOptions
+  /** Resolve once every followed chain is anchored (default true); else at once, following as nodes come up. */
+  waitForNodes?: boolean
+}
+
+export interface NodeServer extends RunningServer {
+  live: LiveService
+}
+
+/** hyparquet-compressors for every codec, snappy through the module the Worker uses too (pages decode from its memory). */
+export async function nodeScan(): Promise<ScanOptions> {
+  return { compressors: { ...compressors, SNAPPY: wasmSnappy(await snappyModuleFromFile()) }, tails: new TailCache() }
+}
+
+/** Starts the HTTP and WebSocket API; resolves once it listens. */
+export async function startNodeServer(options: NodeServerOptions): Promise<NodeServer> {
+  const scan = options.scan ?? (await nodeScan())
+  const live = new LiveService({ ...options, scan })
+  const app = createApp({ store: options.store, manifest: new ManifestReader(options.store), users: options.users, chains: options.chains, datasets: options.datasets, scan, upgrade: live.upgradeHook })
+  const fetch = (request: Request) => app.fetch(request)
+  const running = await serve({ fetch, port: options.port, host: options.host })
+  running.server.on('upgrade', (req, socket, head) => live.handleUpgrade(req, socket, head, fetch))
+  const started = live.start()
+  if (options.waitForNodes ?? true) await started
+  return {
+    ...running,
+    live,
+    close: async () => {
+      await live.close()
+      await running.close()
+    },
+  }
+}
