@@ -10,7 +10,7 @@
  * and the receipts' logs), declared structurally so its types fit without conversion.
  */
 import type { Hex } from 'viem'
-import { hexToBytes } from '../schema/hex.ts'
+import { bytesToHex, hexToBytes } from '../schema/hex.ts'
 import { decodeLog } from './abi.ts'
 import { factoryAt, poolAddress, positionManagerAt, verifyPool } from './factories.ts'
 import type { FactoryEntry, PositionManagerEntry } from './factories.ts'
@@ -282,6 +282,18 @@ export function decodeDex(scan: DexScan, pools: ReadonlyMap<Hex, PoolInfo | null
     if (managerEvents.length) flush()
   }
   return out
+}
+
+/**
+ * Tokens the batch's rows name (lowercase, sorted): the dex/tokens rows to fill through a
+ * TokenResolver when the lake has none yet.
+ */
+export function tokensOf(out: DexOutput): Hex[] {
+  const tokens = new Set<Hex>()
+  for (const r of [...out.pools, ...out.swaps, ...out.liquidity, ...out.positions]) {
+    for (const t of [r.token0, r.token1]) if (t) tokens.add(bytesToHex(t) as Hex)
+  }
+  return [...tokens].sort()
 }
 
 function swapRow(at: EventColumns, pool: PoolColumns, f: SwapFields, sync: SyncFields | null): SwapRow {

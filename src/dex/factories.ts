@@ -100,15 +100,15 @@ export interface PoolKey {
 /**
  * The CREATE2 salt: keccak(token0 ‖ token1) packed for v2 (UniswapV2Factory.createPair),
  * keccak(abi.encode(token0, token1, fee)) for v3 (UniswapV3PoolDeployer.deploy); null when a
- * v3 key has no fee.
+ * v3 key has no fee or one outside uint24.
  */
 function salt(family: Family, key: PoolKey): Hex | null {
   if (family === 'v2') return keccak256(concat([key.token0, key.token1]))
-  if (key.fee === null) return null
+  if (key.fee === null || key.fee < 0n || key.fee >= 1n << 24n) return null
   return keccak256(encodeAbiParameters([{ type: 'address' }, { type: 'address' }, { type: 'uint24' }], [key.token0, key.token1, Number(key.fee)]))
 }
 
-/** The address the entry's deployer gives a pool of this key (lowercase), or null without a v3 fee. */
+/** The address the entry's deployer gives a pool of this key (lowercase), or null without a valid v3 fee. */
 export function poolAddress(entry: FactoryEntry, key: PoolKey): Hex | null {
   const s = salt(PROTOCOLS[entry.protocol].family, key)
   if (s === null) return null
@@ -121,7 +121,6 @@ export function poolAddress(entry: FactoryEntry, key: PoolKey): Hex | null {
  * pool's own `factory()` answer is never needed (nor trusted).
  */
 export function verifyPool(chainId: number, spec: PoolEventSpec, pool: Hex, key: PoolKey): FactoryEntry | null {
-  if (key.fee !== null && (key.fee < 0n || key.fee >= 1n << 24n)) return null
   for (const entry of FACTORIES[chainId] ?? []) {
     if (protocolEmits(entry.protocol, spec) && poolAddress(entry, key) === pool.toLowerCase()) return entry
   }

@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createPublicClient, http, maxUint128 } from 'viem'
 import type { Address, Hex, PublicClient } from 'viem'
-import { decodeDex, poolsToResolve, scanBlocks } from '../../src/dex/decode.ts'
+import { decodeDex, poolsToResolve, scanBlocks, tokensOf } from '../../src/dex/decode.ts'
 import type { DexBlock, DexOutput } from '../../src/dex/decode.ts'
 import { FACTORIES, POSITION_MANAGERS } from '../../src/dex/factories.ts'
 import { POOL_CALLS, poolInfoFromCalls } from '../../src/dex/pools.ts'
@@ -135,6 +135,8 @@ describe('devnet', () => {
       ...pairs.map(() => [true, lower(report.addresses.v2Factory)]),
       ...pools.map(() => [true, lower(report.addresses.v3Factory)]),
     ])
+    const tokens = [...report.addresses.tokens.map(t => t.address), report.addresses.weth].map(lower).sort()
+    expect(tokensOf(out)).toEqual(tokens)
     const keys = new Map([...pairs, ...pools].map(([pool, t0, t1]) => [pool, [t0, t1]]))
     const count = (key: string) => report.events[key] ?? 0
     expect(out.swaps).toHaveLength(count('UniswapV2Pair.Swap') + count('UniswapV3Pool.Swap'))

@@ -220,6 +220,10 @@ describe('recorded mainnet blocks', () => {
       }
     }
     const counts = Object.fromEntries([...verified].map(([p, s]) => [p, s.size]))
+    // A real pair emits Sync right before Swap, so every verified v2 swap has its reserves price.
+    const v2 = all.flatMap(({ out }) => out.swaps.filter(s => s.pool_verified && s.family === 'v2'))
+    expect(v2.length).toBeGreaterThan(800)
+    expect(v2.filter(s => s.price === null)).toEqual([])
     expect(counts.uniswap_v2).toBeGreaterThan(400)
     expect(counts.sushiswap_v2).toBeGreaterThan(20)
     expect(counts.uniswap_v3).toBeGreaterThan(100)
