@@ -199,16 +199,16 @@ export function decodeDex(scan: DexScan, pools: ReadonlyMap<Hex, PoolInfo | null
 
     let txHash: Hex | null = null
     let poolEvents: PoolLiquidityEvent[] = []
-    let managerEvents: ManagerEvent[] = []
-    let managerLogs: { log: DexLog; manager: PositionManagerEntry }[] = []
+    let managerEvents: { event: ManagerEvent; log: DexLog; manager: PositionManagerEntry }[] = []
     const flush = () => {
-      trackPositions(managerEvents, poolEvents, positions, out.positionChanges, infoOf).forEach((u, i) => {
+      const updates = trackPositions(managerEvents.map(m => m.event), poolEvents, positions, out.positionChanges, infoOf)
+      updates.forEach((u, i) => {
         const f = u.event.fields
         const sign = u.event.role === 'decrease_liquidity' ? -1n : 1n
         out.positions.push({
-          ...at(managerLogs[i].log),
+          ...at(managerEvents[i].log),
           position_manager: bin(u.event.manager),
-          protocol: managerLogs[i].manager.protocol,
+          protocol: managerEvents[i].manager.protocol,
           token_id: f.token_id,
           event: u.event.role,
           pool: binOrNull(u.entry.pool),
@@ -228,7 +228,6 @@ export function decodeDex(scan: DexScan, pools: ReadonlyMap<Hex, PoolInfo | null
         })
       })
       managerEvents = []
-      managerLogs = []
     }
 
     for (const e of events) {
@@ -239,8 +238,7 @@ export function decodeDex(scan: DexScan, pools: ReadonlyMap<Hex, PoolInfo | null
       }
       const log_index = BigInt(e.log.logIndex)
       if (e.kind === 'manager') {
-        managerEvents.push({ role: e.spec.role, manager: e.manager.address, log_index, fields: e.fields })
-        managerLogs.push(e)
+        managerEvents.push({ event: { role: e.spec.role, manager: e.manager.address, log_index, fields: e.fields }, log: e.log, manager: e.manager })
         continue
       }
       const spec = e.spec
