@@ -10,6 +10,7 @@ import type { Hex } from 'viem'
 import { PROTOCOLS, protocolEmits } from './protocols.ts'
 import type { Family, PoolEventSpec, Protocol } from './protocols.ts'
 
+/** A factory whose pools are verifiable: where its CREATE2 deployer is and what it deploys. */
 export interface FactoryEntry {
   protocol: Protocol
   /** Emits PairCreated / PoolCreated; lowercase. */
@@ -21,6 +22,7 @@ export interface FactoryEntry {
   fee: bigint | null
 }
 
+/** A v3 position manager whose NFT events become dex/positions rows. */
 export interface PositionManagerEntry {
   protocol: Protocol
   /** The NonfungiblePositionManager; lowercase. */

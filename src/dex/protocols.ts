@@ -406,6 +406,7 @@ export const PROTOCOLS = {
   pancakeswap_v3: { family: 'v3', events: PANCAKESWAP_V3_EVENTS },
 } as const satisfies Record<string, { family: Family; events: readonly PoolEventSpec[] }>
 
+/** A registered protocol name: the values of the `protocol` column. */
 export type Protocol = keyof typeof PROTOCOLS
 
 /**
