@@ -1,7 +1,8 @@
 /**
- * `npm run lint`: the type check plus the house rules a type checker cannot see
- * (single quotes, no semicolons, `.ts` import specifiers, no focused or skipped tests,
- * no machine-specific paths). Exits 1 listing every violation.
+ * `npm run lint`: the formatter's check (prettier, `.prettierrc.json`: 140 columns; `npm run
+ * format` rewrites), the type check, and the house rules neither can see (`.ts` import
+ * specifiers, no focused or skipped tests, no machine-specific paths). Exits 1 listing
+ * every violation.
  */
 import { spawnSync } from 'node:child_process'
 import { readFileSync, readdirSync, statSync } from 'node:fs'
@@ -17,13 +18,8 @@ interface Rule {
 }
 
 const isTest = (file: string) => file.startsWith('test/')
-const isComment = (line: string) => /^\s*(\*|\/\/|\/\*)/.test(line)
-const code = (line: string) => (isComment(line) ? '' : line.replace(/\/\/.*$/, '').replace(/'(?:[^'\\]|\\.)*'|`(?:[^`\\]|\\.)*`/g, "''"))
-const DOUBLE_QUOTED_IMPORT = new RegExp(`\\bfrom ${String.fromCharCode(34)}`)
 
 const RULES: Rule[] = [
-  { name: 'statement ends with a semicolon', test: line => /;\s*$/.test(code(line)) && !/^\s*for\s*\(/.test(line) },
-  { name: 'double-quoted import (use single quotes)', test: line => DOUBLE_QUOTED_IMPORT.test(line) },
   { name: 'relative import without .ts extension', test: line => /from '\.\.?\/[^']*(?<!\.ts|\.json|\.mjs|\.js|\.wasm)'/.test(line) },
   { name: 'focused or skipped test', test: line => /\b(it|test|describe)\.(only|skip|todo)\b|\bx(it|describe)\(/.test(line), only: isTest },
   { name: 'machine-specific path', test: line => /['"`]\/work\/(shared|main)/.test(line) },
@@ -50,6 +46,9 @@ for (const dir of DIRS) {
       })
   }
 }
+
+const prettier = spawnSync(process.execPath, [join(root, 'node_modules/prettier/bin/prettier.cjs'), '--list-different', ...DIRS.map(d => `${d}/**/*.ts`)], { cwd: root, encoding: 'utf8' })
+if (prettier.status !== 0) problems.push(`not formatted (npm run format):\n${prettier.stdout}${prettier.stderr}`)
 
 const tsc = spawnSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '--noEmit', '-p', root], { encoding: 'utf8' })
 if (tsc.status !== 0) problems.push(`tsc --noEmit:\n${tsc.stdout}${tsc.stderr}`)

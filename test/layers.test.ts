@@ -23,7 +23,7 @@ export const LAYERS: readonly (readonly string[])[] = [
   ['parquet'],
   ['query'],
   ['format'],
-  ['move'],
+  ['move', 'dex'],
   ['ingest'],
   ['api'],
   ['live'],

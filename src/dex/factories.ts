@@ -34,7 +34,7 @@ export interface PositionManagerEntry {
 const UNISWAP_V2_INIT_CODE_HASH = '0x96e8ac4277198ff8b6f785478aa9a39f403cb768dd02cbee326c3e7da348845f'
 const UNISWAP_V3_INIT_CODE_HASH = '0xe34f199b19b2b4f47f68442619d555527d244f78a3297ea89325f843f87b8b54'
 
-/** Devnet (src/devnet/deploy.ts): account 0 of the test mnemonic deploys at fixed nonces. */
+/** Devnet (scripts/dev/devnet/deploy.ts): account 0 of the test mnemonic deploys at fixed nonces. */
 const DEVNET_V2_FACTORY = '0xdc64a140aa3e981100a9beca4e685f962f0cf6c9'
 const DEVNET_V3_FACTORY = '0x5fc8d32690cc91d4c39d9d3abcbd16989f875707'
 

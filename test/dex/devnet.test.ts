@@ -1,5 +1,5 @@
 /**
- * The decoder on a devnet running the real Uniswap bytecode from npm (src/devnet): the
+ * The decoder on a devnet running the real Uniswap bytecode from npm (scripts/dev/devnet): the
  * workload's pools, swaps and positions, plus what it never does (a plain NFT transfer, a
  * decrease by the new owner, a full exit that burns the NFT), decoded in batches that carry
  * the pool cache and the position state the way the ingester will. Positions are checked
@@ -16,12 +16,12 @@ import { POOL_CALLS, poolInfoFromCalls } from '../../src/dex/pools.ts'
 import type { PoolInfo, PoolResolver } from '../../src/dex/pools.ts'
 import { applyPositionChanges, positionKey } from '../../src/dex/positions.ts'
 import type { PositionEntry } from '../../src/dex/positions.ts'
-import { startAnvil } from '../../src/devnet/anvil.ts'
-import type { Anvil } from '../../src/devnet/anvil.ts'
-import { mineBlock } from '../../src/devnet/blocks.ts'
-import { callData, loadArtifact } from '../../src/devnet/contracts.ts'
-import { runActivityRound, setupWorkload, sortTokens, workloadReport } from '../../src/devnet/workload.ts'
-import type { WorkloadContext, WorkloadReport } from '../../src/devnet/workload.ts'
+import { startAnvil } from '../../scripts/dev/devnet/anvil.ts'
+import type { Anvil } from '../../scripts/dev/devnet/anvil.ts'
+import { mineBlock } from '../../scripts/dev/devnet/blocks.ts'
+import { callData, loadArtifact } from '../../scripts/dev/devnet/contracts.ts'
+import { runActivityRound, setupWorkload, sortTokens, workloadReport } from '../../scripts/dev/devnet/workload.ts'
+import type { WorkloadContext, WorkloadReport } from '../../scripts/dev/devnet/workload.ts'
 import { bytesToHex } from '../../src/schema/hex.ts'
 
 const ROUNDS = 16

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { PRICE_DIGITS, ratioToDecimal, reservesToPrice, sqrtPriceToPrice } from '../../src/dex/price.ts'
-import { mulberry32 } from '../../src/random.ts'
+import { mulberry32 } from '../../scripts/dev/random.ts'
 import { dyadicText, expectTruncation, longDivision, truncateText } from './decimal.ts'
 
 // TickMath's bounds, from @uniswap/v3-core's TickMath.sol.

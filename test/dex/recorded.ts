@@ -9,7 +9,7 @@ import { join } from 'node:path'
 import { concat, encodeAbiParameters, keccak256, parseAbi, toEventSelector } from 'viem'
 import type { Abi, AbiEvent, Hex } from 'viem'
 import type { DexBlock, DexLog } from '../../src/dex/decode.ts'
-import { sharedPath } from '../shared.ts'
+import { sharedPath } from '../support/shared.ts'
 
 export type Json = any
 

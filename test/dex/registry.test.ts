@@ -7,8 +7,8 @@ import type { DexBlock, DexLog } from '../../src/dex/decode.ts'
 import { FACTORIES, POSITION_MANAGERS, poolAddress, verifyPool } from '../../src/dex/factories.ts'
 import { MANAGER_EVENTS, POOL_EVENTS_BY_TOPIC, PROTOCOLS } from '../../src/dex/protocols.ts'
 import type { PoolEventSpec } from '../../src/dex/protocols.ts'
-import { DEVNET_MNEMONIC } from '../../src/devnet/anvil.ts'
-import { loadArtifact } from '../../src/devnet/contracts.ts'
+import { DEVNET_MNEMONIC } from '../../scripts/dev/devnet/anvil.ts'
+import { loadArtifact } from '../../scripts/dev/devnet/contracts.ts'
 import { ARTIFACT_ABIS, artifactEvent, create2 } from './recorded.ts'
 
 /** The npm artifact each registry event was copied from. */
