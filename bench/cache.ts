@@ -9,7 +9,16 @@ import { readdirSync, readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 
 /** Files whose content decides the bench lakes' bytes. */
-export const LAKE_SOURCES = ['src/parquet/write.ts', 'src/parquet/lookup.ts', 'src/parquet/put.ts', 'bench/lib/lake.ts', 'scripts/dev/random.ts', 'src/datasets/evm.ts', 'src/schema/kinds.ts', 'src/manifest/codec.ts']
+export const LAKE_SOURCES = [
+  'src/parquet/write.ts',
+  'src/parquet/lookup.ts',
+  'src/parquet/put.ts',
+  'bench/lib/lake.ts',
+  'scripts/dev/random.ts',
+  'src/datasets/evm.ts',
+  'src/schema/kinds.ts',
+  'src/manifest/codec.ts',
+]
 
 /** A short hash of those of `files` (relative to `root`) that exist. */
 export function sourceHash(root: string, files: readonly string[]): string {

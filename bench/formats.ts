@@ -36,7 +36,10 @@ export const formats: Section = {
     const fields = logs.fields.filter(f => !f.extra)
     const chain = CHAINS.find(c => c.code === 'ETH')!
     const blocks = Math.ceil((ROWS / lake.rows) * (lake.to - lake.from + 1) * 1.1)
-    const result = await runQuery({ store, manifest: new ManifestReader(store) }, { chain, dataset: logs, from: lake.from, to: lake.from + blocks, predicates: [], fields })
+    const result = await runQuery(
+      { store, manifest: new ManifestReader(store) },
+      { chain, dataset: logs, from: lake.from, to: lake.from + blocks, predicates: [], fields },
+    )
     const batches: RowBatch[] = []
     let rows = 0
     for await (const b of result.batches) {
@@ -58,7 +61,14 @@ export const formats: Section = {
       const runs = []
       for (let i = 0; i < RUNS; i++) runs.push(await once())
       const t = median(runs.map(r => r.ms))
-      figures.push([format, int(rows), ms(t), int(rows / (t / 1000)), (runs[0].bytes / 1e6 / (t / 1000)).toFixed(1), (runs[0].bytes / rows).toFixed(1)])
+      figures.push([
+        format,
+        int(rows),
+        ms(t),
+        int(rows / (t / 1000)),
+        (runs[0].bytes / 1e6 / (t / 1000)).toFixed(1),
+        (runs[0].bytes / rows).toFixed(1),
+      ])
     }
     return [
       `${int(rows)} logs (blocks ${lake.from}-${lake.from + blocks} of the query lake, every default field), median of ${RUNS} runs`,

@@ -61,7 +61,14 @@ async function fromReplay(ctx: BenchContext, tool: string): Promise<{ runs: Inge
 function datasetsTable(b: IngestBench): string {
   return table(
     ['dataset', 'rows', 'Parquet bytes', 'Parquet B/row', 'JSON-RPC B/row', 'Parquet / JSON'],
-    Object.entries(b.datasets).map(([name, d]) => [name, int(d.rows), bytes(d.parquetBytes), d.parquetBytesPerRow.toFixed(1), d.jsonBytesPerRow.toFixed(1), `${(d.ratio * 100).toFixed(1)} %`]),
+    Object.entries(b.datasets).map(([name, d]) => [
+      name,
+      int(d.rows),
+      bytes(d.parquetBytes),
+      d.parquetBytesPerRow.toFixed(1),
+      d.jsonBytesPerRow.toFixed(1),
+      `${(d.ratio * 100).toFixed(1)} %`,
+    ]),
   )
 }
 
@@ -77,7 +84,10 @@ export const ingest: Section = {
     out.push(
       `### From anvil (devnet workload, ${ROUNDS} rounds: ${int(anvil.blocks)} blocks, ${int(rowsOf(anvil))} rows; workload took ${ms(anvil.workloadMs)} ms)`,
       '',
-      table(['blocks', 'ms', 'blocks/s', 'rows/s', 'JSON-RPC bytes read'], [[int(anvil.blocks), ms(anvil.elapsedMs), int(anvil.blocksPerSecond), int(anvil.rowsPerSecond), bytes(anvil.rpcBytes)]]),
+      table(
+        ['blocks', 'ms', 'blocks/s', 'rows/s', 'JSON-RPC bytes read'],
+        [[int(anvil.blocks), ms(anvil.elapsedMs), int(anvil.blocksPerSecond), int(anvil.rowsPerSecond), bytes(anvil.rpcBytes)]],
+      ),
       '',
       datasetsTable(anvil),
     )
@@ -92,7 +102,18 @@ export const ingest: Section = {
       '',
       `### From recorded mainnet (replay-evm.mjs: blocks ${MAINNET_BLOCKS.join(', ')}, one partition each; median of ${MAINNET_RUNS} ingests)`,
       '',
-      table(['blocks', 'ms', 'blocks/s', 'rows/s', 'JSON-RPC bytes read'], [[int(m.blocks), ms(median(runs.map(r => r.elapsedMs))), median(runs.map(r => r.blocksPerSecond)).toFixed(1), int(median(runs.map(r => r.rowsPerSecond))), bytes(m.rpcBytes)]]),
+      table(
+        ['blocks', 'ms', 'blocks/s', 'rows/s', 'JSON-RPC bytes read'],
+        [
+          [
+            int(m.blocks),
+            ms(median(runs.map(r => r.elapsedMs))),
+            median(runs.map(r => r.blocksPerSecond)).toFixed(1),
+            int(median(runs.map(r => r.rowsPerSecond))),
+            bytes(m.rpcBytes),
+          ],
+        ],
+      ),
       '',
       datasetsTable(m),
     )

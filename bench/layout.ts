@@ -17,18 +17,63 @@ export const layout: Section = {
   title: 'row-group size and sort order inside a partition, measured on 1M logs',
   slow: true,
   async run(ctx) {
-    const r = await benchLayout({ cacheDir: cacheDir(ctx.cache, `layout-${LOGS}`, sourceHash(ctx.root, LAKE_SOURCES)), logs: LOGS, log: ctx.log })
+    const r = await benchLayout({
+      cacheDir: cacheDir(ctx.cache, `layout-${LOGS}`, sourceHash(ctx.root, LAKE_SOURCES)),
+      logs: LOGS,
+      log: ctx.log,
+    })
     const q = (qs: QueryFigures[], p: string) => qs.find(x => x.name.startsWith(p))!
     const sizes = table(
-      ['rows per group', 'file bytes', '(a) ms', '(a) requests', '(a) rounds', '(a) bytes', '(a) row groups', '(b) ms', '(b) requests', '(b) bytes', '(c) ms', '(c) rows/s', '(c) bytes'],
+      [
+        'rows per group',
+        'file bytes',
+        '(a) ms',
+        '(a) requests',
+        '(a) rounds',
+        '(a) bytes',
+        '(a) row groups',
+        '(b) ms',
+        '(b) requests',
+        '(b) bytes',
+        '(c) ms',
+        '(c) rows/s',
+        '(c) bytes',
+      ],
       r.rowGroups.map(g => {
         const [a, b, c] = ['(a)', '(b)', '(c)'].map(p => q(g.queries, p))
         const mark = g.rowGroupSize === DEFAULT_LAYOUT.rowGroupSize ? ' (default)' : ''
-        return [int(g.rowGroupSize) + mark, bytes(g.fileBytes), ms(a.ms), a.requests, a.rounds, bytes(a.bytes), a.rowGroupsRead, ms(b.ms), b.requests, bytes(b.bytes), ms(c.ms), int(c.rowsPerSecond), bytes(c.bytes)]
+        return [
+          int(g.rowGroupSize) + mark,
+          bytes(g.fileBytes),
+          ms(a.ms),
+          a.requests,
+          a.rounds,
+          bytes(a.bytes),
+          a.rowGroupsRead,
+          ms(b.ms),
+          b.requests,
+          bytes(b.bytes),
+          ms(c.ms),
+          int(c.rowsPerSecond),
+          bytes(c.bytes),
+        ]
       }),
     )
     const sorts = table(
-      ['order (hyparquet parquetScan, rows per group)', 'file bytes', '(a) rows', '(a) ranges / rows kept', '(a) requests', '(a) bytes', '(a) ms', '(b) rows', '(b) ranges / rows kept', '(b) requests', '(b) bytes', '(b) ms'],
+      [
+        'order (hyparquet parquetScan, rows per group)',
+        'file bytes',
+        '(a) rows',
+        '(a) ranges / rows kept',
+        '(a) requests',
+        '(a) bytes',
+        '(a) ms',
+        '(b) rows',
+        '(b) ranges / rows kept',
+        '(b) requests',
+        '(b) bytes',
+        '(b) ms',
+      ],
       r.sorts.map(s => [
         `${s.order} (${int(s.rowGroupSize)})`,
         bytes(s.fileBytes),

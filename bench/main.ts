@@ -37,13 +37,15 @@ if (unknown.length) {
   console.error(`unknown section ${unknown.join(', ')}; sections: ${SECTIONS.map(s => s.name).join(', ')}, all`)
   process.exit(2)
 }
-const chosen = args.length === 0 ? SECTIONS.filter(s => !s.slow) : args.includes('all') ? SECTIONS : SECTIONS.filter(s => args.includes(s.name))
+const chosen =
+  args.length === 0 ? SECTIONS.filter(s => !s.slow) : args.includes('all') ? SECTIONS : SECTIONS.filter(s => args.includes(s.name))
 
 const root = fileURLToPath(new URL('..', import.meta.url)).replace(/\/$/, '')
 const cache = `${root}/.data/bench`
 await mkdir(cache, { recursive: true })
 const started = performance.now()
-const log = (name: string) => (line: string) => console.error(`[bench ${name} +${((performance.now() - started) / 1000).toFixed(0)}s] ${line}`)
+const log = (name: string) => (line: string) =>
+  console.error(`[bench ${name} +${((performance.now() - started) / 1000).toFixed(0)}s] ${line}`)
 
 console.log(`# npm run bench${args.length ? ` -- ${args.join(' ')}` : ''}\n\n${machine(root)}\n`)
 let failed = 0

@@ -19,8 +19,23 @@ export const manifest: Section = {
   async run() {
     const spans = [DEFAULT_SHARD_SPAN, 1_000_000].filter((s, i, all) => all.indexOf(s) === i)
     const rows = spans.map(shardSpan => {
-      const s = manifestScale({ blocks: BLOCKS, rowsPerBlock: LOGS_PER_BLOCK, partitionBlocks: DEFAULT_PARTITION_BLOCKS, rowGroupRows: DEFAULT_LAYOUT.rowGroupSize, shardSpan, datasets: 3 })
-      return [int(shardSpan) + (shardSpan === DEFAULT_SHARD_SPAN ? ' (default)' : ''), int(s.shards), int(s.rowGroups), bytes(s.rootBytes), bytes(s.shardBytes), bytes(s.oneBlockQueryBytes), bytes(s.wholeChainQueryBytes)]
+      const s = manifestScale({
+        blocks: BLOCKS,
+        rowsPerBlock: LOGS_PER_BLOCK,
+        partitionBlocks: DEFAULT_PARTITION_BLOCKS,
+        rowGroupRows: DEFAULT_LAYOUT.rowGroupSize,
+        shardSpan,
+        datasets: 3,
+      })
+      return [
+        int(shardSpan) + (shardSpan === DEFAULT_SHARD_SPAN ? ' (default)' : ''),
+        int(s.shards),
+        int(s.rowGroups),
+        bytes(s.rootBytes),
+        bytes(s.shardBytes),
+        bytes(s.oneBlockQueryBytes),
+        bytes(s.wholeChainQueryBytes),
+      ]
     })
     return [
       `shape: ${int(BLOCKS)} blocks, ${LOGS_PER_BLOCK} logs per block, partitions of ${int(DEFAULT_PARTITION_BLOCKS)} blocks, row groups of ${int(DEFAULT_LAYOUT.rowGroupSize)} rows, 3 datasets in the root`,

@@ -13,7 +13,15 @@ import type { Section } from './section.ts'
 
 const TRANSACTIONS = 200_000
 /** Files whose content decides the Move query lake's bytes. */
-const SOURCES = ['scripts/dev/random.ts', 'scripts/dev/move-sample.ts', 'src/move/transform.ts', 'src/datasets/move.ts', 'src/parquet/write.ts', 'src/schema/kinds.ts', 'src/manifest/codec.ts']
+const SOURCES = [
+  'scripts/dev/random.ts',
+  'scripts/dev/move-sample.ts',
+  'src/move/transform.ts',
+  'src/datasets/move.ts',
+  'src/parquet/write.ts',
+  'src/schema/kinds.ts',
+  'src/manifest/codec.ts',
+]
 
 /** Markdown of the Move figures. */
 export function moveReport(r: MoveBench): string {
@@ -22,14 +30,32 @@ export function moveReport(r: MoveBench): string {
     '',
     table(
       ['source', 'transactions', 'runs', 'ms', 'transactions/s', 'Parquet B/tx', 'REST JSON B/tx'],
-      r.ingest.map(i => [i.source, int(i.transactions), i.runs, ms(i.elapsedMs), int(i.transactionsPerSecond), i.parquetBytesPerTransaction.toFixed(1), i.restBytesPerTransaction.toFixed(1)]),
+      r.ingest.map(i => [
+        i.source,
+        int(i.transactions),
+        i.runs,
+        ms(i.elapsedMs),
+        int(i.transactionsPerSecond),
+        i.parquetBytesPerTransaction.toFixed(1),
+        i.restBytesPerTransaction.toFixed(1),
+      ]),
     ),
     '',
     `### Queries (lake: ${int(r.lake.transactions)} transactions in ${r.lake.partitions} partitions, ${bytes(r.lake.bytes)}, ${r.lake.bytesPerTransaction.toFixed(1)} B/tx${r.lake.buildMs === null ? ', reused' : `, built in ${(r.lake.buildMs / 1000).toFixed(0)} s`})`,
     '',
     table(
       ['query', 'filter', 'rows', 'requests (cold)', 'bytes fetched (cold)', 'partitions', 'row groups', 'cold ms', 'warm ms'],
-      r.queries.map(q => [q.name, `\`${q.filter}\``, int(q.rows), q.requests, bytes(q.bytesFetched), q.partitionsRead, q.rowGroupsRead, ms(q.coldMs), ms(q.warmMs)]),
+      r.queries.map(q => [
+        q.name,
+        `\`${q.filter}\``,
+        int(q.rows),
+        q.requests,
+        bytes(q.bytesFetched),
+        q.partitionsRead,
+        q.rowGroupsRead,
+        ms(q.coldMs),
+        ms(q.warmMs),
+      ]),
     ),
   ].join('\n')
 }

@@ -20,7 +20,19 @@ export const query: Section = {
     const f = (name: string) => r.figures.find(x => x.name.startsWith(name))!
     const served = (x: HttpQueryFigures, s: 'workerd' | 'node') => x.served[s]
     const timing = table(
-      ['query', 'rows', 'workerd ms', 'workerd rows/s', 'TTFB ms', 'Node ms', 'Node rows/s', 'DuckDB ms', 'workerd / DuckDB', 'Node / DuckDB', 'response'],
+      [
+        'query',
+        'rows',
+        'workerd ms',
+        'workerd rows/s',
+        'TTFB ms',
+        'Node ms',
+        'Node rows/s',
+        'DuckDB ms',
+        'workerd / DuckDB',
+        'Node / DuckDB',
+        'response',
+      ],
       r.figures.map(x => {
         const w = served(x, 'workerd')
         const n = served(x, 'node')
@@ -40,29 +52,64 @@ export const query: Section = {
       }),
     )
     const io = table(
-      ['query', 'requests (warm)', 'rounds (warm)', 'bytes fetched (warm)', 'requests (cold)', 'rounds (cold)', 'bytes fetched (cold)', 'headers: requests / bytes'],
+      [
+        'query',
+        'requests (warm)',
+        'rounds (warm)',
+        'bytes fetched (warm)',
+        'requests (cold)',
+        'rounds (cold)',
+        'bytes fetched (cold)',
+        'headers: requests / bytes',
+      ],
       r.figures.map(x => {
         const h = served(x, 'workerd') ?? served(x, 'node')!
-        return [x.name, x.requests, x.rounds, bytes(x.bytesFetched), x.coldRequests, x.coldRounds, bytes(x.coldBytes), `${h.headerRequests} / ${bytes(h.headerBytes)}`]
+        return [
+          x.name,
+          x.requests,
+          x.rounds,
+          bytes(x.bytesFetched),
+          x.coldRequests,
+          x.coldRounds,
+          bytes(x.coldBytes),
+          `${h.headerRequests} / ${bytes(h.headerBytes)}`,
+        ]
       }),
     )
     const a = f('(a)')
     const b = f('(b)')
     const arrow = f('(c) export arrow')
     const budget = 2 * (r.neededBytesA + r.manifestBytes)
-    const faster = (x: HttpQueryFigures) => (['workerd', 'node'] as const).filter(s => x.served[s]).map(s => `${s} ${ratio(x.served[s]!.ms, x.duckdbMs)}×`).join(', ')
+    const faster = (x: HttpQueryFigures) =>
+      (['workerd', 'node'] as const)
+        .filter(s => x.served[s])
+        .map(s => `${s} ${ratio(x.served[s]!.ms, x.duckdbMs)}×`)
+        .join(', ')
     const primary = (x: HttpQueryFigures) => (x.served.workerd ?? x.served.node)!
     const targets = [
       target(primary(a).ms < a.duckdbMs, `(a) faster than DuckDB (ours / DuckDB: ${faster(a)})`),
       target(primary(b).ms < b.duckdbMs, `(b) faster than DuckDB (ours / DuckDB: ${faster(b)})`),
-      target(a.rounds <= 3, `(a) at most 3 sequential object-store rounds: ${a.rounds} warm (manifest and partition tails cached), ${a.coldRounds} on a fresh server (root, shard, then tails first)`),
-      target(a.bytesFetched <= budget, `(a) bytes fetched at most 2 × (pages holding the matching rows, every returned column: ${bytes(r.neededBytesA)} + manifest ${bytes(r.manifestBytes)}) = ${bytes(budget)}: fetched ${bytes(a.bytesFetched)} warm (${ratio(a.bytesFetched, r.neededBytesA + r.manifestBytes)}×), ${bytes(a.coldBytes)} on a fresh server (${ratio(a.coldBytes, r.neededBytesA + r.manifestBytes)}×)`),
-      target(primary(arrow).rowsPerSecond >= 1_000_000, `(c) arrow at least 1 M rows/s: ${int(primary(arrow).rowsPerSecond)} rows/s through workerd${arrow.served.node ? `, ${int(arrow.served.node.rowsPerSecond)} through Node` : ''}`),
+      target(
+        a.rounds <= 3,
+        `(a) at most 3 sequential object-store rounds: ${a.rounds} warm (manifest and partition tails cached), ${a.coldRounds} on a fresh server (root, shard, then tails first)`,
+      ),
+      target(
+        a.bytesFetched <= budget,
+        `(a) bytes fetched at most 2 × (pages holding the matching rows, every returned column: ${bytes(r.neededBytesA)} + manifest ${bytes(r.manifestBytes)}) = ${bytes(budget)}: fetched ${bytes(a.bytesFetched)} warm (${ratio(a.bytesFetched, r.neededBytesA + r.manifestBytes)}×), ${bytes(a.coldBytes)} on a fresh server (${ratio(a.coldBytes, r.neededBytesA + r.manifestBytes)}×)`,
+      ),
+      target(
+        primary(arrow).rowsPerSecond >= 1_000_000,
+        `(c) arrow at least 1 M rows/s: ${int(primary(arrow).rowsPerSecond)} rows/s through workerd${arrow.served.node ? `, ${int(arrow.served.node.rowsPerSecond)} through Node` : ''}`,
+      ),
     ]
     return [
       `lake: ${int(r.lake.rows)} logs in blocks ${r.lake.from}-${r.lake.to} (~${Math.round(r.lake.rows / (r.lake.to - r.lake.from + 1))} per block), ${r.lake.files} files, ${bytes(r.lake.bytes)} (lookup copies by address: ${bytes(r.lake.lookupBytes)} more); manifest ${bytes(r.manifestBytes)}${r.bundleBytes ? `; Worker bundle ${bytes(r.bundleBytes)}` : ''}`,
       `writing one partition of ${int(r.lookupCost.rows)} logs (the lake's first): ${ms(r.lookupCost.partitionMs)} ms, ${bytes(r.lookupCost.partitionBytes)}; its lookup copy: ${ms(r.lookupCost.lookupMs)} ms (sort included), ${bytes(r.lookupCost.lookupBytes)}`,
-      ...(r.r2Cost ? [`Miniflare's local R2, measured from a Worker (what the workerd column pays per read): ${r.r2Cost.msPerRequest.toFixed(2)} ms per 8 KiB get with 100 in flight, ${r.r2Cost.msPerMB.toFixed(2)} ms per MB beyond that`] : []),
+      ...(r.r2Cost
+        ? [
+            `Miniflare's local R2, measured from a Worker (what the workerd column pays per read): ${r.r2Cost.msPerRequest.toFixed(2)} ms per 8 KiB get with 100 in flight, ${r.r2Cost.msPerMB.toFixed(2)} ms per MB beyond that`,
+          ]
+        : []),
       '',
       timing,
       '',

@@ -18,7 +18,9 @@ export function machine(root: string): string {
   }
   return [
     `- date: ${new Date().toISOString()}`,
-    `- machine: ${cores.length} cores (${cores[0]?.model.trim() ?? 'unknown CPU'}), ${(totalmem() / 2 ** 30).toFixed(0)} GiB, load average ${loadavg().map(x => x.toFixed(2)).join(' ')}`,
+    `- machine: ${cores.length} cores (${cores[0]?.model.trim() ?? 'unknown CPU'}), ${(totalmem() / 2 ** 30).toFixed(0)} GiB, load average ${loadavg()
+      .map(x => x.toFixed(2))
+      .join(' ')}`,
     `- Node ${process.version} on ${process.platform}-${process.arch}; commit ${commit}`,
   ].join('\n')
 }
@@ -26,7 +28,9 @@ export function machine(root: string): string {
 /** A Markdown table. */
 export function table(header: string[], rows: (string | number)[][]): string {
   const cell = (v: string | number) => String(v).replace(/\|/g, '\\|')
-  return [`| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`, ...rows.map(r => `| ${r.map(cell).join(' | ')} |`)].join('\n')
+  return [`| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`, ...rows.map(r => `| ${r.map(cell).join(' | ')} |`)].join(
+    '\n',
+  )
 }
 
 /** 1234567 → 1,234,567 */

@@ -36,8 +36,12 @@ const chain = findChain('evm', '31337') ?? missing('chain 31337 (DEVNET) in src/
 const log = (line: string) => console.log(`[devnet] ${line}`)
 const anvil = await startAnvil({ port })
 let stopping = false
-process.once('SIGINT', () => { stopping = true })
-process.once('SIGTERM', () => { stopping = true })
+process.once('SIGINT', () => {
+  stopping = true
+})
+process.once('SIGTERM', () => {
+  stopping = true
+})
 
 try {
   await main()
@@ -56,15 +60,27 @@ async function main(): Promise<void> {
     if ((i + 1) % 25 === 0 || i + 1 === rounds) log(`round ${i + 1}/${rounds}: ${ctx.dev.tally.blocks} blocks, ${ctx.dev.tally.logs} logs`)
   }
   const report = await workloadReport(ctx)
-  log(`workload in ${Date.now() - started} ms: blocks ${report.fromBlock}-${report.toBlock}, ${report.transactions} txs ` +
-    `(type 0/1/2: ${report.txTypes[0]}/${report.txTypes[1]}/${report.txTypes[2]}, ${report.contractCreations} creations), ${report.logs} logs`)
+  log(
+    `workload in ${Date.now() - started} ms: blocks ${report.fromBlock}-${report.toBlock}, ${report.transactions} txs ` +
+      `(type 0/1/2: ${report.txTypes[0]}/${report.txTypes[1]}/${report.txTypes[2]}, ${report.contractCreations} creations), ${report.logs} logs`,
+  )
   log(`v2 pairs: ${report.addresses.v2Pairs.map(p => `${p.label} ${p.address}`).join(', ')}`)
   log(`v3 pools: ${report.addresses.v3Pools.map(p => `${p.label}/${p.fee} ${p.address}`).join(', ')}`)
 
   started = Date.now()
   const store = openStore(values.out)
-  const ingest = await runIngest({ chain, rpcUrl: anvil.url, from: 0, to: report.toBlock, store, partitionBlocks, log: line => log(`ingest: ${line}`) })
-  const rows = Object.entries(ingest.rows).map(([k, n]) => `${k} ${n}`).join(', ')
+  const ingest = await runIngest({
+    chain,
+    rpcUrl: anvil.url,
+    from: 0,
+    to: report.toBlock,
+    store,
+    partitionBlocks,
+    log: line => log(`ingest: ${line}`),
+  })
+  const rows = Object.entries(ingest.rows)
+    .map(([k, n]) => `${k} ${n}`)
+    .join(', ')
   log(`ingested blocks ${ingest.from}-${ingest.to} into ${values.out} in ${Date.now() - started} ms: ${ingest.units} units, rows: ${rows}`)
 
   if (values['keep-running'] && !stopping) await keepRunning(ctx, rounds)

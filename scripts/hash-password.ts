@@ -15,7 +15,9 @@ async function readPassword(): Promise<string> {
   if (!stdin.isTTY) {
     const chunks: Buffer[] = []
     for await (const chunk of stdin) chunks.push(chunk as Buffer)
-    return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '')
+    return Buffer.concat(chunks)
+      .toString('utf8')
+      .replace(/\r?\n$/, '')
   }
   process.stderr.write('password: ')
   stdin.setRawMode(true)

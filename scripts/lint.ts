@@ -47,7 +47,11 @@ for (const dir of DIRS) {
   }
 }
 
-const prettier = spawnSync(process.execPath, [join(root, 'node_modules/prettier/bin/prettier.cjs'), '--list-different', ...DIRS.map(d => `${d}/**/*.ts`)], { cwd: root, encoding: 'utf8' })
+const prettier = spawnSync(
+  process.execPath,
+  [join(root, 'node_modules/prettier/bin/prettier.cjs'), '--list-different', ...DIRS.map(d => `${d}/**/*.ts`)],
+  { cwd: root, encoding: 'utf8' },
+)
 if (prettier.status !== 0) problems.push(`not formatted (npm run format):\n${prettier.stdout}${prettier.stderr}`)
 
 const tsc = spawnSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '--noEmit', '-p', root], { encoding: 'utf8' })

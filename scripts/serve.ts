@@ -63,7 +63,10 @@ for (const chain of CHAINS.filter(c => !c.hosts.includes('*'))) {
 console.log(fromEnv ? 'users: from API_USERS' : 'users: API_USERS is not set, using the development user dev:dev (curl -u dev:dev …)')
 
 const stop = () => {
-  server.close().then(() => process.exit(0), () => process.exit(1))
+  server.close().then(
+    () => process.exit(0),
+    () => process.exit(1),
+  )
 }
 process.once('SIGINT', stop)
 process.once('SIGTERM', stop)

@@ -88,7 +88,19 @@ const fromEnv = process.env.API_USERS !== undefined && process.env.API_USERS.tri
 const wrangler = join(dirname(createRequire(import.meta.url).resolve('wrangler/package.json')), 'bin', 'wrangler.js')
 const child = spawn(
   process.execPath,
-  [wrangler, 'dev', '--ip', '127.0.0.1', '--port', String(port), '--persist-to', persist, '--infer-origin-from-routes=false', '--show-interactive-dev-session=false', ...vars],
+  [
+    wrangler,
+    'dev',
+    '--ip',
+    '127.0.0.1',
+    '--port',
+    String(port),
+    '--persist-to',
+    persist,
+    '--infer-origin-from-routes=false',
+    '--show-interactive-dev-session=false',
+    ...vars,
+  ],
   {
     cwd: root,
     stdio: 'inherit',

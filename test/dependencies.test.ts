@@ -10,9 +10,11 @@ import { join, resolve } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { importsOf, tsFiles } from './support/imports.ts'
 
-
 const ROOT = resolve(import.meta.dirname, '..')
-const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { dependencies: Record<string, string>; devDependencies: Record<string, string> }
+const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+  dependencies: Record<string, string>
+  devDependencies: Record<string, string>
+}
 
 /** Dev dependencies no file imports, and what they are for. */
 const TOOLS: Record<string, string> = {
@@ -25,7 +27,6 @@ const TOOLS: Record<string, string> = {
   '@types/ws': 'the ws types',
   '@foundry-rs/anvil-linux-amd64': 'the anvil binary (Linux x64), resolved by platform in scripts/dev/devnet/anvil.ts',
 }
-
 
 /** The package an import specifier names (`@scope/name/sub` → `@scope/name`); null for relative and built-in ones. */
 export function packageOf(spec: string): string | null {
@@ -59,20 +60,30 @@ describe('package.json', () => {
   })
 
   it('declares every package scripts, benchmarks and tests import', () => {
-    expect([...rest].filter(([name]) => !dependencies.includes(name) && !devDependencies.includes(name)).map(([name, file]) => `${name} (${file})`)).toEqual([])
+    expect(
+      [...rest]
+        .filter(([name]) => !dependencies.includes(name) && !devDependencies.includes(name))
+        .map(([name, file]) => `${name} (${file})`),
+    ).toEqual([])
   })
 
   it('uses every dev dependency', () => {
-    const text = ['scripts', 'bench', 'test', 'src'].flatMap(dir => [...tsFiles(join(ROOT, dir))].map(f => readFileSync(f, 'utf8'))).join('\n')
+    const text = ['scripts', 'bench', 'test', 'src']
+      .flatMap(dir => [...tsFiles(join(ROOT, dir))].map(f => readFileSync(f, 'utf8')))
+      .join('\n')
     const unused = devDependencies.filter(name => !rest.has(name) && !product.has(name) && !(name in TOOLS) && !text.includes(`'${name}`))
     expect(unused).toEqual([])
   })
 
   it('pins exact versions', () => {
-    expect(Object.entries({ ...pkg.dependencies, ...pkg.devDependencies }).filter(([, v]) => !/^\d+\.\d+\.\d+(-[\w.]+)?$/.test(v))).toEqual([])
+    expect(Object.entries({ ...pkg.dependencies, ...pkg.devDependencies }).filter(([, v]) => !/^\d+\.\d+\.\d+(-[\w.]+)?$/.test(v))).toEqual(
+      [],
+    )
   })
 
   it('names packages as npm does', () => {
-    expect(['hono', 'hono/utils/mime', '@aws-sdk/client-s3', '@scope/x/y', './a.ts', 'node:fs', 'fs', 'cloudflare:workers'].map(packageOf)).toEqual(['hono', 'hono', '@aws-sdk/client-s3', '@scope/x', null, null, null, null])
+    expect(
+      ['hono', 'hono/utils/mime', '@aws-sdk/client-s3', '@scope/x/y', './a.ts', 'node:fs', 'fs', 'cloudflare:workers'].map(packageOf),
+    ).toEqual(['hono', 'hono', '@aws-sdk/client-s3', '@scope/x', null, null, null, null])
   })
 })

@@ -34,7 +34,6 @@ export const LAYERS: readonly (readonly string[])[] = [
 /** Packages the product never imports: they are for tests, benchmarks and local tools. */
 const DEV_ONLY = ['miniflare', '@duckdb/node-api', 'vitest', 'wrangler', '@cloudflare/vitest-plugin', 's3rver']
 
-
 const level = (folder: string): number => LAYERS.findIndex(l => l.includes(folder))
 const folderOf = (path: string): string => relative(SRC, path).split('/')[0]
 
@@ -66,13 +65,22 @@ describe('src/ layers', () => {
 
   it('imports nothing outside src/ but packages, and no package only tests and tools use', () => {
     const outside = edges.filter(e => e.spec.startsWith('.') && !e.to.startsWith('src/')).map(e => `${e.from} imports ${e.spec}`)
-    const devOnly = edges.filter(e => DEV_ONLY.some(p => e.spec === p || e.spec.startsWith(p + '/'))).map(e => `${e.from} imports ${e.spec}`)
+    const devOnly = edges
+      .filter(e => DEV_ONLY.some(p => e.spec === p || e.spec.startsWith(p + '/')))
+      .map(e => `${e.from} imports ${e.spec}`)
     expect([...outside, ...devOnly]).toEqual([])
   })
 
   it('finds imports of every form it checks', () => {
     // Assembled, so this file's own text holds no import of these names.
-    const text = ['import a from', "'x'\nimport type { B } from", "'../y.ts'\nexport { c } from", "'./z.ts'\nconst m = await import(", "'w')\nimport", "'side'"].join(' ')
+    const text = [
+      'import a from',
+      "'x'\nimport type { B } from",
+      "'../y.ts'\nexport { c } from",
+      "'./z.ts'\nconst m = await import(",
+      "'w')\nimport",
+      "'side'",
+    ].join(' ')
     expect(importsOf(text)).toEqual(['x', '../y.ts', './z.ts', 'w', 'side'])
   })
 })

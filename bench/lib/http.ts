@@ -148,7 +148,10 @@ export function duckdbTextColumns(fields: readonly FieldDecl[], chainId: number)
 export function benchQueries(from: number, to: number): BenchQuery[] {
   const range = `chains=ETH&from_block=${from}&to_block=${to}`
   const one = from + Math.floor((to - from) / 2)
-  const stored = storedFields(logs).filter(f => DEFAULT_FIELDS.includes(f)).map(columnOf).join(', ')
+  const stored = storedFields(logs)
+    .filter(f => DEFAULT_FIELDS.includes(f))
+    .map(columnOf)
+    .join(', ')
   const text = duckdbTextColumns(DEFAULT_FIELDS, CHAIN.id)
   // DuckDB 1.5 mis-filters `=` on binary columns with bloom filters; a closed range is correct and still prunes.
   const eqBytes = (c: string, v: Uint8Array) => `${c} >= from_hex('${hex(v)}') AND ${c} <= from_hex('${hex(v)}')`
@@ -165,9 +168,19 @@ export function benchQueries(from: number, to: number): BenchQuery[] {
       query: `chains=ETH&from_block=${one}&to_block=${one}&format=json_stream`,
       duckdb: { sql: `SELECT ${stored} FROM logs WHERE block_number = ${one}`, mode: 'rows' },
     },
-    { name: '(c) export arrow', format: 'arrow', query: `${range}&format=arrow`, duckdb: { sql: `SELECT ${stored} FROM logs`, mode: 'rows' } },
+    {
+      name: '(c) export arrow',
+      format: 'arrow',
+      query: `${range}&format=arrow`,
+      duckdb: { sql: `SELECT ${stored} FROM logs`, mode: 'rows' },
+    },
     { name: '(c) export csv', format: 'csv', query: `${range}&format=csv`, duckdb: { sql: `SELECT ${text} FROM logs`, mode: 'copy' } },
-    { name: '(c) export json_stream', format: 'json_stream', query: `${range}&format=json_stream`, duckdb: { sql: `SELECT ${text} FROM logs`, mode: 'copy' } },
+    {
+      name: '(c) export json_stream',
+      format: 'json_stream',
+      query: `${range}&format=json_stream`,
+      duckdb: { sql: `SELECT ${text} FROM logs`, mode: 'copy' },
+    },
   ]
 }
 
@@ -217,7 +230,15 @@ export function timedGet(url: string, agent: Agent, keep = false): Promise<Fetch
         chunks.push(c)
       })
       res.on('end', () =>
-        resolve({ status: res.statusCode ?? 0, ms: performance.now() - start, ttfbMs, bytes, newlines, headers: res.headers, ...(keep ? { body: Buffer.concat(chunks) } : {}) }),
+        resolve({
+          status: res.statusCode ?? 0,
+          ms: performance.now() - start,
+          ttfbMs,
+          bytes,
+          newlines,
+          headers: res.headers,
+          ...(keep ? { body: Buffer.concat(chunks) } : {}),
+        }),
       )
       res.on('error', reject)
     })
@@ -232,8 +253,21 @@ export function timedGet(url: string, agent: Agent, keep = false): Promise<Fetch
  * Miniflare's services in its heap) slowed a 282 MB export by up to 70 %. Times are
  * curl's own (`time_total`, `time_starttransfer`), not the process start.
  */
-export function curlGet(url: string): Promise<{ status: number; ms: number; ttfbMs: number; bytes: number; headers: Record<string, string> }> {
-  const args = ['-s', '-o', '/dev/null', '-D', '-', '-u', `${USER}:${USER}`, '-w', '\n%{http_code} %{time_starttransfer} %{time_total} %{size_download}', url]
+export function curlGet(
+  url: string,
+): Promise<{ status: number; ms: number; ttfbMs: number; bytes: number; headers: Record<string, string> }> {
+  const args = [
+    '-s',
+    '-o',
+    '/dev/null',
+    '-D',
+    '-',
+    '-u',
+    `${USER}:${USER}`,
+    '-w',
+    '\n%{http_code} %{time_starttransfer} %{time_total} %{size_download}',
+    url,
+  ]
   return new Promise((resolve, reject) => {
     const child = spawn('curl', args, { stdio: ['ignore', 'pipe', 'inherit'] })
     let out = ''
@@ -337,7 +371,12 @@ async function startCounted(store: ObjectStore): Promise<RunningServer> {
 }
 
 /** Exact requests and bytes of one request, and its sequential rounds, warm and cold. */
-async function exactIo(dir: string, path: string, delayMs: number, agent: Agent): Promise<{ requests: number; bytes: number; coldRequests: number; coldBytes: number; rounds: number; coldRounds: number }> {
+async function exactIo(
+  dir: string,
+  path: string,
+  delayMs: number,
+  agent: Agent,
+): Promise<{ requests: number; bytes: number; coldRequests: number; coldBytes: number; rounds: number; coldRounds: number }> {
   const counting = countingStore(fsStore(dir))
   const counted = await startCounted(counting)
   const slow = recordingStore(fsStore(dir), delayMs)
@@ -353,7 +392,14 @@ async function exactIo(dir: string, path: string, delayMs: number, agent: Agent)
     slow.reads.length = 0
     await timedGet(delayed.url + path, agent)
     const warm: ReadRecord[] = [...slow.reads]
-    return { requests, bytes: bytesFetched, coldRequests: cold.requests, coldBytes: cold.bytesFetched, rounds: rounds(warm), coldRounds: rounds(coldReads) }
+    return {
+      requests,
+      bytes: bytesFetched,
+      coldRequests: cold.requests,
+      coldBytes: cold.bytesFetched,
+      rounds: rounds(warm),
+      coldRounds: rounds(coldReads),
+    }
   } finally {
     await counted.close()
     await delayed.close()
@@ -361,7 +407,9 @@ async function exactIo(dir: string, path: string, delayMs: number, agent: Agent)
 }
 
 /** DuckDB over the lake's files: a runner per query (median of timed runs reported by the caller). */
-async function duckdbRunner(files: string[]): Promise<{ run(q: BenchQuery): Promise<{ ms: number; rows: number }>; close(): Promise<void> }> {
+async function duckdbRunner(
+  files: string[],
+): Promise<{ run(q: BenchQuery): Promise<{ ms: number; rows: number }>; close(): Promise<void> }> {
   const { DuckDBInstance } = await import('@duckdb/node-api')
   const instance = await DuckDBInstance.create(':memory:', { threads: '2' })
   const connection = await instance.connect()
@@ -396,7 +444,12 @@ async function duckdbRunner(files: string[]): Promise<{ run(q: BenchQuery): Prom
  * size; dictionary pages count where the column has one): the least a reader that
  * fetches whole pages could read for those rows.
  */
-export async function matchingPageBytes(files: string[], fields: readonly FieldDecl[], address: Uint8Array, topic0: Uint8Array): Promise<number> {
+export async function matchingPageBytes(
+  files: string[],
+  fields: readonly FieldDecl[],
+  address: Uint8Array,
+  topic0: Uint8Array,
+): Promise<number> {
   const columns = new Set(fields.filter(f => !f.virtual).map(columnOf))
   const same = (a: unknown, b: Uint8Array) => a instanceof Uint8Array && a.length === b.length && a.every((x, i) => x === b[i])
   let total = 0
@@ -479,7 +532,8 @@ export async function benchHttp(options: HttpBenchOptions): Promise<HttpBench> {
       let rows = -1
       for (const s of servers) {
         const warm = await timedGet(s.url + path, agent, true)
-        if (warm.status !== 200) throw new Error(`${s.name} answered ${warm.status} to ${path}: ${new TextDecoder().decode(warm.body!).slice(0, 300)}`)
+        if (warm.status !== 200)
+          throw new Error(`${s.name} answered ${warm.status} to ${path}: ${new TextDecoder().decode(warm.body!).slice(0, 300)}`)
         const n = await rowsOf(q.format, warm)
         if (rows >= 0 && n !== rows) throw new Error(`${q.name}: ${s.name} returned ${n} rows, another server ${rows}`)
         rows = n
@@ -534,7 +588,7 @@ export async function benchHttp(options: HttpBenchOptions): Promise<HttpBench> {
         duckdbSql: q.duckdb.sql,
       })
     }
-    log('computing the pages that hold (a)\'s rows')
+    log("computing the pages that hold (a)'s rows")
     return {
       lake: { rows: lake.rows, from: lake.from, to: lake.to, files: lake.files.length, bytes: lakeBytes, lookupBytes },
       ...(names.includes('workerd') ? { r2Cost: await miniflareR2Cost() } : {}),

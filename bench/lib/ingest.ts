@@ -94,14 +94,19 @@ export async function benchIngest(rpcUrl: string, range: BlockRange | BlockRange
     rpcBytes = probe.stats.bytes - before
     const blocks = ranges.reduce((n, [a, b]) => n + b - a + 1, 0)
     const allRows = Object.values(rows).reduce((a, b) => a + b, 0)
-    const datasets = Object.fromEntries(Object.keys(rows).map(k => [k, {
-      rows: rows[k],
-      parquetBytes: bytes[k],
-      parquetBytesPerRow: rows[k] ? bytes[k] / rows[k] : 0,
-      jsonBytes: json[k] ?? 0,
-      jsonBytesPerRow: rows[k] ? (json[k] ?? 0) / rows[k] : 0,
-      ratio: json[k] ? bytes[k] / json[k] : 0,
-    }]))
+    const datasets = Object.fromEntries(
+      Object.keys(rows).map(k => [
+        k,
+        {
+          rows: rows[k],
+          parquetBytes: bytes[k],
+          parquetBytesPerRow: rows[k] ? bytes[k] / rows[k] : 0,
+          jsonBytes: json[k] ?? 0,
+          jsonBytesPerRow: rows[k] ? (json[k] ?? 0) / rows[k] : 0,
+          ratio: json[k] ? bytes[k] / json[k] : 0,
+        },
+      ]),
+    )
     return {
       ranges,
       blocks,

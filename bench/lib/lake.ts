@@ -145,7 +145,10 @@ export async function benchLake(options: BenchOptions): Promise<Lake> {
         cols.block_timestamp.push(BigInt(1_700_000_000 + 12 * (block - from)))
       }
     }
-    entries.push((await putPartition(store, CHAIN, logs, { length: cols.block_number.length, columns: cols }, { from: a, to: b }, options.layout)).entry)
+    entries.push(
+      (await putPartition(store, CHAIN, logs, { length: cols.block_number.length, columns: cols }, { from: a, to: b }, options.layout))
+        .entry,
+    )
   }
   await publish(store, CHAIN, { [logs.storage]: entries })
   return { from, to, rows: row, files: await files() }
@@ -209,7 +212,11 @@ async function measure(store: ObjectStore, spec: QuerySpec, runs: number, roundD
   }
 }
 
-async function duckdbTimes(files: string[], queries: { name: string; sql: string }[], runs: number): Promise<Record<string, { ms: number; rows: number }>> {
+async function duckdbTimes(
+  files: string[],
+  queries: { name: string; sql: string }[],
+  runs: number,
+): Promise<Record<string, { ms: number; rows: number }>> {
   const { DuckDBInstance } = await import('@duckdb/node-api')
   const instance = await DuckDBInstance.create(':memory:', { threads: '2' })
   const connection = await instance.connect()
@@ -256,9 +263,14 @@ export async function benchQueryEngine(options: BenchOptions): Promise<{ lake: L
     { name: '(c) full export', spec: { ...base, from: lake.from, to: lake.to }, sql: 'SELECT * FROM logs' },
   ]
   const figures: QueryFigures[] = []
-  for (const s of specs) figures.push({ name: s.name, ...(await measure(store, s.spec, s.name.startsWith('(c)') ? Math.min(runs, 3) : runs, delay)) })
+  for (const s of specs)
+    figures.push({ name: s.name, ...(await measure(store, s.spec, s.name.startsWith('(c)') ? Math.min(runs, 3) : runs, delay)) })
   if (options.duckdb !== false) {
-    const duck = await duckdbTimes(lake.files, specs.map(s => ({ name: s.name, sql: s.sql })), runs)
+    const duck = await duckdbTimes(
+      lake.files,
+      specs.map(s => ({ name: s.name, sql: s.sql })),
+      runs,
+    )
     for (const f of figures) {
       f.duckdbMs = duck[f.name].ms
       f.duckdbRows = duck[f.name].rows
@@ -276,7 +288,9 @@ function table(lake: Lake, figures: QueryFigures[]): string {
   for (const f of figures) {
     const ratio = f.duckdbMs ? (f.ms / f.duckdbMs).toFixed(2) : '-'
     const duck = f.duckdbMs === undefined ? '-' : `${f.duckdbMs.toFixed(1)}${f.duckdbRows === f.rows ? '' : ` (${f.duckdbRows} rows!)`}`
-    lines.push(`| ${f.name} | ${f.rows} | ${f.ms.toFixed(1)} | ${Math.round(f.rowsPerSecond).toLocaleString('en')} | ${f.requests} | ${f.rounds} | ${f.bytes.toLocaleString('en')} | ${f.partitionsRead} | ${f.rowGroupsRead} | ${duck} | ${ratio} |`)
+    lines.push(
+      `| ${f.name} | ${f.rows} | ${f.ms.toFixed(1)} | ${Math.round(f.rowsPerSecond).toLocaleString('en')} | ${f.requests} | ${f.rounds} | ${f.bytes.toLocaleString('en')} | ${f.partitionsRead} | ${f.rowGroupsRead} | ${duck} | ${ratio} |`,
+    )
   }
   return lines.join('\n')
 }
@@ -306,7 +320,10 @@ export interface LookupWriteCost {
  */
 export async function lookupWriteCost(file: string): Promise<LookupWriteCost> {
   const bytes = await readFile(file)
-  const rows = await parquetReadObjects({ file: bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length) as ArrayBuffer, utf8: false })
+  const rows = await parquetReadObjects({
+    file: bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length) as ArrayBuffer,
+    utf8: false,
+  })
   const columns: Record<string, (StoredValue | null)[]> = {}
   for (const f of storedFields(logs)) columns[columnOf(f)] = rows.map(r => (r[columnOf(f)] ?? null) as StoredValue | null)
   const batch = { length: rows.length, columns }

@@ -142,7 +142,13 @@ async function writeFilterFirst(source: string[], dir: string, rowGroupSize: num
         ...(f.bloom ? { bloomFilter: { fpp: DEFAULT_LAYOUT.bloomFpp } } : {}),
       }
     })
-    const bytes = parquetWriteBuffer({ columnData, schema: parquetSchemaOf(logs), rowGroupSize, pageSize: DEFAULT_LAYOUT.pageSize, statisticsTruncateLength: Infinity })
+    const bytes = parquetWriteBuffer({
+      columnData,
+      schema: parquetSchemaOf(logs),
+      rowGroupSize,
+      pageSize: DEFAULT_LAYOUT.pageSize,
+      statisticsTruncateLength: Infinity,
+    })
     const file = join(dir, `part-${String(i).padStart(3, '0')}.parquet`)
     await writeFile(file, new Uint8Array(bytes))
     out.push(file)
@@ -197,8 +203,13 @@ export async function directScan(
     result.ranges += scan.ranges.length
     for (const range of scan.ranges) {
       result.rowsInRanges += range.rowEnd - range.rowStart
-      const decoded = Object.fromEntries(await Promise.all(filterColumns.map(async c => [c, await scan.readColumn({ column: c, ...range })] as const)))
-      const runs = matchingRuns(range.rowEnd - range.rowStart, i => matches(decoded, i)).map(([a, b]) => [range.rowStart + a, range.rowStart + b])
+      const decoded = Object.fromEntries(
+        await Promise.all(filterColumns.map(async c => [c, await scan.readColumn({ column: c, ...range })] as const)),
+      )
+      const runs = matchingRuns(range.rowEnd - range.rowStart, i => matches(decoded, i)).map(([a, b]) => [
+        range.rowStart + a,
+        range.rowStart + b,
+      ])
       await Promise.all(runs.flatMap(([rowStart, rowEnd]) => OUTPUT.map(c => scan.readColumn({ column: c, rowStart, rowEnd }))))
       result.rows += runs.reduce((n, [a, b]) => n + b - a, 0)
     }
@@ -210,11 +221,28 @@ export async function directScan(
 }
 
 /** (a) and (b) read directly, median time of `runs`. */
-async function directQueries(files: string[], oneBlock: number, runs: number, options: { useBloomFilters: boolean; usePageIndex: boolean }): Promise<{ a: DirectScan; b: DirectScan }> {
+async function directQueries(
+  files: string[],
+  oneBlock: number,
+  runs: number,
+  options: { useBloomFilters: boolean; usePageIndex: boolean },
+): Promise<{ a: DirectScan; b: DirectScan }> {
   const a = () =>
-    directScan(files, { address: { $eq: RARE }, topic0: { $eq: TRANSFER } } as ParquetQueryFilter, (c, i) => same(c.address[i], RARE) && same(c.topic0[i], TRANSFER), ['address', 'topic0'], options)
+    directScan(
+      files,
+      { address: { $eq: RARE }, topic0: { $eq: TRANSFER } } as ParquetQueryFilter,
+      (c, i) => same(c.address[i], RARE) && same(c.topic0[i], TRANSFER),
+      ['address', 'topic0'],
+      options,
+    )
   const b = () =>
-    directScan(files, { block_number: { $eq: BigInt(oneBlock) } } as ParquetQueryFilter, (c, i) => c.block_number[i] === BigInt(oneBlock), ['block_number'], options)
+    directScan(
+      files,
+      { block_number: { $eq: BigInt(oneBlock) } } as ParquetQueryFilter,
+      (c, i) => c.block_number[i] === BigInt(oneBlock),
+      ['block_number'],
+      options,
+    )
   const timed = async (f: () => Promise<DirectScan>) => {
     await f()
     const all: DirectScan[] = []
@@ -247,7 +275,9 @@ async function resortPartition(path: string): Promise<{ rows: number; ms: number
   const cols = await readColumns(path)
   const block = cols.block_number as bigint[]
   const index = cols.log_index as (bigint | number)[]
-  const order = Array.from({ length: block.length }, (_, r) => r).sort((a, b) => (block[a] < block[b] ? -1 : block[a] > block[b] ? 1 : Number(index[a]) - Number(index[b])))
+  const order = Array.from({ length: block.length }, (_, r) => r).sort((a, b) =>
+    block[a] < block[b] ? -1 : block[a] > block[b] ? 1 : Number(index[a]) - Number(index[b]),
+  )
   const ms = performance.now() - t
   await collectGarbage()
   const heapBytes = heapNow() - before
@@ -278,9 +308,24 @@ export async function benchLayout(options: LayoutBenchOptions): Promise<LayoutBe
   log('filter-first order (topic0, address, block_number, log_index)')
   const sortedFiles = await writeFilterFirst(base.files, join(options.cacheDir, `filter-first-${baseSize}`), baseSize)
   const sorts: SortFigures[] = [
-    { order: 'block order, bloom filters + page index', fileBytes: await totalBytes(base.files), rowGroupSize: baseSize, ...(await directQueries(base.files, oneBlock, runs, { useBloomFilters: true, usePageIndex: true })) },
-    { order: 'filter-first, statistics + page index', fileBytes: await totalBytes(sortedFiles), rowGroupSize: baseSize, ...(await directQueries(sortedFiles, oneBlock, runs, { useBloomFilters: false, usePageIndex: true })) },
-    { order: 'filter-first, bloom filters + page index', fileBytes: await totalBytes(sortedFiles), rowGroupSize: baseSize, ...(await directQueries(sortedFiles, oneBlock, runs, { useBloomFilters: true, usePageIndex: true })) },
+    {
+      order: 'block order, bloom filters + page index',
+      fileBytes: await totalBytes(base.files),
+      rowGroupSize: baseSize,
+      ...(await directQueries(base.files, oneBlock, runs, { useBloomFilters: true, usePageIndex: true })),
+    },
+    {
+      order: 'filter-first, statistics + page index',
+      fileBytes: await totalBytes(sortedFiles),
+      rowGroupSize: baseSize,
+      ...(await directQueries(sortedFiles, oneBlock, runs, { useBloomFilters: false, usePageIndex: true })),
+    },
+    {
+      order: 'filter-first, bloom filters + page index',
+      fileBytes: await totalBytes(sortedFiles),
+      rowGroupSize: baseSize,
+      ...(await directQueries(sortedFiles, oneBlock, runs, { useBloomFilters: true, usePageIndex: true })),
+    },
   ]
   const resort = await resortPartition(sortedFiles[0])
   return { rows, files, rowGroups, sorts, resort }

@@ -101,7 +101,12 @@ async function nodeLogKeys(rpcUrl: string, from: number, to: number): Promise<st
   const res = await fetch(rpcUrl, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_getLogs', params: [{ fromBlock: '0x' + from.toString(16), toBlock: '0x' + to.toString(16) }] }),
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'eth_getLogs',
+      params: [{ fromBlock: '0x' + from.toString(16), toBlock: '0x' + to.toString(16) }],
+    }),
   })
   const logs = ((await res.json()) as { result: { blockNumber: string; logIndex: string }[] }).result
   return logs.map(l => `${Number(l.blockNumber)}:${Number(l.logIndex)}`)
@@ -146,7 +151,17 @@ export async function liveBench(options: LiveBenchOptions = {}): Promise<LiveBen
     const running = await startNodeServer({
       store: fsStore(dir),
       users: await parseUsers('bench:bench'),
-      follow: [{ chain, rpcUrl: anvil.url, options: { finalityDepth: 16, compactBlocks: 32, observe: e => e.type === 'block' && seenAt.set(e.block.number, performance.now()) } }],
+      follow: [
+        {
+          chain,
+          rpcUrl: anvil.url,
+          options: {
+            finalityDepth: 16,
+            compactBlocks: 32,
+            observe: e => e.type === 'block' && seenAt.set(e.block.number, performance.now()),
+          },
+        },
+      ],
       pollIntervalMs,
       limits: { maxSubscriptionsPerUser: 2 * n + 2 },
     })
@@ -154,13 +169,22 @@ export async function liveBench(options: LiveBenchOptions = {}): Promise<LiveBen
     const auth = basic('bench', 'bench')
     try {
       const from = head + 1
-      const liveClients = await Promise.all(Array.from({ length: n }, (_, i) => connect(`${ws}/v1/api/logs?chains=DEVNET&from_block=${from}`, auth, i === 0 ? b => rowAt.has(b) || rowAt.set(b, performance.now()) : undefined)))
+      const liveClients = await Promise.all(
+        Array.from({ length: n }, (_, i) =>
+          connect(
+            `${ws}/v1/api/logs?chains=DEVNET&from_block=${from}`,
+            auth,
+            i === 0 ? b => rowAt.has(b) || rowAt.set(b, performance.now()) : undefined,
+          ),
+        ),
+      )
       log(`${n} live subscribers; mining at least ${target} blocks`)
       const started = performance.now()
       for (let round = 0; head - from + 1 < target; round++) await runActivityRound(ctx, round)
       const last = head
       const live = running.live.chains.values().next().value!
-      while ((live.window()?.tip.number ?? -1) < last || liveClients.some(c => c.ws.bufferedAmount > 0)) await new Promise(r => setTimeout(r, 5))
+      while ((live.window()?.tip.number ?? -1) < last || liveClients.some(c => c.ws.bufferedAmount > 0))
+        await new Promise(r => setTimeout(r, 5))
       // Every subscriber got the last block's progress once the follower has it and sockets are drained.
       await new Promise(r => setTimeout(r, 200))
       const liveSeconds = (performance.now() - started) / 1000
@@ -179,7 +203,9 @@ export async function liveBench(options: LiveBenchOptions = {}): Promise<LiveBen
       log(`${n} subscribers replaying blocks 0-${last}`)
       await live.settled()
       const replayStart = performance.now()
-      const replayClients = await Promise.all(Array.from({ length: n }, () => connect(`${ws}/v1/api/logs?chains=DEVNET&from_block=0&to_block=${last}`, auth)))
+      const replayClients = await Promise.all(
+        Array.from({ length: n }, () => connect(`${ws}/v1/api/logs?chains=DEVNET&from_block=0&to_block=${last}`, auth)),
+      )
       await Promise.all(replayClients.map(c => c.ended))
       const replaySeconds = (performance.now() - replayStart) / 1000
       const expectedAll = await nodeLogKeys(anvil.url, 0, last)
@@ -198,8 +224,22 @@ export async function liveBench(options: LiveBenchOptions = {}): Promise<LiveBen
         pollIntervalMs,
         minedToRow: distribution(blocks.map(b => rowAt.get(b)! - minedAt.get(b)!)),
         seenToRow: distribution(blocks.filter(b => seenAt.has(b)).map(b => rowAt.get(b)! - seenAt.get(b)!)),
-        live: { subscribers: n, messages: liveMessages, rows: liveRows, seconds: liveSeconds, messagesPerSecond: liveMessages / liveSeconds, rowsPerSecond: liveRows / liveSeconds },
-        replay: { subscribers: n, messages: replayMessages, rows: replayRows, seconds: replaySeconds, messagesPerSecond: replayMessages / replaySeconds, rowsPerSecond: replayRows / replaySeconds },
+        live: {
+          subscribers: n,
+          messages: liveMessages,
+          rows: liveRows,
+          seconds: liveSeconds,
+          messagesPerSecond: liveMessages / liveSeconds,
+          rowsPerSecond: liveRows / liveSeconds,
+        },
+        replay: {
+          subscribers: n,
+          messages: replayMessages,
+          rows: replayRows,
+          seconds: replaySeconds,
+          messagesPerSecond: replayMessages / replaySeconds,
+          rowsPerSecond: replayRows / replaySeconds,
+        },
         checked: 2 * n,
         lost,
         repeated,

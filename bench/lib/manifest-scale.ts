@@ -48,7 +48,10 @@ export function manifestScale(shape: ScaleShape): ScaleFigures {
       tailOffset: rowsPerPartition * bytesPerRow - 400_000,
       footerOffset: rowsPerPartition * bytesPerRow - 40_000,
       blooms: Object.fromEntries(
-        ['transaction_hash', 'address', 'topic0', 'topic1', 'topic2', 'topic3'].map((c, i) => [c, { offset: rowsPerPartition * bytesPerRow - 360_000 + i * 50_000, length: 50_000 }]),
+        ['transaction_hash', 'address', 'topic0', 'topic1', 'topic2', 'topic3'].map((c, i) => [
+          c,
+          { offset: rowsPerPartition * bytesPerRow - 360_000 + i * 50_000, length: 50_000 },
+        ]),
       ),
       rowGroups: Array.from({ length: groups }, (_, g) => ({
         from: Math.floor(from + g * blocksPerGroup),

@@ -38,7 +38,14 @@ import { fsStore } from '../../src/store/fs.ts'
 import type { ObjectStore } from '../../src/store/types.ts'
 import { fullnodeClient } from '../../src/move/rest.ts'
 import type { RestUserTransaction } from '../../src/move/rest-types.ts'
-import { SAMPLE_MODULES, sampleAccount, sampleBlocks, sampleNode, type SampleBlock, type SampleSpec } from '../../scripts/dev/move-sample.ts'
+import {
+  SAMPLE_MODULES,
+  sampleAccount,
+  sampleBlocks,
+  sampleNode,
+  type SampleBlock,
+  type SampleSpec,
+} from '../../scripts/dev/move-sample.ts'
 
 export interface MoveBenchOptions {
   /** Path of replay-aptos.mjs (shared/tools), the fullnode the ingest rates are measured against. */
@@ -219,7 +226,11 @@ async function recordedIngest(script: string, log: (line: string) => void): Prom
     let versions: number[]
     try {
       const pages = pageBytes()
-      const source = moveSource(fullnodeClient({ url: replay.url, fetch: pages.fetch }), { chain: APTOS, store: fsStore(dir), sparse: true })
+      const source = moveSource(fullnodeClient({ url: replay.url, fetch: pages.fetch }), {
+        chain: APTOS,
+        store: fsStore(dir),
+        sparse: true,
+      })
       const started = performance.now()
       await source.head()
       const batch = (await source.fetch([first, last]))[moveTransactions.storage]
@@ -240,7 +251,12 @@ async function recordedIngest(script: string, log: (line: string) => void): Prom
       await rm(dir, { recursive: true, force: true })
     }
     log(`ingesting ${versions.length} recorded mainnet versions, one run each`)
-    const each = await timedIngest('replay-aptos.mjs, recorded mainnet, one run and one partition per version', APTOS, replay.url, versions.map(v => [v, v]))
+    const each = await timedIngest(
+      'replay-aptos.mjs, recorded mainnet, one run and one partition per version',
+      APTOS,
+      replay.url,
+      versions.map(v => [v, v]),
+    )
     return [each, pass]
   } finally {
     replay.stop()
@@ -310,7 +326,13 @@ function predicate(name: string, text: string): Predicate {
   return { field, op: 'eq', values: [KINDS[field.kind].parse(text)] }
 }
 
-async function measure(store: ObjectStore, name: string, filter: Record<string, string>, expectedRows: number, runs: number): Promise<QueryFigures> {
+async function measure(
+  store: ObjectStore,
+  name: string,
+  filter: Record<string, string>,
+  expectedRows: number,
+  runs: number,
+): Promise<QueryFigures> {
   const spec: QuerySpec = {
     chain: MOVEMENT,
     dataset: moveTransactions,

@@ -90,7 +90,11 @@ export interface DemoSubscriber {
  * block with the events it holds. Reconnects from its cursor (with the cursor's
  * hash, so a reorg in between is reported) when the connection drops.
  */
-export function demoSubscriber(baseUrl: string, credentials: { user: string; password: string }, print: (line: string) => void): DemoSubscriber {
+export function demoSubscriber(
+  baseUrl: string,
+  credentials: { user: string; password: string },
+  print: (line: string) => void,
+): DemoSubscriber {
   const kinds = devnetEventKinds()
   const base = baseUrl.replace(/^http/, 'ws').replace(/\/$/, '')
   let cursor: { block: number; hash?: string } | null = null
@@ -100,7 +104,9 @@ export function demoSubscriber(baseUrl: string, credentials: { user: string; pas
 
   const open = () => {
     const resume = cursor ? `&from_block=${cursor.block + 1}${cursor.hash ? `&cursor_hash=${cursor.hash}` : ''}` : ''
-    ws = new WebSocket(`${base}/v1/api/logs?chains=${DEVNET.code}${resume}`, { headers: { authorization: basicHeader(credentials.user, credentials.password) } })
+    ws = new WebSocket(`${base}/v1/api/logs?chains=${DEVNET.code}${resume}`, {
+      headers: { authorization: basicHeader(credentials.user, credentials.password) },
+    })
     ws.on('message', data => {
       const m = JSON.parse(data.toString())
       if (m.type === 'subscribed') print(`subscribed to ${m.chain} logs from block ${m.from_block} (head ${m.head})`)

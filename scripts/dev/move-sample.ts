@@ -46,7 +46,14 @@ import type { ObjectStore } from '../../src/store/types.ts'
 import type { AbiModule } from '../../src/move/abi-cache.ts'
 import { blockMetadataHashes, stateCheckpointHash, userTransactionHash } from '../../src/move/hash.ts'
 import { FullnodeError, type FullnodeClient } from '../../src/move/rest.ts'
-import type { RestBlockMetadataTransaction, RestEvent, RestLedgerInfo, RestStateCheckpointTransaction, RestTransaction, RestUserTransaction } from '../../src/move/rest-types.ts'
+import type {
+  RestBlockMetadataTransaction,
+  RestEvent,
+  RestLedgerInfo,
+  RestStateCheckpointTransaction,
+  RestTransaction,
+  RestUserTransaction,
+} from '../../src/move/rest-types.ts'
 import { longAddress, normalizeAddress, parseTypeArgument } from '../../src/move/type-tags.ts'
 import { mulberry32 } from './random.ts'
 
@@ -179,7 +186,12 @@ function fee(gas: number): RestEvent {
   }
 }
 
-const moduleEvent = (type: string, data: unknown): RestEvent => ({ guid: { creation_number: '0', account_address: '0x0' }, sequence_number: '0', type, data })
+const moduleEvent = (type: string, data: unknown): RestEvent => ({
+  guid: { creation_number: '0', account_address: '0x0' },
+  sequence_number: '0',
+  type,
+  data,
+})
 
 /** One call of the mix: REST JSON of the payload, the SDK entry function, and the events it would emit. */
 interface Call {
@@ -226,7 +238,13 @@ function pickCall(r: () => number, senders: Accounts, from: number, version: num
 }
 
 /** Builds, signs and hashes one user transaction; REST JSON as a node would print it after execution. */
-function userTransaction(spec: Required<SampleSpec>, r: () => number, senders: Accounts, version: number, timestamp: bigint): RestUserTransaction {
+function userTransaction(
+  spec: Required<SampleSpec>,
+  r: () => number,
+  senders: Accounts,
+  version: number,
+  timestamp: bigint,
+): RestUserTransaction {
   const index = Math.floor(r() * senders.count)
   const from = senders.at(index)
   const call = pickCall(r, senders, index, version)
@@ -236,7 +254,15 @@ function userTransaction(spec: Required<SampleSpec>, r: () => number, senders: A
   const maxGas = 2_000n + BigInt(Math.floor(r() * 8) * 1_000)
   const gasPrice = 100n
   const expiration = timestamp / 1_000_000n + 600n
-  const raw = new RawTransaction(from.account.accountAddress, from.sequence, payload, maxGas, gasPrice, expiration, new ChainId(spec.chainId))
+  const raw = new RawTransaction(
+    from.account.accountAddress,
+    from.sequence,
+    payload,
+    maxGas,
+    gasPrice,
+    expiration,
+    new ChainId(spec.chainId),
+  )
   const auth = from.account.signTransactionWithAuthenticator(new SimpleTransaction(raw))
   if (!(auth instanceof AccountAuthenticatorEd25519)) throw new Error('expected an ed25519 account authenticator')
   const signed = new SignedTransaction(raw, new TransactionAuthenticatorEd25519(auth.public_key, auth.signature))
@@ -248,7 +274,8 @@ function userTransaction(spec: Required<SampleSpec>, r: () => number, senders: A
         moveEvent('0x1::fungible_asset::Withdraw', spec.seed, from.address, amount),
         moveEvent('0x1::fungible_asset::Deposit', spec.seed, to, amount),
       ])
-  if (!failed && call.function === `${MESSAGE_MODULE}::set_message`) events.push(moduleEvent(`${MESSAGE_MODULE}::MessageChange`, { account: from.address, to_message: call.json[0] }))
+  if (!failed && call.function === `${MESSAGE_MODULE}::set_message`)
+    events.push(moduleEvent(`${MESSAGE_MODULE}::MessageChange`, { account: from.address, to_message: call.json[0] }))
   events.push(fee(gas))
   const sequence = from.sequence
   from.sequence++
@@ -335,7 +362,14 @@ export function* sampleBlocks(input: SampleSpec): Generator<SampleBlock> {
           guid: { creation_number: '3', account_address: '0x1' },
           sequence_number: String(height),
           type: '0x1::block::NewBlockEvent',
-          data: { epoch: EPOCH, round: fields.round, height: String(height), proposer: fields.proposer, time_microseconds: fields.timestamp, hash: id },
+          data: {
+            epoch: EPOCH,
+            round: fields.round,
+            height: String(height),
+            proposer: fields.proposer,
+            time_microseconds: fields.timestamp,
+            hash: id,
+          },
         },
       ],
       type: 'block_metadata_transaction',
@@ -381,7 +415,11 @@ const notFound = (path: string, code: string, message: string) => new FullnodeEr
  * An in-process fullnode over sample blocks: the part of the REST API the ingester
  * reads, with a real node's answers (contiguous pages, 404 for what it lacks).
  */
-export function sampleNode(chainId: number, blocks: readonly SampleBlock[], modules: readonly AbiModule[] = SAMPLE_MODULES): FullnodeClient {
+export function sampleNode(
+  chainId: number,
+  blocks: readonly SampleBlock[],
+  modules: readonly AbiModule[] = SAMPLE_MODULES,
+): FullnodeClient {
   const txs = blocks.flatMap(b => b.transactions)
   if (txs.length === 0) throw new Error('a sample node needs at least one block')
   const first = Number(txs[0].version)
@@ -404,18 +442,34 @@ export function sampleNode(chainId: number, blocks: readonly SampleBlock[], modu
     },
     async transactions(start, limit) {
       const s = Number(start)
-      if (s > Number(last.version)) throw new FullnodeError(`sample:/v1/transactions?start=${s}`, 400, 'invalid_input', `start ${s} is above the ledger version ${last.version}`)
+      if (s > Number(last.version))
+        throw new FullnodeError(
+          `sample:/v1/transactions?start=${s}`,
+          400,
+          'invalid_input',
+          `start ${s} is above the ledger version ${last.version}`,
+        )
       return txs.slice(Math.max(0, s - first), Math.max(0, s - first) + Math.min(limit, 100))
     },
     async transactionByVersion(version) {
       const tx = at(Number(version))
-      if (!tx) throw notFound(`/transactions/by_version/${version}`, 'transaction_not_found', `Transaction not found by Ledger version(${version})`)
+      if (!tx)
+        throw notFound(
+          `/transactions/by_version/${version}`,
+          'transaction_not_found',
+          `Transaction not found by Ledger version(${version})`,
+        )
       return tx
     },
     async blockByVersion(version) {
       const b = blockOf(Number(version))
       if (!b) throw notFound(`/blocks/by_version/${version}`, 'block_not_found', `Block not found by Ledger version(${version})`)
-      return { block_height: String(b.height), block_hash: b.id, first_version: String(b.firstVersion), last_version: String(b.lastVersion) }
+      return {
+        block_height: String(b.height),
+        block_hash: b.id,
+        first_version: String(b.firstVersion),
+        last_version: String(b.lastVersion),
+      }
     },
     async moduleAbi(address, name) {
       return modules.find(m => normalizeAddress(m.address) === normalizeAddress(address) && m.name === name) ?? null
@@ -435,7 +489,11 @@ export const sampleSpecOf = (chain: Pick<Chain, 'id' | 'code'>): SampleSpec => (
  * Generates a chain's sample and ingests it into `store` through the real path
  * (moveSource over `sampleNode`, runIngest): resumable and idempotent like any ingest.
  */
-export async function ingestSample(store: ObjectStore, chain: Chain, blocks = SAMPLE_BLOCKS): Promise<{ report: IngestReport; stats: MoveIngestStats }> {
+export async function ingestSample(
+  store: ObjectStore,
+  chain: Chain,
+  blocks = SAMPLE_BLOCKS,
+): Promise<{ report: IngestReport; stats: MoveIngestStats }> {
   if (chain.family !== 'move') throw new Error(`${chain.code} is not a Move-VM chain`)
   const chainBlocks = sampleChain(sampleSpecOf(chain), blocks)
   const source = moveSource(sampleNode(chain.id, chainBlocks), { chain, store })

@@ -14,7 +14,10 @@ export interface SeedableBucket {
 }
 
 /** Copies every object of `source` into `bucket`; returns the counts. */
-export async function seedBucket(bucket: SeedableBucket, source: ObjectStore): Promise<{ objects: number; bytes: number; deleted: number }> {
+export async function seedBucket(
+  bucket: SeedableBucket,
+  source: ObjectStore,
+): Promise<{ objects: number; bytes: number; deleted: number }> {
   const infos = await source.list('')
   const keep = new Set(infos.map(i => i.key))
   let bytes = 0

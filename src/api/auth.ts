@@ -50,7 +50,11 @@ async function sha256(bytes: Uint8Array): Promise<Uint8Array> {
 
 async function pbkdf2(password: string, salt: Uint8Array, iterations: number, bytes: number): Promise<Uint8Array> {
   const key = await crypto.subtle.importKey('raw', encoder.encode(password), 'PBKDF2', false, ['deriveBits'])
-  const bits = await crypto.subtle.deriveBits({ name: 'PBKDF2', hash: 'SHA-256', salt: salt as Uint8Array<ArrayBuffer>, iterations }, key, bytes * 8)
+  const bits = await crypto.subtle.deriveBits(
+    { name: 'PBKDF2', hash: 'SHA-256', salt: salt as Uint8Array<ArrayBuffer>, iterations },
+    key,
+    bytes * 8,
+  )
   return new Uint8Array(bits)
 }
 
@@ -63,7 +67,8 @@ export function constantTimeEqual(a: Uint8Array, b: Uint8Array): boolean {
 
 /** A PBKDF2 hash string for API_USERS (what `npm run hash-password` prints). */
 export async function hashPassword(password: string, iterations = PBKDF2_ITERATIONS): Promise<string> {
-  if (!Number.isInteger(iterations) || iterations < 1 || iterations > MAX_ITERATIONS) throw new RangeError(`iterations must be 1..${MAX_ITERATIONS}`)
+  if (!Number.isInteger(iterations) || iterations < 1 || iterations > MAX_ITERATIONS)
+    throw new RangeError(`iterations must be 1..${MAX_ITERATIONS}`)
   const salt = crypto.getRandomValues(new Uint8Array(SALT_BYTES))
   const hash = await pbkdf2(password, salt, iterations, HASH_BYTES)
   return `${SCHEME}$${iterations}$${toB64(salt)}$${toB64(hash)}`
@@ -76,7 +81,9 @@ async function parseSecret(user: string, text: string): Promise<Secret> {
   const saltBytes = fromB64(salt ?? '')
   const hashBytes = fromB64(hash ?? '')
   if (!/^[0-9]+$/.test(iter ?? '') || iterations < 1 || iterations > MAX_ITERATIONS || !saltBytes || !hashBytes || hashBytes.length === 0) {
-    throw new UsersConfigError(`API_USERS: the hash of user "${user}" is malformed (expected ${SCHEME}$<iterations up to ${MAX_ITERATIONS}>$<salt>$<hash>)`)
+    throw new UsersConfigError(
+      `API_USERS: the hash of user "${user}" is malformed (expected ${SCHEME}$<iterations up to ${MAX_ITERATIONS}>$<salt>$<hash>)`,
+    )
   }
   return { kind: 'pbkdf2', iterations, salt: saltBytes, hash: hashBytes }
 }

@@ -21,5 +21,9 @@ export function findDataset(path: string, family: Family, datasets: readonly Dat
   const elsewhere = datasets.find(d => d.path === p)
   const hint = elsewhere ? `; /v1/api/${p} is served on ${WHERE[elsewhere.family]}` : ''
   const here = datasets.filter(d => d.family === family).map(d => `/v1/api/${d.path}`)
-  throw new ApiError(404, 'not_found', `no endpoint at /v1/api/${p} on this host${hint}; endpoints here: /v1/api/status, ${here.join(', ')}`)
+  throw new ApiError(
+    404,
+    'not_found',
+    `no endpoint at /v1/api/${p} on this host${hint}; endpoints here: /v1/api/status, ${here.join(', ')}`,
+  )
 }

@@ -75,7 +75,8 @@ export function toApiError(err: unknown): ApiError {
   if (err instanceof NoDataError) {
     return new ApiError(404, 'no_data', err.message, { details: { coverage: err.coverage, ...(err.range ? { range: err.range } : {}) } })
   }
-  if (err instanceof InvalidRangeError) return new ApiError(400, 'invalid_range', err.message, { parameter: 'from_block', details: { range: err.range } })
+  if (err instanceof InvalidRangeError)
+    return new ApiError(400, 'invalid_range', err.message, { parameter: 'from_block', details: { range: err.range } })
   if (err instanceof InvalidValueError) return new ApiError(400, 'invalid_parameter', err.message)
   return new ApiError(500, 'internal_error', 'internal error')
 }

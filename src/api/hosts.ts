@@ -30,5 +30,4 @@ export function routeHost(authority: string | null | undefined, chains: readonly
 }
 
 /** The host names that serve a chain, for error messages (`*` shown as "the EVM host"). */
-export const hostsOf = (chain: Chain): string =>
-  chain.hosts.includes('*') ? 'the EVM host' : chain.hosts.join(' or ')
+export const hostsOf = (chain: Chain): string => (chain.hosts.includes('*') ? 'the EVM host' : chain.hosts.join(' or '))

@@ -74,7 +74,8 @@ function canonicalName(name: string, dataset: DatasetDecl): string {
 /** The one chain a request names, within the host's chains. */
 export function parseChain(value: string | undefined, ctx: Pick<ParseContext, 'chains' | 'allChains'>): Chain {
   const valid = ctx.chains.map(c => `${c.code} (${c.id}, ${c.name})`).join(', ')
-  if (value === undefined || value.trim() === '') throw invalidParameter('chains', `chains is required; valid values: ${valid}`, 'missing_parameter')
+  if (value === undefined || value.trim() === '')
+    throw invalidParameter('chains', `chains is required; valid values: ${valid}`, 'missing_parameter')
   if (value.includes(',')) throw invalidParameter('chains', `one chain per request; valid values: ${valid}`)
   const family = ctx.chains[0]?.family ?? 'evm'
   const chain = findChain(family, value, ctx.chains)
@@ -91,7 +92,8 @@ export function parseBlockBound(value: string | undefined, parameter: string): n
   try {
     return Number(parseUnsigned(value, BigInt(Number.MAX_SAFE_INTEGER)))
   } catch (err) {
-    if (err instanceof InvalidValueError) throw invalidParameter(parameter, `${parameter}: expected a block number (decimal or 0x-hex) or latest, got ${quote(value)}`)
+    if (err instanceof InvalidValueError)
+      throw invalidParameter(parameter, `${parameter}: expected a block number (decimal or 0x-hex) or latest, got ${quote(value)}`)
     throw err
   }
 }
@@ -104,7 +106,10 @@ export function parseFields(value: string | undefined, dataset: DatasetDecl): Fi
     const name = raw.trim()
     const field = dataset.fields.find(f => f.name === name)
     if (!field) {
-      throw invalidParameter('fields', `unknown field ${quote(raw)} in fields; fields of ${dataset.path}: ${dataset.fields.map(f => f.name).join(', ')}`)
+      throw invalidParameter(
+        'fields',
+        `unknown field ${quote(raw)} in fields; fields of ${dataset.path}: ${dataset.fields.map(f => f.name).join(', ')}`,
+      )
     }
     if (!out.includes(field)) out.push(field)
   }
@@ -141,10 +146,12 @@ export function parsePredicate(name: string, value: string, dataset: DatasetDecl
     throw invalidParameter(name, allowed.length ? `${field.name} takes only ${allowed.join(', ')}` : `${field.name} cannot be filtered`)
   }
   const texts = op === 'in' ? value.split(',') : [value]
-  if (texts.length > MAX_IN_VALUES) throw invalidParameter(name, `${name} has ${texts.length} values; at most ${MAX_IN_VALUES}`, 'too_many_values')
+  if (texts.length > MAX_IN_VALUES)
+    throw invalidParameter(name, `${name} has ${texts.length} values; at most ${MAX_IN_VALUES}`, 'too_many_values')
   const values = texts.map((text): StoredValue | null => {
     if (text === NULL_MARKER) {
-      if (op !== 'eq' && op !== 'in') throw invalidParameter(name, `${name}: null (%00) only works with ${field.name}= and ${field.name}__in=`)
+      if (op !== 'eq' && op !== 'in')
+        throw invalidParameter(name, `${name}: null (%00) only works with ${field.name}= and ${field.name}__in=`)
       if (!field.nullable) throw invalidParameter(name, `${name}: ${field.name} is never null`)
       return null
     }
@@ -174,7 +181,11 @@ export function parseDataQuery(params: URLSearchParams, ctx: ParseContext): Quer
   const from = parseBlockBound(fromParam?.value, fromParam?.name ?? 'from_block')
   const to = parseBlockBound(toParam?.value, toParam?.name ?? 'to_block')
   if (typeof from === 'number' && typeof to === 'number' && from > to) {
-    throw invalidParameter(fromParam?.name ?? 'from_block', `${fromParam?.name ?? 'from_block'} (${from}) is above ${toParam?.name ?? 'to_block'} (${to})`, 'invalid_range')
+    throw invalidParameter(
+      fromParam?.name ?? 'from_block',
+      `${fromParam?.name ?? 'from_block'} (${from}) is above ${toParam?.name ?? 'to_block'} (${to})`,
+      'invalid_range',
+    )
   }
   const fields = parseFields(get('fields')?.value, dataset)
   const limit = parseLimit(get('limit')?.value)

@@ -18,7 +18,6 @@ import type { QuerySpec } from '../query/types.ts'
 import type { DatasetDecl } from '../schema/dataset.ts'
 import { basicFromProtocols, offeredProtocols, PROTOCOL } from './websocket.ts'
 
-
 /** What parsing an upgrade needs besides the request: the registries (defaults: every chain and dataset). */
 export interface UpgradeContext {
   chains?: readonly Chain[]
@@ -57,32 +56,48 @@ export async function authenticateUpgrade(headers: { get(name: string): string |
 }
 
 /** The subscription an upgrade asks for, and the subprotocol to answer with; no authentication. */
-export function parseUpgrade(url: URL, headers: { get(name: string): string | null }, ctx: UpgradeContext = {}): Omit<AcceptedUpgrade, 'user'> {
+export function parseUpgrade(
+  url: URL,
+  headers: { get(name: string): string | null },
+  ctx: UpgradeContext = {},
+): Omit<AcceptedUpgrade, 'user'> {
   const offered = offeredProtocols(headers.get('sec-websocket-protocol'))
   const protocol = offered.includes(PROTOCOL) ? PROTOCOL : null
   if (offered.length > 0 && protocol === null) {
-    throw new ApiError(400, 'invalid_protocol', `offer the subprotocol ${PROTOCOL} (Sec-WebSocket-Protocol), next to the credentials if you send them that way`)
+    throw new ApiError(
+      400,
+      'invalid_protocol',
+      `offer the subprotocol ${PROTOCOL} (Sec-WebSocket-Protocol), next to the credentials if you send them that way`,
+    )
   }
   if (!url.pathname.startsWith(API_PREFIX)) throw new ApiError(404, 'not_found', `no endpoint at ${url.pathname}`)
   const chains = ctx.chains ?? CHAINS
   const host = routeHost(url.host, chains)
   const path = url.pathname.slice(API_PREFIX.length)
-  if (path.replace(/\/+$/, '') === 'status') throw new ApiError(404, 'not_found', '/v1/api/status is not served over WebSocket; use HTTP GET')
+  if (path.replace(/\/+$/, '') === 'status')
+    throw new ApiError(404, 'not_found', '/v1/api/status is not served over WebSocket; use HTTP GET')
   const dataset = findDataset(path, host.family, ctx.datasets ?? DATASETS)
   const params = url.searchParams
   const format = params.get('format')
   if (format !== null && format !== 'json' && format !== 'json_stream') {
     throw invalidParameter('format', `WebSocket messages are JSON: format must be json or json_stream when given, got "${format}"`)
   }
-  if (params.has('limit')) throw invalidParameter('limit', 'limit is not used over WebSocket: the stream is paced by the client; bound it with to_block')
+  if (params.has('limit'))
+    throw invalidParameter('limit', 'limit is not used over WebSocket: the stream is paced by the client; bound it with to_block')
   const rest = new URLSearchParams(params)
   const cursorHash = rest.get(CURSOR_HASH_PARAM) ?? undefined
   rest.delete(CURSOR_HASH_PARAM)
   const spec = parseDataQuery(rest, { dataset, chains: host.chains, allChains: chains })
   if (cursorHash !== undefined) {
-    if (params.getAll(CURSOR_HASH_PARAM).length > 1) throw invalidParameter(CURSOR_HASH_PARAM, `${CURSOR_HASH_PARAM} is given more than once`, 'duplicate_parameter')
-    if (!/^0x[0-9a-fA-F]{64}$/.test(cursorHash)) throw invalidParameter(CURSOR_HASH_PARAM, `${CURSOR_HASH_PARAM}: expected a 0x-prefixed 32-byte block hash, got "${cursorHash}"`)
-    if (typeof spec.from !== 'number' || spec.from < 1) throw invalidParameter(CURSOR_HASH_PARAM, `${CURSOR_HASH_PARAM} is the hash of block from_block - 1: give a numeric from_block above 0`)
+    if (params.getAll(CURSOR_HASH_PARAM).length > 1)
+      throw invalidParameter(CURSOR_HASH_PARAM, `${CURSOR_HASH_PARAM} is given more than once`, 'duplicate_parameter')
+    if (!/^0x[0-9a-fA-F]{64}$/.test(cursorHash))
+      throw invalidParameter(CURSOR_HASH_PARAM, `${CURSOR_HASH_PARAM}: expected a 0x-prefixed 32-byte block hash, got "${cursorHash}"`)
+    if (typeof spec.from !== 'number' || spec.from < 1)
+      throw invalidParameter(
+        CURSOR_HASH_PARAM,
+        `${CURSOR_HASH_PARAM} is the hash of block from_block - 1: give a numeric from_block above 0`,
+      )
   }
   return { spec, protocol, ...(cursorHash === undefined ? {} : { cursorHash: cursorHash.toLowerCase() }) }
 }

@@ -13,12 +13,21 @@ export const CREDENTIAL_PROTOCOL_PREFIX = 'basic.'
 /** The subprotocol a browser offers to carry its credentials: `basic.` + unpadded base64url of `user:password`. */
 export function credentialProtocol(user: string, password: string): string {
   const bytes = new TextEncoder().encode(`${user}:${password}`)
-  return CREDENTIAL_PROTOCOL_PREFIX + btoa(String.fromCharCode(...bytes)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '')
+  return (
+    CREDENTIAL_PROTOCOL_PREFIX +
+    btoa(String.fromCharCode(...bytes))
+      .replace(/\+/g, '-')
+      .replace(/\//g, '_')
+      .replace(/=+$/, '')
+  )
 }
 
 /** The offered subprotocols of a `Sec-WebSocket-Protocol` header. */
 export function offeredProtocols(header: string | null | undefined): string[] {
-  return (header ?? '').split(',').map(p => p.trim()).filter(p => p !== '')
+  return (header ?? '')
+    .split(',')
+    .map(p => p.trim())
+    .filter(p => p !== '')
 }
 
 /**

@@ -26,7 +26,11 @@ export interface RowBatch {
 }
 
 /** A batch of `fields` from plain values keyed by field name (missing columns are not added). */
-export function batchOf(fields: readonly FieldDecl[], values: Record<string, readonly (StoredValue | null | undefined)[]>, length: number): RowBatch {
+export function batchOf(
+  fields: readonly FieldDecl[],
+  values: Record<string, readonly (StoredValue | null | undefined)[]>,
+  length: number,
+): RowBatch {
   const columns: RowBatch['columns'] = {}
   for (const f of fields) {
     const col = values[f.name]

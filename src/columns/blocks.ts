@@ -72,7 +72,11 @@ export async function* wholeBlocks(batches: AsyncIterable<RowBatch>, key: string
  * At most `limit` rows, ending on a block boundary (the whole first block when it
  * alone exceeds the limit), and the first block left out when rows remain.
  */
-export async function takeBlocks(batches: AsyncIterable<RowBatch>, limit: number, key: string): Promise<{ batches: RowBatch[]; nextFrom?: number }> {
+export async function takeBlocks(
+  batches: AsyncIterable<RowBatch>,
+  limit: number,
+  key: string,
+): Promise<{ batches: RowBatch[]; nextFrom?: number }> {
   const out: RowBatch[] = []
   let taken = 0
   const blocks = wholeBlocks(batches, key)

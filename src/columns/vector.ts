@@ -297,10 +297,12 @@ export function concatVectors(vs: readonly Vector[]): Vector {
         row += b.length
         base += b.offsets[b.length] - b.offsets[0]
       }
-      const bytes = concatBytes(vs.map(v => {
-        const b = v as BinaryVector
-        return b.bytes.subarray(b.offsets[0], b.offsets[b.length])
-      }))
+      const bytes = concatBytes(
+        vs.map(v => {
+          const b = v as BinaryVector
+          return b.bytes.subarray(b.offsets[0], b.offsets[b.length])
+        }),
+      )
       return { type: 'binary', length, offsets, bytes, valid, text: first.text }
     }
   }

@@ -133,7 +133,8 @@ export function poolsToResolve(scan: DexScan): Hex[] {
 /** Position state keys the batch's manager events touch: what a store-backed state must load. */
 export function positionKeys(scan: DexScan): string[] {
   const keys = new Set<string>()
-  for (const b of scan.blocks) for (const e of b.events) if (e.kind === 'manager') keys.add(positionKey(e.manager.address, e.fields.token_id))
+  for (const b of scan.blocks)
+    for (const e of b.events) if (e.kind === 'manager') keys.add(positionKey(e.manager.address, e.fields.token_id))
   return [...keys].sort()
 }
 
@@ -201,7 +202,13 @@ export function decodeDex(scan: DexScan, pools: ReadonlyMap<Hex, PoolInfo | null
     let poolEvents: PoolLiquidityEvent[] = []
     let managerEvents: { event: ManagerEvent; log: DexLog; manager: PositionManagerEntry }[] = []
     const flush = () => {
-      const updates = trackPositions(managerEvents.map(m => m.event), poolEvents, positions, out.positionChanges, infoOf)
+      const updates = trackPositions(
+        managerEvents.map(m => m.event),
+        poolEvents,
+        positions,
+        out.positionChanges,
+        infoOf,
+      )
       updates.forEach((u, i) => {
         const f = u.event.fields
         const sign = u.event.role === 'decrease_liquidity' ? -1n : 1n
@@ -238,7 +245,11 @@ export function decodeDex(scan: DexScan, pools: ReadonlyMap<Hex, PoolInfo | null
       }
       const log_index = BigInt(e.log.logIndex)
       if (e.kind === 'manager') {
-        managerEvents.push({ event: { role: e.spec.role, manager: e.manager.address, log_index, fields: e.fields }, log: e.log, manager: e.manager })
+        managerEvents.push({
+          event: { role: e.spec.role, manager: e.manager.address, log_index, fields: e.fields },
+          log: e.log,
+          manager: e.manager,
+        })
         continue
       }
       const spec = e.spec

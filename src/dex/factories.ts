@@ -78,7 +78,13 @@ export const FACTORIES: Readonly<Record<number, readonly FactoryEntry[]>> = {
     },
   ],
   31337: [
-    { protocol: 'uniswap_v2', factory: DEVNET_V2_FACTORY, deployer: DEVNET_V2_FACTORY, initCodeHash: UNISWAP_V2_INIT_CODE_HASH, fee: 3000n },
+    {
+      protocol: 'uniswap_v2',
+      factory: DEVNET_V2_FACTORY,
+      deployer: DEVNET_V2_FACTORY,
+      initCodeHash: UNISWAP_V2_INIT_CODE_HASH,
+      fee: 3000n,
+    },
     { protocol: 'uniswap_v3', factory: DEVNET_V3_FACTORY, deployer: DEVNET_V3_FACTORY, initCodeHash: UNISWAP_V3_INIT_CODE_HASH, fee: null },
   ],
 }
@@ -86,8 +92,16 @@ export const FACTORIES: Readonly<Record<number, readonly FactoryEntry[]>> = {
 /** Position managers by chain id. */
 export const POSITION_MANAGERS: Readonly<Record<number, readonly PositionManagerEntry[]>> = {
   1: [
-    { protocol: 'uniswap_v3', address: '0xc36442b4a4522e871399cd717abdd847ab11fe88', factory: '0x1f98431c8ad98523631ae4a59f267346ea31f984' },
-    { protocol: 'pancakeswap_v3', address: '0x46a15b0b27311cedf172ab29e4f4766fbe7f4364', factory: '0x0bfbcf9fa4f9c56b0f40a671ad40e0805a091865' },
+    {
+      protocol: 'uniswap_v3',
+      address: '0xc36442b4a4522e871399cd717abdd847ab11fe88',
+      factory: '0x1f98431c8ad98523631ae4a59f267346ea31f984',
+    },
+    {
+      protocol: 'pancakeswap_v3',
+      address: '0x46a15b0b27311cedf172ab29e4f4766fbe7f4364',
+      factory: '0x0bfbcf9fa4f9c56b0f40a671ad40e0805a091865',
+    },
   ],
   31337: [{ protocol: 'uniswap_v3', address: '0xa513e6e4b8f2a923d98304ec87f64353c4d5c853', factory: DEVNET_V3_FACTORY }],
 }
@@ -107,7 +121,9 @@ export interface PoolKey {
 function salt(family: Family, key: PoolKey): Hex | null {
   if (family === 'v2') return keccak256(concat([key.token0, key.token1]))
   if (key.fee === null || key.fee < 0n || key.fee >= 1n << 24n) return null
-  return keccak256(encodeAbiParameters([{ type: 'address' }, { type: 'address' }, { type: 'uint24' }], [key.token0, key.token1, Number(key.fee)]))
+  return keccak256(
+    encodeAbiParameters([{ type: 'address' }, { type: 'address' }, { type: 'uint24' }], [key.token0, key.token1, Number(key.fee)]),
+  )
 }
 
 /** The address the entry's deployer gives a pool of this key (lowercase), or null without a valid v3 fee. */

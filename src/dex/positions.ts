@@ -70,7 +70,10 @@ export interface ManagerEvent {
 }
 
 /** Which pool event reports each manager event, and which of its values must be equal. */
-const MATCH: Record<Exclude<ManagerEvent['role'], 'transfer'>, { role: PoolLiquidityEvent['role']; same: (m: ManagerFields, p: LiquidityFields) => boolean }> = {
+const MATCH: Record<
+  Exclude<ManagerEvent['role'], 'transfer'>,
+  { role: PoolLiquidityEvent['role']; same: (m: ManagerFields, p: LiquidityFields) => boolean }
+> = {
   increase_liquidity: { role: 'mint', same: (m, p) => m.liquidity === p.liquidity && m.amount0 === p.amount0 && m.amount1 === p.amount1 },
   decrease_liquidity: { role: 'burn', same: (m, p) => m.liquidity === p.liquidity && m.amount0 === p.amount0 && m.amount1 === p.amount1 },
   collect: { role: 'collect', same: (m, p) => m.recipient === p.recipient && m.amount0 === p.amount0 && m.amount1 === p.amount1 },
@@ -81,12 +84,23 @@ const MATCH: Record<Exclude<ManagerEvent['role'], 'transfer'>, { role: PoolLiqui
  * right kind, owned by the manager, with equal values, not in `used`; null if there is none.
  * `poolEvents` are the transaction's, in log order.
  */
-export function matchPoolEvent(event: ManagerEvent, poolEvents: readonly PoolLiquidityEvent[], used: ReadonlySet<PoolLiquidityEvent>): PoolLiquidityEvent | null {
+export function matchPoolEvent(
+  event: ManagerEvent,
+  poolEvents: readonly PoolLiquidityEvent[],
+  used: ReadonlySet<PoolLiquidityEvent>,
+): PoolLiquidityEvent | null {
   if (event.role === 'transfer') return null
   const rule = MATCH[event.role]
   for (let i = poolEvents.length - 1; i >= 0; i--) {
     const p = poolEvents[i]
-    if (p.log_index < event.log_index && p.role === rule.role && !used.has(p) && p.fields.owner === event.manager && rule.same(event.fields, p.fields)) return p
+    if (
+      p.log_index < event.log_index &&
+      p.role === rule.role &&
+      !used.has(p) &&
+      p.fields.owner === event.manager &&
+      rule.same(event.fields, p.fields)
+    )
+      return p
   }
   return null
 }
@@ -109,7 +123,16 @@ const ZERO = '0x0000000000000000000000000000000000000000'
 
 type Location = Pick<PositionEntry, 'pool' | 'tick_lower' | 'tick_upper'>
 
-const EMPTY: PositionEntry = { pool: null, tick_lower: null, tick_upper: null, token0: null, token1: null, owner: null, owed0: null, owed1: null }
+const EMPTY: PositionEntry = {
+  pool: null,
+  tick_lower: null,
+  tick_upper: null,
+  token0: null,
+  token1: null,
+  owner: null,
+  owed0: null,
+  owed1: null,
+}
 
 /** Principal paid first: min(collected, owed); the rest of a Collect is fees. */
 function split(collected: bigint | null, owed: bigint | null): { fees: bigint | null; owed: bigint | null } {
@@ -151,7 +174,7 @@ export function trackPositions(
     const prev = before ?? EMPTY
     const where: Location = m
       ? { pool: m.pool, tick_lower: m.fields.tick_lower, tick_upper: m.fields.tick_upper }
-      : located.get(key) ?? { pool: prev.pool, tick_lower: prev.tick_lower, tick_upper: prev.tick_upper }
+      : (located.get(key) ?? { pool: prev.pool, tick_lower: prev.tick_lower, tick_upper: prev.tick_upper })
     const info = where.pool === null ? null : poolInfo(where.pool)
     const entry: PositionEntry = { ...prev, ...where, token0: info?.token0 ?? prev.token0, token1: info?.token1 ?? prev.token1 }
     const f = event.fields

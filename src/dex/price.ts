@@ -44,4 +44,5 @@ const Q192 = 1n << 192n
 export const sqrtPriceToPrice = (sqrtPriceX96: bigint): string => ratioToDecimal(sqrtPriceX96 * sqrtPriceX96, Q192)
 
 /** A v2 pair's price from its reserves: reserve1 / reserve0; null for an empty reserve0. */
-export const reservesToPrice = (reserve0: bigint, reserve1: bigint): string | null => (reserve0 === 0n ? null : ratioToDecimal(reserve1, reserve0))
+export const reservesToPrice = (reserve0: bigint, reserve1: bigint): string | null =>
+  reserve0 === 0n ? null : ratioToDecimal(reserve1, reserve0)

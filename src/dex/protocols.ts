@@ -82,10 +82,7 @@ interface Spec<R extends string, F> {
 
 /** A pool or factory event the decoder turns into rows. */
 export type PoolEventSpec =
-  | Spec<'created', CreatedFields>
-  | Spec<'swap', SwapFields>
-  | Spec<'sync', SyncFields>
-  | Spec<'mint' | 'burn' | 'collect', LiquidityFields>
+  Spec<'created', CreatedFields> | Spec<'swap', SwapFields> | Spec<'sync', SyncFields> | Spec<'mint' | 'burn' | 'collect', LiquidityFields>
 
 /** A position manager event. */
 export type ManagerEventSpec = Spec<'increase_liquidity' | 'decrease_liquidity' | 'collect' | 'transfer', ManagerFields>
@@ -322,8 +319,14 @@ const V2_EVENTS: readonly PoolEventSpec[] = [
     family: 'v2',
     event: compileEvent(V2_MINT),
     fields: a => ({
-      owner: null, sender: address(a, 'sender'), recipient: null, tick_lower: null, tick_upper: null, liquidity: null,
-      amount0: int(a, 'amount0'), amount1: int(a, 'amount1'),
+      owner: null,
+      sender: address(a, 'sender'),
+      recipient: null,
+      tick_lower: null,
+      tick_upper: null,
+      liquidity: null,
+      amount0: int(a, 'amount0'),
+      amount1: int(a, 'amount1'),
     }),
   },
   {
@@ -332,8 +335,14 @@ const V2_EVENTS: readonly PoolEventSpec[] = [
     family: 'v2',
     event: compileEvent(V2_BURN),
     fields: a => ({
-      owner: null, sender: address(a, 'sender'), recipient: address(a, 'to'), tick_lower: null, tick_upper: null, liquidity: null,
-      amount0: int(a, 'amount0'), amount1: int(a, 'amount1'),
+      owner: null,
+      sender: address(a, 'sender'),
+      recipient: address(a, 'to'),
+      tick_lower: null,
+      tick_upper: null,
+      liquidity: null,
+      amount0: int(a, 'amount0'),
+      amount1: int(a, 'amount1'),
     }),
   },
 ]
@@ -343,7 +352,13 @@ const V3_POOL_CREATED_SPEC: PoolEventSpec = {
   role: 'created',
   family: 'v3',
   event: compileEvent(V3_POOL_CREATED),
-  fields: a => ({ token0: address(a, 'token0'), token1: address(a, 'token1'), pool: address(a, 'pool'), fee: int(a, 'fee'), tick_spacing: int(a, 'tickSpacing') }),
+  fields: a => ({
+    token0: address(a, 'token0'),
+    token1: address(a, 'token1'),
+    pool: address(a, 'pool'),
+    fee: int(a, 'fee'),
+    tick_spacing: int(a, 'tickSpacing'),
+  }),
 }
 
 const V3_LIQUIDITY_EVENTS: readonly PoolEventSpec[] = [
@@ -353,8 +368,14 @@ const V3_LIQUIDITY_EVENTS: readonly PoolEventSpec[] = [
     family: 'v3',
     event: compileEvent(V3_MINT),
     fields: a => ({
-      owner: address(a, 'owner'), sender: address(a, 'sender'), recipient: null, tick_lower: int(a, 'tickLower'), tick_upper: int(a, 'tickUpper'),
-      liquidity: int(a, 'amount'), amount0: int(a, 'amount0'), amount1: int(a, 'amount1'),
+      owner: address(a, 'owner'),
+      sender: address(a, 'sender'),
+      recipient: null,
+      tick_lower: int(a, 'tickLower'),
+      tick_upper: int(a, 'tickUpper'),
+      liquidity: int(a, 'amount'),
+      amount0: int(a, 'amount0'),
+      amount1: int(a, 'amount1'),
     }),
   },
   {
@@ -363,8 +384,14 @@ const V3_LIQUIDITY_EVENTS: readonly PoolEventSpec[] = [
     family: 'v3',
     event: compileEvent(V3_BURN),
     fields: a => ({
-      owner: address(a, 'owner'), sender: null, recipient: null, tick_lower: int(a, 'tickLower'), tick_upper: int(a, 'tickUpper'),
-      liquidity: int(a, 'amount'), amount0: int(a, 'amount0'), amount1: int(a, 'amount1'),
+      owner: address(a, 'owner'),
+      sender: null,
+      recipient: null,
+      tick_lower: int(a, 'tickLower'),
+      tick_upper: int(a, 'tickUpper'),
+      liquidity: int(a, 'amount'),
+      amount0: int(a, 'amount0'),
+      amount1: int(a, 'amount1'),
     }),
   },
   {
@@ -373,15 +400,27 @@ const V3_LIQUIDITY_EVENTS: readonly PoolEventSpec[] = [
     family: 'v3',
     event: compileEvent(V3_COLLECT),
     fields: a => ({
-      owner: address(a, 'owner'), sender: null, recipient: address(a, 'recipient'), tick_lower: int(a, 'tickLower'), tick_upper: int(a, 'tickUpper'),
-      liquidity: null, amount0: int(a, 'amount0'), amount1: int(a, 'amount1'),
+      owner: address(a, 'owner'),
+      sender: null,
+      recipient: address(a, 'recipient'),
+      tick_lower: int(a, 'tickLower'),
+      tick_upper: int(a, 'tickUpper'),
+      liquidity: null,
+      amount0: int(a, 'amount0'),
+      amount1: int(a, 'amount1'),
     }),
   },
 ]
 
 const V3_EVENTS: readonly PoolEventSpec[] = [
   V3_POOL_CREATED_SPEC,
-  { id: 'uniswap_v3.Swap', role: 'swap', family: 'v3', event: compileEvent(V3_SWAP), fields: a => ({ ...v3Swap(a), protocol_fees_token0: null, protocol_fees_token1: null }) },
+  {
+    id: 'uniswap_v3.Swap',
+    role: 'swap',
+    family: 'v3',
+    event: compileEvent(V3_SWAP),
+    fields: a => ({ ...v3Swap(a), protocol_fees_token0: null, protocol_fees_token1: null }),
+  },
   ...V3_LIQUIDITY_EVENTS,
 ]
 
@@ -420,38 +459,75 @@ export const MANAGER_EVENTS: readonly ManagerEventSpec[] = [
     role: 'increase_liquidity',
     family: 'v3',
     event: compileEvent(NPM_INCREASE_LIQUIDITY),
-    fields: a => ({ token_id: int(a, 'tokenId'), liquidity: int(a, 'liquidity'), amount0: int(a, 'amount0'), amount1: int(a, 'amount1'), recipient: null, from: null, to: null }),
+    fields: a => ({
+      token_id: int(a, 'tokenId'),
+      liquidity: int(a, 'liquidity'),
+      amount0: int(a, 'amount0'),
+      amount1: int(a, 'amount1'),
+      recipient: null,
+      from: null,
+      to: null,
+    }),
   },
   {
     id: 'position_manager.DecreaseLiquidity',
     role: 'decrease_liquidity',
     family: 'v3',
     event: compileEvent(NPM_DECREASE_LIQUIDITY),
-    fields: a => ({ token_id: int(a, 'tokenId'), liquidity: int(a, 'liquidity'), amount0: int(a, 'amount0'), amount1: int(a, 'amount1'), recipient: null, from: null, to: null }),
+    fields: a => ({
+      token_id: int(a, 'tokenId'),
+      liquidity: int(a, 'liquidity'),
+      amount0: int(a, 'amount0'),
+      amount1: int(a, 'amount1'),
+      recipient: null,
+      from: null,
+      to: null,
+    }),
   },
   {
     id: 'position_manager.Collect',
     role: 'collect',
     family: 'v3',
     event: compileEvent(NPM_COLLECT),
-    fields: a => ({ token_id: int(a, 'tokenId'), liquidity: null, amount0: int(a, 'amount0'), amount1: int(a, 'amount1'), recipient: address(a, 'recipient'), from: null, to: null }),
+    fields: a => ({
+      token_id: int(a, 'tokenId'),
+      liquidity: null,
+      amount0: int(a, 'amount0'),
+      amount1: int(a, 'amount1'),
+      recipient: address(a, 'recipient'),
+      from: null,
+      to: null,
+    }),
   },
   {
     id: 'position_manager.Transfer',
     role: 'transfer',
     family: 'v3',
     event: compileEvent(NPM_TRANSFER),
-    fields: a => ({ token_id: int(a, 'tokenId'), liquidity: null, amount0: null, amount1: null, recipient: null, from: address(a, 'from'), to: address(a, 'to') }),
+    fields: a => ({
+      token_id: int(a, 'tokenId'),
+      liquidity: null,
+      amount0: null,
+      amount1: null,
+      recipient: null,
+      from: address(a, 'from'),
+      to: address(a, 'to'),
+    }),
   },
 ]
 
 /** Every pool and factory event of the registry, once each, by topic0. */
 export const POOL_EVENTS_BY_TOPIC: ReadonlyMap<Hex, PoolEventSpec> = new Map(
-  Object.values(PROTOCOLS).flatMap(p => p.events).map(spec => [spec.event.topic0, spec] as const),
+  Object.values(PROTOCOLS)
+    .flatMap(p => p.events)
+    .map(spec => [spec.event.topic0, spec] as const),
 )
 
 /** Manager events by topic0. */
-export const MANAGER_EVENTS_BY_TOPIC: ReadonlyMap<Hex, ManagerEventSpec> = new Map(MANAGER_EVENTS.map(spec => [spec.event.topic0, spec] as const))
+export const MANAGER_EVENTS_BY_TOPIC: ReadonlyMap<Hex, ManagerEventSpec> = new Map(
+  MANAGER_EVENTS.map(spec => [spec.event.topic0, spec] as const),
+)
 
 /** Whether a protocol's pools emit the event (a pancake-style Swap never comes from a Uniswap pool). */
-export const protocolEmits = (protocol: Protocol, spec: PoolEventSpec): boolean => (PROTOCOLS[protocol].events as readonly PoolEventSpec[]).includes(spec)
+export const protocolEmits = (protocol: Protocol, spec: PoolEventSpec): boolean =>
+  (PROTOCOLS[protocol].events as readonly PoolEventSpec[]).includes(spec)

@@ -58,7 +58,9 @@ export function authenticate(options: AuthenticateOptions): MiddlewareHandler<Pi
       c.set('user', user)
     }
     if (c.req.method !== 'GET') {
-      throw new ApiError(405, 'method_not_allowed', `${c.req.method} is not allowed; every endpoint is GET`, { headers: { Allow: ALLOWED_METHODS } })
+      throw new ApiError(405, 'method_not_allowed', `${c.req.method} is not allowed; every endpoint is GET`, {
+        headers: { Allow: ALLOWED_METHODS },
+      })
     }
     await next()
   }

@@ -89,7 +89,11 @@ export function negotiateFormat(formatParam: string | null, accept: string | nul
   if (accept === null || accept.trim() === '') return fallback
   const f = formatFromAccept(accept, fallback)
   if (f === null) {
-    throw new ApiError(406, 'not_acceptable', `none of the Accept header's media types is served; use one of ${FORMATS.map(contentTypeOf).join(', ')} or the format parameter`)
+    throw new ApiError(
+      406,
+      'not_acceptable',
+      `none of the Accept header's media types is served; use one of ${FORMATS.map(contentTypeOf).join(', ')} or the format parameter`,
+    )
   }
   return f
 }

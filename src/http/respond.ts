@@ -56,13 +56,25 @@ export function bodyHeaders(format: Format): Headers {
 }
 
 /** A streaming response of encoded batches, gzipped when asked. */
-export function streamResponse(format: Format, fields: readonly FieldDecl[], batches: AsyncIterable<RowBatch>, headers: Headers, gzip: boolean): Response {
+export function streamResponse(
+  format: Format,
+  fields: readonly FieldDecl[],
+  batches: AsyncIterable<RowBatch>,
+  headers: Headers,
+  gzip: boolean,
+): Response {
   const body = encodeRows(format, fields, batches)
   return gzip ? gzipResponse(body, { status: 200, headers }) : new Response(body, { status: 200, headers })
 }
 
 /** The status records of `chains`, read from their manifests. */
-export async function statusResponse(manifest: ManifestReader, chains: readonly Chain[], datasets: readonly DatasetDecl[], format: Format, gzip: boolean): Promise<Response> {
+export async function statusResponse(
+  manifest: ManifestReader,
+  chains: readonly Chain[],
+  datasets: readonly DatasetDecl[],
+  format: Format,
+  gzip: boolean,
+): Promise<Response> {
   const records = await Promise.all(chains.map(async chain => statusRecord(chain, await manifest.root(chain), datasets)))
   return streamResponse(format, STATUS_FIELDS, streamOf([statusBatch(records)]), bodyHeaders(format), gzip)
 }

@@ -53,9 +53,16 @@ export function datasetStatuses(root: ManifestRoot | null, datasets: readonly Da
  * chain (each dataset's own is in `datasets`); timestamp is the Unix time in seconds
  * of the manifest's last publication. Both are null when nothing is published.
  */
-export function statusRecord(chain: Chain, root: ManifestRoot | null, datasets: readonly DatasetDecl[]): Record<string, StoredValue | null> {
+export function statusRecord(
+  chain: Chain,
+  root: ManifestRoot | null,
+  datasets: readonly DatasetDecl[],
+): Record<string, StoredValue | null> {
   const perDataset = datasetStatuses(root, datasets)
-  const latest = Object.values(perDataset).reduce<number | null>((m, d) => (d.latest_block === null ? m : Math.max(m ?? 0, d.latest_block)), null)
+  const latest = Object.values(perDataset).reduce<number | null>(
+    (m, d) => (d.latest_block === null ? m : Math.max(m ?? 0, d.latest_block)),
+    null,
+  )
   const updated = root ? Date.parse(root.updatedAt) : NaN
   return {
     type: 'Chain',
@@ -82,12 +89,16 @@ export function statusBatch(records: readonly Record<string, StoredValue | null>
  * The status endpoint's parameters: none but `format` and an optional `chains`
  * (one chain of the host, to get its record alone). Anything else is a 400.
  */
-export function parseStatusQuery(params: URLSearchParams, ctx: { chains: readonly Chain[]; allChains?: readonly Chain[] }): Chain | undefined {
+export function parseStatusQuery(
+  params: URLSearchParams,
+  ctx: { chains: readonly Chain[]; allChains?: readonly Chain[] },
+): Chain | undefined {
   const seen = new Set<string>()
   for (const name of params.keys()) {
     if (seen.has(name)) throw invalidParameter(name, `${name} is given more than once`, 'duplicate_parameter')
     seen.add(name)
-    if (name !== 'format' && name !== 'chains') throw invalidParameter(name, `unknown parameter ${name}: status takes only format and chains`, 'unknown_parameter')
+    if (name !== 'format' && name !== 'chains')
+      throw invalidParameter(name, `unknown parameter ${name}: status takes only format and chains`, 'unknown_parameter')
   }
   const chains = params.get('chains')
   return chains === null ? undefined : parseChain(chains, ctx)

@@ -44,7 +44,8 @@ export interface IngestArgs {
 
 function count(name: string, text: string | undefined): number | undefined {
   if (text === undefined) return undefined
-  if (!/^\d+$/.test(text) || !Number.isSafeInteger(Number(text))) throw new UsageError(`--${name} must be a non-negative integer, got "${text}"`)
+  if (!/^\d+$/.test(text) || !Number.isSafeInteger(Number(text)))
+    throw new UsageError(`--${name} must be a non-negative integer, got "${text}"`)
   return Number(text)
 }
 
@@ -59,7 +60,10 @@ export function parseIngestArgs(argv: string[]): IngestArgs {
       allowPositionals: false,
       options: {
         ...Object.fromEntries(
-          ['chain', 'rpc', 'rest', 'from', 'to', 'out', 'datasets', 'confirmations', 'partition-blocks', 'concurrency'].map(k => [k, { type: 'string' as const }]),
+          ['chain', 'rpc', 'rest', 'from', 'to', 'out', 'datasets', 'confirmations', 'partition-blocks', 'concurrency'].map(k => [
+            k,
+            { type: 'string' as const },
+          ]),
         ),
         sparse: { type: 'boolean' as const },
       },
@@ -87,7 +91,10 @@ export function parseIngestArgs(argv: string[]): IngestArgs {
   if (partitionBlocks === 0) throw new UsageError('--partition-blocks must be at least 1')
   const concurrency = count('concurrency', values.concurrency)
   if (concurrency === 0) throw new UsageError('--concurrency must be at least 1')
-  const datasets = values.datasets?.split(',').map(s => s.trim()).filter(Boolean)
+  const datasets = values.datasets
+    ?.split(',')
+    .map(s => s.trim())
+    .filter(Boolean)
   if (values.datasets !== undefined && !datasets?.length) throw new UsageError('--datasets is empty')
   return {
     chain,
@@ -114,7 +121,10 @@ function resolveChain(text: string, rest: boolean): Chain | undefined {
 
 /** The operator's summary of a Move ingest: how much was proven and decoded, and the ABIs it cost. */
 export function moveSummary(s: MoveIngestStats): string {
-  const examples = s.undecodedSamples.slice(0, 3).map(u => `${u.version}: ${u.reason}`).join('; ')
+  const examples = s.undecodedSamples
+    .slice(0, 3)
+    .map(u => `${u.version}: ${u.reason}`)
+    .join('; ')
   return (
     `move: ${s.transactions} transactions, ${s.verified} hash-verified, ${s.unverified} stored unverified, ` +
     `${s.undecoded} call(s) not decoded${examples ? ` (${examples})` : ''}; ABIs: ${s.abiFetches} fetched from the node, ${s.abiCacheHits} from the store`
@@ -142,7 +152,13 @@ export async function ingestCommand(argv: string[], io: CliIo): Promise<number> 
     const store = await io.openStore(args.out)
     const source =
       args.chain.family === 'move'
-        ? moveSource(fullnodeClient({ url: args.rest! }), { chain: args.chain, store, sparse: args.sparse, concurrency: args.concurrency, log: reporter.log })
+        ? moveSource(fullnodeClient({ url: args.rest! }), {
+            chain: args.chain,
+            store,
+            sparse: args.sparse,
+            concurrency: args.concurrency,
+            log: reporter.log,
+          })
         : undefined
     const report = await runIngest({
       chain: args.chain,

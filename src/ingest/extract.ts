@@ -33,7 +33,9 @@ export function evmExtractor(rpc: RpcClient, receiptsMethod: ReceiptsMethod = 'e
   let method = receiptsMethod
 
   async function receiptsPerTransaction(block: RpcBlock, n: number): Promise<RpcReceipt[]> {
-    const receipts = await rpc.batch<RpcReceipt | null>(block.transactions.map(tx => ({ method: 'eth_getTransactionReceipt', params: [tx.hash] })))
+    const receipts = await rpc.batch<RpcReceipt | null>(
+      block.transactions.map(tx => ({ method: 'eth_getTransactionReceipt', params: [tx.hash] })),
+    )
     return receipts.map((r, i) => {
       if (!r) throw new MissingBlockError(n, `the node has no receipt for transaction ${block.transactions[i].hash}`)
       return r
@@ -45,14 +47,17 @@ export function evmExtractor(rpc: RpcClient, receiptsMethod: ReceiptsMethod = 'e
     const blocks = await rpc.batch<RpcBlock | null>(numbers.map(n => ({ method: 'eth_getBlockByNumber', params: [hex(n), true] })))
     blocks.forEach((b, i) => {
       if (!b) throw new MissingBlockError(numbers[i], 'the node returned null for eth_getBlockByNumber: it does not have this block')
-      if (Number(BigInt(b.number)) !== numbers[i]) throw new MissingBlockError(numbers[i], `the node answered with block ${Number(BigInt(b.number))}`)
+      if (Number(BigInt(b.number)) !== numbers[i])
+        throw new MissingBlockError(numbers[i], `the node answered with block ${Number(BigInt(b.number))}`)
     })
     const full = blocks as RpcBlock[]
     const receipts: RpcReceipt[][] = full.map(() => [])
     const withTxs = full.map((_, i) => i).filter(i => full[i].transactions.length > 0)
     let perTx = withTxs
     if (method === 'eth_getBlockReceipts' && withTxs.length) {
-      const settled = await rpc.batchSettled<RpcReceipt[] | null>(withTxs.map(i => ({ method: 'eth_getBlockReceipts', params: [hex(numbers[i])] })))
+      const settled = await rpc.batchSettled<RpcReceipt[] | null>(
+        withTxs.map(i => ({ method: 'eth_getBlockReceipts', params: [hex(numbers[i])] })),
+      )
       perTx = []
       settled.forEach((s, k) => {
         const i = withTxs[k]

@@ -82,8 +82,13 @@ export class MissingVersionError extends Error {
 export class RefusedTransactionsError extends Error {
   readonly refused: { version: string; reason: string }[]
   constructor(range: BlockRange, refused: { version: string; reason: string }[]) {
-    const shown = refused.slice(0, 5).map(r => `${r.version} (${r.reason})`).join('; ')
-    super(`versions ${range[0]}-${range[1]} not published: ${refused.length} transaction(s) refused: ${shown}${refused.length > 5 ? '; …' : ''}`)
+    const shown = refused
+      .slice(0, 5)
+      .map(r => `${r.version} (${r.reason})`)
+      .join('; ')
+    super(
+      `versions ${range[0]}-${range[1]} not published: ${refused.length} transaction(s) refused: ${shown}${refused.length > 5 ? '; …' : ''}`,
+    )
     this.name = 'RefusedTransactionsError'
     this.refused = refused
   }
@@ -143,10 +148,19 @@ export function checkContiguous(page: readonly RestTransaction[], start: number,
 export function moveSource(client: FullnodeClient, options: MoveSourceOptions): MoveChainSource {
   const { chain, store } = options
   const pageSize = options.pageSize ?? MAX_PAGE
-  if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > MAX_PAGE) throw new RangeError(`pageSize must be 1…${MAX_PAGE}, got ${pageSize}`)
+  if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > MAX_PAGE)
+    throw new RangeError(`pageSize must be 1…${MAX_PAGE}, got ${pageSize}`)
   const limit = semaphore(Math.max(1, options.concurrency ?? 4))
   const log = options.log ?? (() => {})
-  const stats: MoveIngestStats = { transactions: 0, verified: 0, unverified: 0, undecoded: 0, undecodedSamples: [], abiFetches: 0, abiCacheHits: 0 }
+  const stats: MoveIngestStats = {
+    transactions: 0,
+    verified: 0,
+    unverified: 0,
+    undecoded: 0,
+    undecodedSamples: [],
+    abiFetches: 0,
+    abiCacheHits: 0,
+  }
   const abis = new AbiCache()
   /** Per module key: the ledger version its ABI is known to be current at. */
   const fetchedAt = new Map<string, bigint>()
@@ -286,7 +300,10 @@ export function moveSource(client: FullnodeClient, options: MoveSourceOptions): 
       stats.unverified += report.unverified.length
       stats.undecoded += report.undecoded.length
       for (const u of report.undecoded) if (stats.undecodedSamples.length < MAX_SAMPLES) stats.undecodedSamples.push(u)
-      if (report.undecoded.length) log(`versions ${from}-${to}: ${report.undecoded.length} call(s) not decoded, e.g. ${report.undecoded[0].version}: ${report.undecoded[0].reason}`)
+      if (report.undecoded.length)
+        log(
+          `versions ${from}-${to}: ${report.undecoded.length} call(s) not decoded, e.g. ${report.undecoded[0].version}: ${report.undecoded[0].reason}`,
+        )
       return { [moveTransactions.storage]: batch }
     },
   }

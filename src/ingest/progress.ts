@@ -91,7 +91,9 @@ export function progressReporter(out: ProgressOutput): ProgressReporter {
       done(r) {
         endLine()
         const secs = Math.max(r.elapsedMs, 1) / 1000
-        out.write(`done: ${r.blocks} blocks, ${sum(r.rows)} rows, ${sum(r.bytes)} bytes in ${formatDuration(r.elapsedMs)} (${(r.blocks / secs).toFixed(1)} blocks/s); generation ${r.generation}\n`)
+        out.write(
+          `done: ${r.blocks} blocks, ${sum(r.rows)} rows, ${sum(r.bytes)} bytes in ${formatDuration(r.elapsedMs)} (${(r.blocks / secs).toFixed(1)} blocks/s); generation ${r.generation}\n`,
+        )
       },
     }
   }

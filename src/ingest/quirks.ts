@@ -19,12 +19,16 @@ export const isRetryableStatus = (status: number): boolean => status === 408 || 
 /** Classifies a JSON-RPC error object returned for one call. */
 export function classifyRpcError(error: JsonRpcErrorObject): ErrorClass {
   const message = (error.message ?? '').toLowerCase()
-  if (error.code === -32601 || /method .*(not found|does not exist|is not available|not supported)|unsupported method|not implemented/.test(message)) {
+  if (
+    error.code === -32601 ||
+    /method .*(not found|does not exist|is not available|not supported)|unsupported method|not implemented/.test(message)
+  ) {
     return 'unsupported'
   }
   // -32005: "limit exceeded" (Infura, Alchemy); 429 in the body (some gateways); geth's busy/timeout messages.
   if (error.code === -32005 || error.code === 429 || error.code === -32097) return 'retry'
-  if (/rate limit|too many requests|exceeded|throttl|timeout|timed out|try again|temporarily|busy|header not found/.test(message)) return 'retry'
+  if (/rate limit|too many requests|exceeded|throttl|timeout|timed out|try again|temporarily|busy|header not found/.test(message))
+    return 'retry'
   return 'fatal'
 }
 

@@ -50,4 +50,3 @@ export const quantityBytes = (hex: string): Uint8Array => uintBytes(BigInt(hex))
 
 /** JSON-RPC data ("0x…" of even length) as bytes, leading zeros kept. */
 export const dataBytes = (hex: string): Uint8Array => hexToBytes(hex)
-

@@ -5,7 +5,15 @@
  * bodies and rate-limit errors. A call that keeps failing ends in an RpcError naming
  * the method and its parameters.
  */
-import { backoffMs, classifyRpcError, isBatchRejected, isRetryableStatus, retryAfterMs, type ErrorClass, type JsonRpcErrorObject } from './quirks.ts'
+import {
+  backoffMs,
+  classifyRpcError,
+  isBatchRejected,
+  isRetryableStatus,
+  retryAfterMs,
+  type ErrorClass,
+  type JsonRpcErrorObject,
+} from './quirks.ts'
 
 export interface RpcOptions {
   /** Calls per HTTP request (default 20); halved automatically when a node refuses a batch. */
@@ -79,10 +87,7 @@ interface Pending {
   attempt: number
 }
 
-type Outcome =
-  | { kind: 'ok'; result: unknown }
-  | { kind: 'split' }
-  | { kind: ErrorClass; reason: string; code?: number; waitMs?: number }
+type Outcome = { kind: 'ok'; result: unknown } | { kind: 'split' } | { kind: ErrorClass; reason: string; code?: number; waitMs?: number }
 
 /** Creates a client for one node URL. */
 export function createRpcClient(url: string, options: RpcOptions = {}): RpcClient {
@@ -116,13 +121,20 @@ export function createRpcClient(url: string, options: RpcOptions = {}): RpcClien
       text = await response.text()
     } catch (e) {
       const err = e as Error
-      const reason = err.name === 'TimeoutError' || err.name === 'AbortError' ? `timed out after ${timeoutMs} ms` : `network error: ${err.message}${err.cause ? ` (${(err.cause as Error).message ?? err.cause})` : ''}`
+      const reason =
+        err.name === 'TimeoutError' || err.name === 'AbortError'
+          ? `timed out after ${timeoutMs} ms`
+          : `network error: ${err.message}${err.cause ? ` (${(err.cause as Error).message ?? err.cause})` : ''}`
       return all({ kind: 'retry', reason })
     }
     stats.bytes += text.length
     if (!response.ok) {
       const reason = `HTTP ${response.status} ${response.statusText}`.trim() + snippet(text)
-      return all({ kind: isRetryableStatus(response.status) ? 'retry' : 'fatal', reason, waitMs: retryAfterMs(response.headers.get('retry-after')) })
+      return all({
+        kind: isRetryableStatus(response.status) ? 'retry' : 'fatal',
+        reason,
+        waitMs: retryAfterMs(response.headers.get('retry-after')),
+      })
     }
     let body: unknown
     try {
@@ -139,7 +151,11 @@ export function createRpcClient(url: string, options: RpcOptions = {}): RpcClien
       if (!item) return { kind: 'retry', reason: 'the node left this call out of its batch response' }
       if (item.error) {
         const error = item.error as JsonRpcErrorObject
-        return { kind: classifyRpcError(error), reason: `JSON-RPC error ${error.code ?? '?'}: ${error.message ?? JSON.stringify(error)}`, code: error.code }
+        return {
+          kind: classifyRpcError(error),
+          reason: `JSON-RPC error ${error.code ?? '?'}: ${error.message ?? JSON.stringify(error)}`,
+          code: error.code,
+        }
       }
       if (!('result' in item)) return { kind: 'retry', reason: `malformed JSON-RPC response${snippet(JSON.stringify(item))}` }
       return { kind: 'ok', result: item.result }

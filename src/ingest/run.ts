@@ -91,11 +91,13 @@ export async function readRoot(store: ObjectStore, chain: ChainRef): Promise<Man
 
 function pickDatasets(source: ChainSource, names: string[] | undefined): DatasetDecl[] {
   if (!names?.length) return [...source.datasets]
-  return names.map(name => {
-    const d = source.datasets.find(x => x.name === name || x.storage === name)
-    if (!d) throw new Error(`unknown dataset "${name}": this chain has ${source.datasets.map(x => x.name).join(', ')}`)
-    return d
-  }).filter((d, i, all) => all.findIndex(x => x.storage === d.storage) === i)
+  return names
+    .map(name => {
+      const d = source.datasets.find(x => x.name === name || x.storage === name)
+      if (!d) throw new Error(`unknown dataset "${name}": this chain has ${source.datasets.map(x => x.name).join(', ')}`)
+      return d
+    })
+    .filter((d, i, all) => all.findIndex(x => x.storage === d.storage) === i)
 }
 
 /** Ingests `from`..`to` of a chain into the store; resumable and idempotent. */
@@ -152,7 +154,14 @@ export async function runIngest(opts: IngestOptions): Promise<IngestReport> {
       if (!batch) throw new Error(`the source gave no ${storage} rows for blocks ${unit.range[0]}-${unit.range[1]}`)
       entries[storage] = []
       for (const [from, to] of pieces) {
-        const { entry, skipped } = await putPartition(opts.store, chain, dataset, sliceBatch(batch, dataset.rangeKey, from, to), { from, to }, opts.layout)
+        const { entry, skipped } = await putPartition(
+          opts.store,
+          chain,
+          dataset,
+          sliceBatch(batch, dataset.rangeKey, from, to),
+          { from, to },
+          opts.layout,
+        )
         report.putsSkipped += skipped
         entries[storage].push(entry)
         rows[storage] = (rows[storage] ?? 0) + entry.rows
@@ -191,7 +200,8 @@ export async function runIngest(opts: IngestOptions): Promise<IngestReport> {
 }
 
 function evmSourceFor(opts: IngestOptions): ChainSource {
-  if (opts.chain.family !== 'evm') throw new Error(`${opts.chain.code} is a ${opts.chain.family} chain: pass its source (no JSON-RPC ingestion)`)
+  if (opts.chain.family !== 'evm')
+    throw new Error(`${opts.chain.code} is a ${opts.chain.family} chain: pass its source (no JSON-RPC ingestion)`)
   if (!opts.rpcUrl) throw new Error('rpcUrl is required for an EVM chain')
   return evmSource(createRpcClient(opts.rpcUrl, { concurrency: 4, ...opts.rpc }))
 }

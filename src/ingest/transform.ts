@@ -62,7 +62,9 @@ export function blockRow(b: RpcBlock) {
     nonce: bin(b.nonce),
     transaction_count: BigInt(b.transactions.length),
     withdrawals_root: orNull(b.withdrawalsRoot, bin),
-    withdrawals: b.withdrawals ? json(b.withdrawals.map(w => ({ index: w.index, validatorIndex: w.validatorIndex, address: w.address, amount: w.amount }))) : null,
+    withdrawals: b.withdrawals
+      ? json(b.withdrawals.map(w => ({ index: w.index, validatorIndex: w.validatorIndex, address: w.address, amount: w.amount })))
+      : null,
     blob_gas_used: orNull(b.blobGasUsed, u64),
     excess_blob_gas: orNull(b.excessBlobGas, u64),
     parent_beacon_block_root: orNull(b.parentBeaconBlockRoot, bin),
@@ -100,7 +102,9 @@ export function transactionRow(b: RpcBlock, tx: RpcTransaction, r: RpcReceipt, i
     max_fee_per_blob_gas: orNull(tx.maxFeePerBlobGas, u256),
     blob_versioned_hashes: tx.blobVersionedHashes ? json(tx.blobVersionedHashes) : null,
     authorization_list: tx.authorizationList
-      ? json(tx.authorizationList.map(a => ({ chainId: a.chainId, address: a.address, nonce: a.nonce, yParity: a.yParity, r: a.r, s: a.s })))
+      ? json(
+          tx.authorizationList.map(a => ({ chainId: a.chainId, address: a.address, nonce: a.nonce, yParity: a.yParity, r: a.r, s: a.s })),
+        )
       : null,
     status: orNull(r.status, u64),
     gas_used: u64(r.gasUsed),

@@ -77,7 +77,17 @@ export function encodeTransaction(tx: RpcTransaction): Uint8Array {
   const q = quantityBytes
   if (type === 0) {
     if (!present(tx.v)) throw new Error('legacy transaction without v')
-    return rlpEncode([q(tx.nonce), q(tx.gasPrice ?? '0x0'), q(tx.gas), toField(tx.to), q(tx.value), dataBytes(tx.input), q(tx.v), q(tx.r), q(tx.s)])
+    return rlpEncode([
+      q(tx.nonce),
+      q(tx.gasPrice ?? '0x0'),
+      q(tx.gas),
+      toField(tx.to),
+      q(tx.value),
+      dataBytes(tx.input),
+      q(tx.v),
+      q(tx.r),
+      q(tx.s),
+    ])
   }
   if (!present(tx.chainId)) throw new Error(`type ${type} transaction without chainId`)
   const parity = tx.yParity ?? tx.v
@@ -89,7 +99,14 @@ export function encodeTransaction(tx: RpcTransaction): Uint8Array {
   if (type === 1) body = [q(tx.chainId), q(tx.nonce), q(tx.gasPrice ?? '0x0'), ...common()]
   else if (type === 2) body = [q(tx.chainId), q(tx.nonce), ...fees(), ...common()]
   else if (type === 3) {
-    body = [q(tx.chainId), q(tx.nonce), ...fees(), ...common(), q(tx.maxFeePerBlobGas ?? '0x0'), (tx.blobVersionedHashes ?? []).map(dataBytes)]
+    body = [
+      q(tx.chainId),
+      q(tx.nonce),
+      ...fees(),
+      ...common(),
+      q(tx.maxFeePerBlobGas ?? '0x0'),
+      (tx.blobVersionedHashes ?? []).map(dataBytes),
+    ]
   } else if (type === 4) {
     const auths = (tx.authorizationList ?? []).map(a => [q(a.chainId), dataBytes(a.address), q(a.nonce), q(a.yParity), q(a.r), q(a.s)])
     body = [q(tx.chainId), q(tx.nonce), ...fees(), ...common(), auths]
@@ -134,8 +151,10 @@ export function verifyBlock({ block, receipts }: RawBlock): void {
 
   const txs = block.transactions
   txs.forEach((tx, i) => {
-    if (typeof tx !== 'object' || tx === null) fail(`transaction ${i} is not a full transaction object (fetch blocks with full transactions)`)
-    if (present(tx.transactionIndex) && num(tx.transactionIndex) !== BigInt(i)) fail(`transaction ${tx.hash} has index ${tx.transactionIndex} at position ${i}`)
+    if (typeof tx !== 'object' || tx === null)
+      fail(`transaction ${i} is not a full transaction object (fetch blocks with full transactions)`)
+    if (present(tx.transactionIndex) && num(tx.transactionIndex) !== BigInt(i))
+      fail(`transaction ${tx.hash} has index ${tx.transactionIndex} at position ${i}`)
     if (present(tx.blockHash) && !same(tx.blockHash, block.hash)) fail(`transaction ${tx.hash} names block hash ${tx.blockHash}`)
     if (present(tx.blockNumber) && num(tx.blockNumber) !== BigInt(n)) fail(`transaction ${tx.hash} names block ${tx.blockNumber}`)
   })
@@ -163,9 +182,11 @@ export function verifyBlock({ block, receipts }: RawBlock): void {
       const where = `log ${log.logIndex} of ${tx.hash}`
       if (!same(log.blockHash, block.hash)) fail(`${where} names block hash ${log.blockHash}`)
       if (num(log.blockNumber) !== BigInt(n)) fail(`${where} names block ${log.blockNumber}`)
-      if (!same(log.transactionHash, tx.hash) || num(log.transactionIndex) !== BigInt(i)) fail(`${where} names transaction ${log.transactionHash} at ${log.transactionIndex}`)
+      if (!same(log.transactionHash, tx.hash) || num(log.transactionIndex) !== BigInt(i))
+        fail(`${where} names transaction ${log.transactionHash} at ${log.transactionIndex}`)
       if (num(log.logIndex) !== logIndex) fail(`${where}: log indexes are not consecutive (expected ${logIndex})`)
-      if (present(log.blockTimestamp) && num(log.blockTimestamp) !== num(block.timestamp)) fail(`${where} has timestamp ${log.blockTimestamp}, block has ${block.timestamp}`)
+      if (present(log.blockTimestamp) && num(log.blockTimestamp) !== num(block.timestamp))
+        fail(`${where} has timestamp ${log.blockTimestamp}, block has ${block.timestamp}`)
       if (log.removed === true) fail(`${where} is marked removed (reorged out)`)
       if (log.topics.length > 4) fail(`${where} has ${log.topics.length} topics`)
       logIndex++

@@ -18,10 +18,13 @@ export function encodeRows(dataset: DatasetDecl, batch: ColumnBatch): Uint8Array
   const columnData: ColumnSource[] = storedFields(dataset).map(f => {
     const name = columnOf(f)
     const data = batch.columns[name]
-    if (!data || data.length !== batch.length) throw new Error(`${dataset.name}: column ${name} has ${data?.length ?? 0} values, expected ${batch.length}`)
+    if (!data || data.length !== batch.length)
+      throw new Error(`${dataset.name}: column ${name} has ${data?.length ?? 0} values, expected ${batch.length}`)
     return { name, data: data as ColumnSource['data'], statistics: false, offsetIndex: false }
   })
-  return new Uint8Array(parquetWriteBuffer({ columnData, schema: parquetSchemaOf(dataset), statistics: false, rowGroupSize: Math.max(1, batch.length) }))
+  return new Uint8Array(
+    parquetWriteBuffer({ columnData, schema: parquetSchemaOf(dataset), statistics: false, rowGroupSize: Math.max(1, batch.length) }),
+  )
 }
 
 /** Decodes what `encodeRows` wrote back into stored columns (bigint, Uint8Array, boolean, string, null). */

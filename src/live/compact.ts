@@ -55,7 +55,9 @@ export async function compactBlocks(
     rows[dataset.storage] = 0
     bytes[dataset.storage] = 0
     for (const [from, to] of ranges) {
-      const parts = await Promise.all(blocks.filter(b => b.number >= from && b.number <= to).map(b => decodeRows(dataset, b.data[dataset.storage])))
+      const parts = await Promise.all(
+        blocks.filter(b => b.number >= from && b.number <= to).map(b => decodeRows(dataset, b.data[dataset.storage])),
+      )
       const { entry } = await putPartition(store, chain, dataset, concatBatches(parts), { from, to }, layout)
       entries[dataset.storage].push(entry)
       rows[dataset.storage] += entry.rows

@@ -29,7 +29,8 @@ export class LiveConfigError extends Error {}
 
 const positive = (v: unknown, what: string): number | undefined => {
   if (v === undefined) return undefined
-  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 1) throw new LiveConfigError(`LIVE_CHAINS: ${what} must be a positive integer`)
+  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 1)
+    throw new LiveConfigError(`LIVE_CHAINS: ${what} must be a positive integer`)
   return v
 }
 
@@ -42,7 +43,8 @@ export function parseLiveChains(text: string | undefined, chains: readonly Chain
   } catch {
     throw new LiveConfigError('LIVE_CHAINS is not JSON')
   }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new LiveConfigError('LIVE_CHAINS must be a JSON object keyed by chain code')
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    throw new LiveConfigError('LIVE_CHAINS must be a JSON object keyed by chain code')
   return Object.entries(value as Record<string, unknown>).map(([code, entry]) => {
     const chain = findChainAnyFamily(code, chains)
     if (!chain) throw new LiveConfigError(`LIVE_CHAINS: unknown chain "${code}"`)
@@ -53,7 +55,8 @@ export function parseLiveChains(text: string | undefined, chains: readonly Chain
       const only = other === 'rpc' ? 'only EVM chains have a JSON-RPC node' : 'only Move-VM chains have a fullnode REST API'
       throw new LiveConfigError(`LIVE_CHAINS: ${code} is a ${chain.family} chain: give "${key}", not "${other}" (${only})`)
     }
-    if (!e || typeof e !== 'object' || typeof e[key] !== 'string' || !/^https?:\/\//.test(e[key] as string)) throw new LiveConfigError(`LIVE_CHAINS: ${code} needs "${key}", an http(s) URL`)
+    if (!e || typeof e !== 'object' || typeof e[key] !== 'string' || !/^https?:\/\//.test(e[key] as string))
+      throw new LiveConfigError(`LIVE_CHAINS: ${code} needs "${key}", an http(s) URL`)
     return {
       chain,
       [key]: e[key] as string,

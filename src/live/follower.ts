@@ -68,7 +68,8 @@ export class HeadFollower {
     if (latest.number <= w.tip.number) {
       const ours = w.hashAt(latest.number)
       if (this.source.final) {
-        if (latest.number < w.tip.number) throw new FinalityError(`the node is at ${latest.number}, below ${w.tip.number} already delivered`)
+        if (latest.number < w.tip.number)
+          throw new FinalityError(`the node is at ${latest.number}, below ${w.tip.number} already delivered`)
         if (ours !== latest.hash) throw new FinalityError(`the node names ${latest.hash} at ${latest.number}, ${ours} was delivered`)
         return 0
       }
@@ -83,7 +84,8 @@ export class HeadFollower {
       let linked = true
       for (const f of fetched) {
         if (f.header.parentHash !== w.tip.hash) {
-          if (this.source.final) throw new FinalityError(`block ${f.header.number} names parent ${f.header.parentHash}, ${w.tip.hash} was delivered`)
+          if (this.source.final)
+            throw new FinalityError(`block ${f.header.number} names parent ${f.header.parentHash}, ${w.tip.hash} was delivered`)
           await this.repair(f.header.number - 1, onEvent)
           linked = false
           break

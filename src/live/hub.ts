@@ -111,7 +111,12 @@ export interface LiveStats {
 }
 
 /** The latest hash stored for block `n` of a chain, read through the engine; null when not stored. */
-async function storedHash(ctx: { store: ObjectStore; manifest: ManifestReader }, chain: Chain, dataset: DatasetDecl, n: number): Promise<string | null> {
+async function storedHash(
+  ctx: { store: ObjectStore; manifest: ManifestReader },
+  chain: Chain,
+  dataset: DatasetDecl,
+  n: number,
+): Promise<string | null> {
   const hash = dataset.fields.find(f => f.name === 'hash')
   if (!hash) return null
   try {
@@ -256,7 +261,11 @@ export class LiveChain implements ChainView {
         const blocks = this.datasets.find(d => d.storage === 'blocks')
         const ours = blocks ? await storedHash({ store: this.opts.store, manifest: this.manifest }, this.chain, blocks, stored) : null
         if (ours !== null && ours !== node.hash) {
-          this.failure = { code: 'reorg_too_deep', message: `stored block ${stored} is ${ours}, the node has ${node.hash}: the store is on another fork`, close: CLOSE.reorgTooDeep }
+          this.failure = {
+            code: 'reorg_too_deep',
+            message: `stored block ${stored} is ${ours}, the node has ${node.hash}: the store is on another fork`,
+            close: CLOSE.reorgTooDeep,
+          }
           this.opts.log?.(`${this.chain.code}: ${this.failure.message}; not following`)
           return
         }
@@ -269,7 +278,8 @@ export class LiveChain implements ChainView {
           if (!node) throw new Error(`the node has no block ${at}`)
           anchor = { number: at, hash: node.hash }
         }
-        if (stored !== null && anchor.number > stored + 1) this.opts.log?.(`${this.chain.code}: blocks ${stored + 1}-${anchor.number} are left to the ingester`)
+        if (stored !== null && anchor.number > stored + 1)
+          this.opts.log?.(`${this.chain.code}: blocks ${stored + 1}-${anchor.number} are left to the ingester`)
       }
       this.win = new UnfinalizedWindow(anchor)
       await this.opts.persistence?.reset(anchor)
@@ -323,7 +333,11 @@ export class LiveChain implements ChainView {
       added = await this.follower.tick(e => this.dispatch(e))
     } catch (err) {
       if (err instanceof ReorgTooDeepError) {
-        this.halt({ code: 'reorg_too_deep', message: `${err.message}; resume from a finalized block once the service recovers`, close: CLOSE.reorgTooDeep })
+        this.halt({
+          code: 'reorg_too_deep',
+          message: `${err.message}; resume from a finalized block once the service recovers`,
+          close: CLOSE.reorgTooDeep,
+        })
         return 0
       }
       throw err

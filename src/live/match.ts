@@ -46,7 +46,10 @@ export function rowSelector(predicates: readonly Predicate[], fields: readonly F
         } else {
           const col = batch.columns[columnOf(f)]
           if (!col) throw new Error(`block rows have no column "${columnOf(f)}"`)
-          columns[f.name] = vectorOf(f.kind, keep.map(i => col[i] ?? null))
+          columns[f.name] = vectorOf(
+            f.kind,
+            keep.map(i => col[i] ?? null),
+          )
         }
       }
       return { length: keep.length, columns }

@@ -53,7 +53,8 @@ export const gapMessage = (from: number, to: number): string => json({ type: 'ga
 export const reorgMessage = (forkPoint: number, dropped: readonly DroppedBlock[]): string =>
   json({ type: 'reorg', fork_point: forkPoint, dropped, cursor: forkPoint })
 
-export const errorMessage = (code: string, message: string, extra: Record<string, unknown> = {}): string => json({ type: 'error', code, message, ...extra })
+export const errorMessage = (code: string, message: string, extra: Record<string, unknown> = {}): string =>
+  json({ type: 'error', code, message, ...extra })
 
 /** The last block of a bounded subscription was sent; a normal close follows. */
 export const endMessage = (cursor: number): string => json({ type: 'end', cursor })

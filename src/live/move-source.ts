@@ -70,9 +70,11 @@ export function moveLiveSource(client: FullnodeClient, options: MoveSourceOption
       if (batch.length !== to - from + 1) throw new Error(`versions ${from}-${to}: ${batch.length} rows fetched`)
       for (let v = from; v <= to; v++) {
         const rows = rowAt(batch, v - from)
-        if (Number(rows.columns.version[0] as bigint) !== v) throw new Error(`versions ${from}-${to}: row ${v - from} is version ${rows.columns.version[0]}`)
+        if (Number(rows.columns.version[0] as bigint) !== v)
+          throw new Error(`versions ${from}-${to}: row ${v - from} is version ${rows.columns.version[0]}`)
         const parent = rows.columns.parent_transaction_hash[0]
-        if (parent === null && v > 0) throw new Error(`version ${v}: the node does not serve version ${v - 1} (pruned?), so its parent hash is unknown`)
+        if (parent === null && v > 0)
+          throw new Error(`version ${v}: the node does not serve version ${v - 1} (pruned?), so its parent hash is unknown`)
         const header = { number: v, hash: hexOf(rows.columns.hash[0]), parentHash: parent === null ? GENESIS_PARENT : hexOf(parent) }
         out.push({ header, batches: { [moveTransactions.storage]: rows } })
       }

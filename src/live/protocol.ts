@@ -65,7 +65,10 @@ export type ClientMessage =
 export class InvalidMessageError extends Error {}
 
 /** Parses one client text frame; throws InvalidMessageError saying what is wrong. */
-export function parseClientMessage(data: string | ArrayBuffer | Uint8Array, maxBytes = DEFAULT_LIMITS.maxClientMessageBytes): ClientMessage {
+export function parseClientMessage(
+  data: string | ArrayBuffer | Uint8Array,
+  maxBytes = DEFAULT_LIMITS.maxClientMessageBytes,
+): ClientMessage {
   if (typeof data !== 'string') throw new InvalidMessageError('binary frames are not accepted: send JSON text')
   if (data.length > maxBytes) throw new InvalidMessageError(`message longer than ${maxBytes} bytes`)
   let value: unknown
@@ -74,18 +77,22 @@ export function parseClientMessage(data: string | ArrayBuffer | Uint8Array, maxB
   } catch {
     throw new InvalidMessageError('message is not JSON')
   }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new InvalidMessageError('message must be a JSON object with a "type"')
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    throw new InvalidMessageError('message must be a JSON object with a "type"')
   const m = value as Record<string, unknown>
   if (m.type === 'auth') {
-    if (typeof m.user !== 'string' || typeof m.password !== 'string') throw new InvalidMessageError('auth needs "user" and "password" strings')
+    if (typeof m.user !== 'string' || typeof m.password !== 'string')
+      throw new InvalidMessageError('auth needs "user" and "password" strings')
     return { type: 'auth', user: m.user, password: m.password }
   }
   if (m.type === 'ping') {
-    if (m.id !== undefined && typeof m.id !== 'string' && typeof m.id !== 'number') throw new InvalidMessageError('ping "id" must be a string or a number')
+    if (m.id !== undefined && typeof m.id !== 'string' && typeof m.id !== 'number')
+      throw new InvalidMessageError('ping "id" must be a string or a number')
     return m.id === undefined ? { type: 'ping' } : { type: 'ping', id: m.id }
   }
   if (m.type === 'ack') {
-    if (typeof m.cursor !== 'number' || !Number.isSafeInteger(m.cursor) || m.cursor < -1) throw new InvalidMessageError('ack needs "cursor", a block number from a progress message')
+    if (typeof m.cursor !== 'number' || !Number.isSafeInteger(m.cursor) || m.cursor < -1)
+      throw new InvalidMessageError('ack needs "cursor", a block number from a progress message')
     return { type: 'ack', cursor: m.cursor }
   }
   throw new InvalidMessageError(`unknown message type ${JSON.stringify(m.type)}: clients send "auth", "ack" or "ping"`)

@@ -114,7 +114,11 @@ export class LiveSession {
     this.user = user
     const sub = this.chain.subscribe(user, this.spec, this.conn, { id: this.opts.id, cursorHash: this.opts.cursorHash })
     if (!sub) {
-      return this.fail('too_many_subscriptions', `user ${user} has ${this.chain.users.max} subscriptions open already`, CLOSE.tooManySubscriptions)
+      return this.fail(
+        'too_many_subscriptions',
+        `user ${user} has ${this.chain.users.max} subscriptions open already`,
+        CLOSE.tooManySubscriptions,
+      )
     }
     this.subscription = sub
     this.state = 'subscribed'

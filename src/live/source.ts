@@ -42,7 +42,11 @@ const hex = (n: number) => '0x' + n.toString(16)
 
 type RpcHeader = Pick<RpcBlock, 'number' | 'hash' | 'parentHash'>
 
-const headerOf = (b: RpcHeader): BlockHeader => ({ number: Number(BigInt(b.number)), hash: b.hash.toLowerCase(), parentHash: b.parentHash.toLowerCase() })
+const headerOf = (b: RpcHeader): BlockHeader => ({
+  number: Number(BigInt(b.number)),
+  hash: b.hash.toLowerCase(),
+  parentHash: b.parentHash.toLowerCase(),
+})
 
 /** A LiveSource over an EVM JSON-RPC node. */
 export function evmLiveSource(rpc: RpcClient): LiveSource {
@@ -78,7 +82,11 @@ export interface SourceClientOptions {
 }
 
 /** Makes the source of a LIVE_CHAINS entry of one family. */
-export type SourceFactory = (f: Pick<FollowedChain, 'chain' | 'rpc' | 'rest'>, store: ObjectStore, client: SourceClientOptions) => LiveSource
+export type SourceFactory = (
+  f: Pick<FollowedChain, 'chain' | 'rpc' | 'rest'>,
+  store: ObjectStore,
+  client: SourceClientOptions,
+) => LiveSource
 
 /** EVM chains are followed through JSON-RPC. */
 export const evmFollowed: SourceFactory = (f, _store, client) => {
@@ -98,6 +106,9 @@ export function followedSource(
   factories: Partial<Record<Family, SourceFactory>>,
 ): LiveSource {
   const make = factories[f.chain.family]
-  if (!make) throw new Error(`chain ${f.chain.code}: ${f.chain.family} chains are not followed live here (the Node server, npm run serve, follows them)`)
+  if (!make)
+    throw new Error(
+      `chain ${f.chain.code}: ${f.chain.family} chains are not followed live here (the Node server, npm run serve, follows them)`,
+    )
   return make(f, store, client)
 }

@@ -134,33 +134,55 @@ export class Subscription {
     const w = this.view.window()
     // `latest` before the follower has a block of its own: the next block it gets.
     const from = this.spec.from !== 'latest' ? this.spec.from : this.view.live && w && w.size === 0 ? w.low : head
-    if (from === null) return this.fail({ code: 'no_data', message: `no ${this.spec.dataset.name} stored or followed for chain ${this.spec.chain.code} yet`, close: CLOSE.noData, details: { coverage } })
+    if (from === null)
+      return this.fail({
+        code: 'no_data',
+        message: `no ${this.spec.dataset.name} stored or followed for chain ${this.spec.chain.code} yet`,
+        close: CLOSE.noData,
+        details: { coverage },
+      })
     const to = this.spec.to === 'latest' ? (this.view.live ? null : head) : this.spec.to
     if (to !== null && from > to) {
-      return this.fail({ code: 'invalid_range', message: `from_block ${from} is after to_block ${to}`, close: CLOSE.invalid, details: { parameter: 'from_block' } })
+      return this.fail({
+        code: 'invalid_range',
+        message: `from_block ${from} is after to_block ${to}`,
+        close: CLOSE.invalid,
+        details: { parameter: 'from_block' },
+      })
     }
     if (to !== null && !(this.view.live && to > (head ?? -1))) {
       const held = w && w.size > 0 ? [[w.low, w.tip.number] as BlockRange] : []
       if (intersectRanges([from, to], [...coverage, ...held]).length === 0) {
-        return this.fail({ code: 'no_data', message: `no ${this.spec.dataset.name} stored in blocks ${from}-${to}`, close: CLOSE.noData, details: { coverage, range: [from, to] } })
+        return this.fail({
+          code: 'no_data',
+          message: `no ${this.spec.dataset.name} stored in blocks ${from}-${to}`,
+          close: CLOSE.noData,
+          details: { coverage, range: [from, to] },
+        })
       }
     }
     const reconciled = this.cursorHash === undefined ? ({ kind: 'ok' } as Reconciled) : await this.view.reconcile(from - 1, this.cursorHash)
     if (reconciled.kind === 'unknown') {
-      return this.fail({ code: 'unknown_cursor', message: `block ${from - 1} with hash ${this.cursorHash} is not canonical and no longer known: resume from a block below the unfinalized window`, close: CLOSE.reorgTooDeep })
+      return this.fail({
+        code: 'unknown_cursor',
+        message: `block ${from - 1} with hash ${this.cursorHash} is not canonical and no longer known: resume from a block below the unfinalized window`,
+        close: CLOSE.reorgTooDeep,
+      })
     }
     this.to = to
     this.moveCursor(from - 1)
-    this.conn.send(subscribedMessage({
-      subscription: this.id,
-      chain: this.spec.chain.code,
-      chain_id: this.spec.chain.id,
-      dataset: this.spec.dataset.path,
-      fields: this.spec.fields.map(f => f.name),
-      from_block: from,
-      to_block: to,
-      head,
-    }))
+    this.conn.send(
+      subscribedMessage({
+        subscription: this.id,
+        chain: this.spec.chain.code,
+        chain_id: this.spec.chain.id,
+        dataset: this.spec.dataset.path,
+        fields: this.spec.fields.map(f => f.name),
+        from_block: from,
+        to_block: to,
+        head,
+      }),
+    )
     if (reconciled.kind === 'reorg') await this.replayReorg(reconciled.forkPoint, reconciled.dropped)
     this.pump()
   }
@@ -186,7 +208,12 @@ export class Subscription {
       return
     }
     if (this.conn.buffered() > this.view.limits.maxBufferedBytes) {
-      return this.fail({ code: 'slow_consumer', message: `more than ${this.view.limits.maxBufferedBytes} bytes unsent: read faster or narrow the filter, then resume from cursor + 1`, close: CLOSE.slowConsumer, details: { cursor: this.cursor } })
+      return this.fail({
+        code: 'slow_consumer',
+        message: `more than ${this.view.limits.maxBufferedBytes} bytes unsent: read faster or narrow the filter, then resume from cursor + 1`,
+        close: CLOSE.slowConsumer,
+        details: { cursor: this.cursor },
+      })
     }
     const rows = batches[this.storage]
     if (!rows) return
@@ -206,11 +233,22 @@ export class Subscription {
   onReorg(forkPoint: number, dropped: readonly WindowBlock[], rows: ReadonlyMap<WindowBlock, ColumnBatch>): void {
     if (this.state === 'closed' || this.cursor <= forkPoint) return
     const seen = dropped.filter(b => b.number <= this.cursor)
-    this.conn.send(reorgMessage(forkPoint, seen.map(b => ({ block_number: b.number, hash: b.hash }))))
+    this.conn.send(
+      reorgMessage(
+        forkPoint,
+        seen.map(b => ({ block_number: b.number, hash: b.hash })),
+      ),
+    )
     for (const b of seen) {
       const batch = rows.get(b)
       if (!batch) continue
-      for (const m of rowsMessages(this.spec.fields, this.selector.select(batch, { removed: true }), this.view.limits.maxRowsPerMessage, true)) this.conn.send(m)
+      for (const m of rowsMessages(
+        this.spec.fields,
+        this.selector.select(batch, { removed: true }),
+        this.view.limits.maxRowsPerMessage,
+        true,
+      ))
+        this.conn.send(m)
     }
     this.moveCursor(forkPoint)
   }
@@ -244,7 +282,14 @@ export class Subscription {
   }
 
   private progress(hash?: string): void {
-    this.conn.send(progressMessage({ cursor: this.cursor, ...(hash === undefined ? {} : { hash }), head: this.view.head(), live: this.state === 'live' }))
+    this.conn.send(
+      progressMessage({
+        cursor: this.cursor,
+        ...(hash === undefined ? {} : { hash }),
+        head: this.view.head(),
+        live: this.state === 'live',
+      }),
+    )
   }
 
   /** Sends one window block's rows messages and moves the cursor onto it. */
@@ -344,7 +389,12 @@ export class Subscription {
       if (now < last) since = Date.now()
       last = now
       if (Date.now() - since > stallTimeoutMs) {
-        this.fail({ code: 'slow_consumer', message: `nothing was read for ${stallTimeoutMs} ms; resume from cursor + 1`, close: CLOSE.slowConsumer, details: { cursor: this.cursor } })
+        this.fail({
+          code: 'slow_consumer',
+          message: `nothing was read for ${stallTimeoutMs} ms; resume from cursor + 1`,
+          close: CLOSE.slowConsumer,
+          details: { cursor: this.cursor },
+        })
       }
     }
     return this.state !== 'closed'
@@ -361,7 +411,8 @@ function queryKeyOf(spec: QuerySpec): string {
 /** Maps an error of the query or the follower to what the subscriber is told (the HTTP API's mapping, then a close code). */
 export function failureOf(err: unknown): Failure {
   const { code, message } = toApiError(err)
-  if (code === 'storage_unavailable') return { code, message: 'object storage is unavailable or timed out; resume later from cursor + 1', close: CLOSE.unavailable }
+  if (code === 'storage_unavailable')
+    return { code, message: 'object storage is unavailable or timed out; resume later from cursor + 1', close: CLOSE.unavailable }
   if (code === 'no_data') return { code, message, close: CLOSE.noData }
   return { code: 'internal_error', message: 'internal error', close: CLOSE.internal }
 }

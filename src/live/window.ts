@@ -49,11 +49,13 @@ export function windowBlock(header: BlockHeader, datasets: readonly DatasetDecl[
 /** Decodes a window block's rows for the given datasets. */
 export async function blockRows(block: WindowBlock, datasets: readonly DatasetDecl[]): Promise<Record<string, ColumnBatch>> {
   const out: Record<string, ColumnBatch> = {}
-  await Promise.all(datasets.map(async d => {
-    const bytes = block.data[d.storage]
-    if (!bytes) throw new Error(`block ${block.number} holds no ${d.storage} rows`)
-    out[d.storage] = await decodeRows(d, bytes)
-  }))
+  await Promise.all(
+    datasets.map(async d => {
+      const bytes = block.data[d.storage]
+      if (!bytes) throw new Error(`block ${block.number} holds no ${d.storage} rows`)
+      out[d.storage] = await decodeRows(d, bytes)
+    }),
+  )
   return out
 }
 

@@ -5,7 +5,15 @@
  * objects. In memory they are objects (types.ts).
  */
 import { shardKey } from './keys.ts'
-import { MANIFEST_FORMAT, type ByteSpan, type ManifestRoot, type ManifestShard, type PartitionEntry, type RowGroupEntry, type ShardRef } from './types.ts'
+import {
+  MANIFEST_FORMAT,
+  type ByteSpan,
+  type ManifestRoot,
+  type ManifestShard,
+  type PartitionEntry,
+  type RowGroupEntry,
+  type ShardRef,
+} from './types.ts'
 
 /** [index, generation, from, to, partitions, rows, bytes] */
 type StoredShardRef = [number, number, number, number, number, number, number]

@@ -44,7 +44,7 @@ export const overlaps = (a: BlockRange, b: BlockRange): boolean => a[0] <= b[1] 
 /** Cuts a range at multiples of `span`, so the same blocks always land in the same partition. */
 export function alignedChunks([from, to]: BlockRange, span: number): BlockRange[] {
   const out: BlockRange[] = []
-  for (let a = from; a <= to; ) {
+  for (let a = from; a <= to;) {
     const end = Math.min(to, (Math.floor(a / span) + 1) * span - 1)
     out.push([a, end])
     a = end + 1

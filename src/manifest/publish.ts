@@ -8,7 +8,15 @@
 import type { ObjectStore } from '../store/types.ts'
 import { mergeRanges, overlaps } from './coverage.ts'
 import { rootKey, shardKey } from './keys.ts'
-import { MANIFEST_FORMAT, type ChainRef, type DatasetIndex, type ManifestRoot, type ManifestShard, type PartitionEntry, type ShardRef } from './types.ts'
+import {
+  MANIFEST_FORMAT,
+  type ChainRef,
+  type DatasetIndex,
+  type ManifestRoot,
+  type ManifestShard,
+  type PartitionEntry,
+  type ShardRef,
+} from './types.ts'
 import { parseRoot, parseShard } from './read.ts'
 import { encodeRoot, encodeShard } from './codec.ts'
 
@@ -50,7 +58,12 @@ export async function publish(
   for (let attempt = 0; attempt < attempts; attempt++) {
     const current = await store.get(rootKey(chain))
     const root = current ? parseRoot(current.body) : emptyRoot(chain, options.shardSpan ?? DEFAULT_SHARD_SPAN)
-    const result = await prepare(store, options.label === undefined ? root : { ...root, label: options.label }, additions, root.generation + 1 + skip)
+    const result = await prepare(
+      store,
+      options.label === undefined ? root : { ...root, label: options.label },
+      additions,
+      root.generation + 1 + skip,
+    )
     if (result === 'conflict') {
       skip++
       continue
@@ -98,7 +111,14 @@ async function prepare(
       skipped += merged.skipped
       if (merged.added === 0) continue
       added += merged.added
-      const shard: ManifestShard = { format: MANIFEST_FORMAT, chain: root.chain, dataset, index: shardIndex, generation, partitions: merged.partitions }
+      const shard: ManifestShard = {
+        format: MANIFEST_FORMAT,
+        chain: root.chain,
+        dataset,
+        index: shardIndex,
+        generation,
+        partitions: merged.partitions,
+      }
       const key = shardKey(root.chain, dataset, shardIndex, generation)
       if (!(await store.put(key, toBytes(encodeShard(shard)), { ifNoneMatch: '*', contentType: 'application/json' }))) return 'conflict'
       shards.set(shardIndex, shardRef(shardIndex, key, merged.partitions))
@@ -121,7 +141,10 @@ async function loadShard(store: ObjectStore, ref: ShardRef): Promise<PartitionEn
 }
 
 /** Adds entries to a shard's partitions; the same key again is a no-op, any other overlap is refused. */
-export function mergePartitions(existing: PartitionEntry[], entries: PartitionEntry[]): { partitions: PartitionEntry[]; added: number; skipped: number } {
+export function mergePartitions(
+  existing: PartitionEntry[],
+  entries: PartitionEntry[],
+): { partitions: PartitionEntry[]; added: number; skipped: number } {
   const partitions = [...existing]
   let added = 0
   let skipped = 0

@@ -140,7 +140,13 @@ export class ManifestReader {
    * flight at once, so the memory a query holds does not grow with its range. Only the
    * shards the range touches are loaded. `store` lets a caller count this request's I/O.
    */
-  scanPartitions(root: ManifestRoot, dataset: string, range: BlockRange, store: ObjectStore = this.store, options: WalkOptions = {}): PartitionWalk {
+  scanPartitions(
+    root: ManifestRoot,
+    dataset: string,
+    range: BlockRange,
+    store: ObjectStore = this.store,
+    options: WalkOptions = {},
+  ): PartitionWalk {
     const index = root.datasets[dataset]
     const refs = index ? index.shards.filter(s => overlaps(s, range)) : []
     const loaded: ManifestProgress = { shards: 0, partitions: 0, rowGroups: 0 }

@@ -100,7 +100,8 @@ function multiEd25519(o: Json): [MultiEd25519PublicKey, MultiEd25519Signature] {
   const publicKeys = list(o, 'public_keys').map(k => new Ed25519PublicKey(k as string))
   const signatures = list(o, 'signatures').map(s => new Ed25519Signature(s as string))
   const bitmap = hexToBytes(str(o, 'bitmap'))
-  if (bitmapIndices(bitmap).length !== signatures.length) throw new SignatureShapeError('multi-ed25519 bitmap does not match its signatures')
+  if (bitmapIndices(bitmap).length !== signatures.length)
+    throw new SignatureShapeError('multi-ed25519 bitmap does not match its signatures')
   return [new MultiEd25519PublicKey({ publicKeys, threshold: Number(o.threshold) }), new MultiEd25519Signature({ signatures, bitmap })]
 }
 

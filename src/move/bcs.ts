@@ -109,11 +109,21 @@ function attempter(tx: RestUserTransaction, auth: TransactionAuthenticator, chai
  * argument and with one one-byte argument: the two differ only there. Hashing
  * `head ‖ section ‖ tail` tries an argument encoding without rebuilding the rest.
  */
-function spliceForms(tx: RestUserTransaction, auth: TransactionAuthenticator, chainId: number, bodyOf: (args: Uint8Array[]) => PayloadBody): { head: Uint8Array; tail: Uint8Array }[] {
+function spliceForms(
+  tx: RestUserTransaction,
+  auth: TransactionAuthenticator,
+  chainId: number,
+  bodyOf: (args: Uint8Array[]) => PayloadBody,
+): { head: Uint8Array; tail: Uint8Array }[] {
   const sender = AccountAddress.fromString(tx.sender, { maxMissingChars: 63 })
   const header = [BigInt(tx.sequence_number), BigInt(tx.max_gas_amount), BigInt(tx.gas_unit_price), BigInt(tx.expiration_timestamp_secs)]
   const signedIn = (body: PayloadBody) =>
-    payloadForms(tx, body).map(f => new SignedTransaction(new RawTransaction(sender, header[0], f.payload, header[1], header[2], header[3], new ChainId(chainId)), auth).bcsToBytes())
+    payloadForms(tx, body).map(f =>
+      new SignedTransaction(
+        new RawTransaction(sender, header[0], f.payload, header[1], header[2], header[3], new ChainId(chainId)),
+        auth,
+      ).bcsToBytes(),
+    )
   const none = signedIn(bodyOf([]))
   const one = signedIn(bodyOf([Uint8Array.of(0xab)]))
   return none.map((a, i) => {
@@ -146,7 +156,12 @@ function typeArgumentsOf(p: RestUserTransaction['payload']): TypeTag[] {
  */
 export function verifyUserTransaction(tx: RestUserTransaction, ctx: VerifyContext): UserTransactionCheck {
   const partial: { authenticator: Uint8Array | null; payload: StoredPayload | null } = { authenticator: null, payload: null }
-  const fail = (reason: string, mismatch = false): UserTransactionCheck => ({ ok: false, reason: `version ${tx.version}: ${reason}`, mismatch, partial })
+  const fail = (reason: string, mismatch = false): UserTransactionCheck => ({
+    ok: false,
+    reason: `version ${tx.version}: ${reason}`,
+    mismatch,
+    partial,
+  })
   const mismatch = (what: string, computed: string) => fail(`hash mismatch: ${what} hashes to ${computed}, the node says ${tx.hash}`, true)
 
   if (!tx.signature) return fail('no signature')
@@ -168,7 +183,11 @@ export function verifyUserTransaction(tx: RestUserTransaction, ctx: VerifyContex
     return fail(message(e))
   }
   partial.payload = storedPayload(p, { typeArgs, args: null, scriptArgs: null })
-  const done = ({ found }: { found: Found }, payload: StoredPayload, argsSource: RebuiltUserTransaction['argsSource']): UserTransactionCheck => ({
+  const done = (
+    { found }: { found: Found },
+    payload: StoredPayload,
+    argsSource: RebuiltUserTransaction['argsSource'],
+  ): UserTransactionCheck => ({
     ok: true,
     raw: {
       hash: found.hash,
@@ -191,7 +210,9 @@ export function verifyUserTransaction(tx: RestUserTransaction, ctx: VerifyContex
       return fail(`script arguments: ${message(e)}`)
     }
     const a = attempt({ kind: 'Script', script: new Script(hexToBytes(p.code.bytecode), typeArgs, args), args })
-    return 'found' in a ? done(a, storedPayload(p, { typeArgs, args: null, scriptArgs: args }), 'abi') : mismatch('the rebuilt script transaction', a.computed)
+    return 'found' in a
+      ? done(a, storedPayload(p, { typeArgs, args: null, scriptArgs: args }), 'abi')
+      : mismatch('the rebuilt script transaction', a.computed)
   }
   if (p.type === 'multisig_payload' && !p.transaction_payload) {
     const a = attempt({ kind: 'Multisig', multisigAddress: p.multisig_address, call: null })
@@ -202,7 +223,9 @@ export function verifyUserTransaction(tx: RestUserTransaction, ctx: VerifyContex
 
   const bodyOf = (args: Uint8Array[]): PayloadBody => {
     const c = { functionId: call.function, typeArgs, args }
-    return p.type === 'multisig_payload' ? { kind: 'Multisig', multisigAddress: p.multisig_address, call: c } : { kind: 'EntryFunction', call: c }
+    return p.type === 'multisig_payload'
+      ? { kind: 'Multisig', multisigAddress: p.multisig_address, call: c }
+      : { kind: 'EntryFunction', call: c }
   }
   const notes: string[] = []
   let abiComputed: string | null = null
@@ -228,7 +251,9 @@ export function verifyUserTransaction(tx: RestUserTransaction, ctx: VerifyContex
   const accept = (args: Uint8Array[]): UserTransactionCheck => {
     // Rebuilt in full, so the stored bytes come from the SDK's serialization, not from the splice.
     const a = attempt(bodyOf(args))
-    return 'found' in a ? done(a, storedPayload(p, { typeArgs, args, scriptArgs: null }), 'inferred') : fail('spliced and rebuilt transactions differ')
+    return 'found' in a
+      ? done(a, storedPayload(p, { typeArgs, args, scriptArgs: null }), 'inferred')
+      : fail('spliced and rebuilt transactions differ')
   }
   // The usual payload form first, for every candidate; the other forms only when it fits none.
   const tried: { args: Uint8Array[]; section: Uint8Array }[] = []

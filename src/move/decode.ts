@@ -25,7 +25,12 @@ export type DecodeResult = { ok: true; decoded: DecodedCall } | { ok: false; rea
 
 const message = (e: unknown) => (e instanceof Error ? e.message : String(e))
 
-function decodeWith(typeArgs: readonly TypeTag[], types: readonly TypeTag[], read: (i: number, t: TypeTag) => unknown, abis: AbiSource): DecodeResult {
+function decodeWith(
+  typeArgs: readonly TypeTag[],
+  types: readonly TypeTag[],
+  read: (i: number, t: TypeTag) => unknown,
+  abis: AbiSource,
+): DecodeResult {
   try {
     return {
       ok: true,
@@ -61,7 +66,12 @@ const SERIALIZED = 9
  * ABI the REST API shows. Every variant but `Serialized` is followed by the BCS of
  * the value itself.
  */
-export function decodeScript(p: RestScriptPayload, typeArgs: readonly TypeTag[], args: readonly Uint8Array[], abis: AbiSource): DecodeResult {
+export function decodeScript(
+  p: RestScriptPayload,
+  typeArgs: readonly TypeTag[],
+  args: readonly Uint8Array[],
+  abis: AbiSource,
+): DecodeResult {
   if (!p.code.abi) return { ok: false, reason: 'the script has no ABI' }
   let types: TypeTag[]
   try {

@@ -8,7 +8,8 @@
 import { AccountAddress, Serializer } from '@aptos-labs/ts-sdk'
 import { bytesToHex, hexToBytes } from '../schema/hex.ts'
 
-type Scalar = 'bool' | 'u8' | 'u16' | 'u32' | 'u64' | 'u128' | 'u256' | 'i8' | 'i16' | 'i32' | 'i64' | 'i128' | 'i256' | 'address' | 'bytes' | 'string'
+type Scalar =
+  'bool' | 'u8' | 'u16' | 'u32' | 'u64' | 'u128' | 'u256' | 'i8' | 'i16' | 'i32' | 'i64' | 'i128' | 'i256' | 'address' | 'bytes' | 'string'
 
 /** A guessed type: a scalar, a vector (`of: null` while only empty vectors were seen), or ordered fields. */
 export type Guess = { t: Scalar } | { t: 'vector'; of: Guess | null } | { t: 'fields'; fields: [string, Guess][] }
@@ -17,7 +18,13 @@ export type Guess = { t: Scalar } | { t: 'vector'; of: Guess | null } | { t: 'fi
 const MAX_GUESSES = 16
 
 const key = (g: Guess | null): string =>
-  g === null ? '?' : g.t === 'vector' ? `v<${key(g.of)}>` : g.t === 'fields' ? `{${g.fields.map(([n, f]) => `${n}:${key(f)}`).join(',')}}` : g.t
+  g === null
+    ? '?'
+    : g.t === 'vector'
+      ? `v<${key(g.of)}>`
+      : g.t === 'fields'
+        ? `{${g.fields.map(([n, f]) => `${n}:${key(f)}`).join(',')}}`
+        : g.t
 
 function dedupe(list: Guess[]): Guess[] {
   const seen = new Set<string>()
@@ -74,10 +81,11 @@ export function guesses(v: unknown): Guess[] {
     let of: (Guess | null)[] = [null]
     for (const item of v) {
       const next: Guess[] = []
-      for (const a of of) for (const b of guesses(item)) {
-        const u = unify(a, b)
-        if (u) next.push(u)
-      }
+      for (const a of of)
+        for (const b of guesses(item)) {
+          const u = unify(a, b)
+          if (u) next.push(u)
+        }
       of = dedupe(next)
       if (of.length === 0) return []
     }
@@ -97,22 +105,38 @@ export function guesses(v: unknown): Guess[] {
 
 function write(s: Serializer, g: Guess, v: unknown): void {
   switch (g.t) {
-    case 'bool': return s.serializeBool(v as boolean)
-    case 'u8': return s.serializeU8(Number(v))
-    case 'u16': return s.serializeU16(Number(v))
-    case 'u32': return s.serializeU32(Number(v))
-    case 'u64': return s.serializeU64(BigInt(v as string))
-    case 'u128': return s.serializeU128(BigInt(v as string))
-    case 'u256': return s.serializeU256(BigInt(v as string))
-    case 'i8': return s.serializeI8(Number(v))
-    case 'i16': return s.serializeI16(Number(v))
-    case 'i32': return s.serializeI32(Number(v))
-    case 'i64': return s.serializeI64(BigInt(v as string))
-    case 'i128': return s.serializeI128(BigInt(v as string))
-    case 'i256': return s.serializeI256(BigInt(v as string))
-    case 'address': return AccountAddress.fromString(v as string, { maxMissingChars: 63 }).serialize(s)
-    case 'bytes': return s.serializeBytes(hexToBytes(v as string))
-    case 'string': return s.serializeStr(v as string)
+    case 'bool':
+      return s.serializeBool(v as boolean)
+    case 'u8':
+      return s.serializeU8(Number(v))
+    case 'u16':
+      return s.serializeU16(Number(v))
+    case 'u32':
+      return s.serializeU32(Number(v))
+    case 'u64':
+      return s.serializeU64(BigInt(v as string))
+    case 'u128':
+      return s.serializeU128(BigInt(v as string))
+    case 'u256':
+      return s.serializeU256(BigInt(v as string))
+    case 'i8':
+      return s.serializeI8(Number(v))
+    case 'i16':
+      return s.serializeI16(Number(v))
+    case 'i32':
+      return s.serializeI32(Number(v))
+    case 'i64':
+      return s.serializeI64(BigInt(v as string))
+    case 'i128':
+      return s.serializeI128(BigInt(v as string))
+    case 'i256':
+      return s.serializeI256(BigInt(v as string))
+    case 'address':
+      return AccountAddress.fromString(v as string, { maxMissingChars: 63 }).serialize(s)
+    case 'bytes':
+      return s.serializeBytes(hexToBytes(v as string))
+    case 'string':
+      return s.serializeStr(v as string)
     case 'vector': {
       const items = v as unknown[]
       s.serializeU32AsUleb128(items.length)
@@ -154,7 +178,10 @@ export function* combinations<T>(choices: readonly (readonly T[])[], limit: numb
   const maxSum = choices.reduce((n, c) => n + c.length - 1, 0)
   let produced = 0
   for (let sum = 0; sum <= maxSum; sum++) {
-    for (const idx of indexTuples(choices.map(c => c.length), sum)) {
+    for (const idx of indexTuples(
+      choices.map(c => c.length),
+      sum,
+    )) {
       yield idx.map((i, k) => choices[k][i])
       if (++produced >= limit) return
     }

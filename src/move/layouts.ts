@@ -14,9 +14,7 @@ export interface FieldLayout {
 
 /** A struct's shape: `0x1::string::String` is special (JSON strings), enums carry their variants. */
 export type StructLayout =
-  | { kind: 'string' }
-  | { kind: 'struct'; fields: FieldLayout[] }
-  | { kind: 'enum'; variants: { name: string; fields: FieldLayout[] }[] }
+  { kind: 'string' } | { kind: 'struct'; fields: FieldLayout[] } | { kind: 'enum'; variants: { name: string; fields: FieldLayout[] }[] }
 
 /** A struct layout needs an ABI the source does not have. */
 export class MissingAbiError extends Error {

@@ -89,7 +89,8 @@ export function argumentTypes(p: RestEntryFunctionPayload, typeArgs: readonly Ty
   while (first < params.length && isSignerParam(params[first])) first++
   const types = params.slice(first)
   if (types.length !== p.arguments.length) return `${p.function} takes ${types.length} arguments, the transaction has ${p.arguments.length}`
-  if (f.generic_type_params.length !== typeArgs.length) return `${p.function} takes ${f.generic_type_params.length} type arguments, the transaction has ${typeArgs.length}`
+  if (f.generic_type_params.length !== typeArgs.length)
+    return `${p.function} takes ${f.generic_type_params.length} type arguments, the transaction has ${typeArgs.length}`
   return types.map(t => substitute(t, typeArgs))
 }
 
@@ -115,7 +116,8 @@ export function scriptArguments(p: RestScriptPayload, abis: AbiSource): ScriptFu
   let first = 0
   while (first < params.length && isSignerParam(params[first])) first++
   const types = params.slice(first)
-  if (types.length !== p.arguments.length) throw new Error(`script takes ${types.length} arguments, the transaction has ${p.arguments.length}`)
+  if (types.length !== p.arguments.length)
+    throw new Error(`script takes ${types.length} arguments, the transaction has ${p.arguments.length}`)
   const typeArgs = parseTypeArgs(p.type_arguments)
   return p.arguments.map((v, i) => scriptArgument(substitute(types[i], typeArgs), v, abis))
 }
@@ -124,20 +126,34 @@ function scriptArgument(tag: TypeTag, v: unknown, abis: AbiSource): ScriptFuncti
   const n = () => Number(v)
   const big = () => BigInt(v as string)
   switch (primitiveOf(tag)) {
-    case 'u8': return new U8(n())
-    case 'u16': return new U16(n())
-    case 'u32': return new U32(n())
-    case 'u64': return new U64(big())
-    case 'u128': return new U128(big())
-    case 'u256': return new U256(big())
-    case 'i8': return new I8(n())
-    case 'i16': return new I16(n())
-    case 'i32': return new I32(n())
-    case 'i64': return new I64(big())
-    case 'i128': return new I128(big())
-    case 'i256': return new I256(big())
-    case 'bool': return new Bool(v as boolean)
-    case 'address': return AccountAddress.fromString(v as string, { maxMissingChars: 63 })
+    case 'u8':
+      return new U8(n())
+    case 'u16':
+      return new U16(n())
+    case 'u32':
+      return new U32(n())
+    case 'u64':
+      return new U64(big())
+    case 'u128':
+      return new U128(big())
+    case 'u256':
+      return new U256(big())
+    case 'i8':
+      return new I8(n())
+    case 'i16':
+      return new I16(n())
+    case 'i32':
+      return new I32(n())
+    case 'i64':
+      return new I64(big())
+    case 'i128':
+      return new I128(big())
+    case 'i256':
+      return new I256(big())
+    case 'bool':
+      return new Bool(v as boolean)
+    case 'address':
+      return AccountAddress.fromString(v as string, { maxMissingChars: 63 })
   }
   const of = vectorOf(tag)
   if (of && primitiveOf(of) === 'u8') return MoveVector.U8(hexToBytes(v as string))
@@ -172,7 +188,13 @@ export function payloadForms(tx: RestUserTransaction, body: PayloadBody): { form
       : body.call
         ? new TransactionExecutableEntryFunction(sdkEntryFunction(body.call))
         : new TransactionExecutableEmpty()
-  const v1 = { format: 'inner_v1' as const, payload: new TransactionInnerPayloadV1(executable, new TransactionExtraConfigV1(multisig, nonce === undefined ? undefined : BigInt(nonce))) }
+  const v1 = {
+    format: 'inner_v1' as const,
+    payload: new TransactionInnerPayloadV1(
+      executable,
+      new TransactionExtraConfigV1(multisig, nonce === undefined ? undefined : BigInt(nonce)),
+    ),
+  }
   if (nonce !== undefined) return [v1]
   const legacy =
     body.kind === 'Script'

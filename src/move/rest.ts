@@ -58,7 +58,9 @@ export interface FullnodeClient {
   /** `GET /v1/transactions/by_version/{v}`. */
   transactionByVersion(version: bigint | number): Promise<RestTransaction>
   /** `GET /v1/blocks/by_version/{v}`: the block holding a version (its `block_hash` is the block id). */
-  blockByVersion(version: bigint | number): Promise<{ block_height: string; block_hash: string; first_version: string; last_version: string }>
+  blockByVersion(
+    version: bigint | number,
+  ): Promise<{ block_height: string; block_hash: string; first_version: string; last_version: string }>
   /** `GET /v1/accounts/{address}/module/{name}`: the module's ABI, or null when it does not exist. */
   moduleAbi(address: string, name: string, ledgerVersion?: bigint | number): Promise<AbiModule | null>
 }
@@ -82,7 +84,8 @@ export function fullnodeClient(options: FullnodeOptions): FullnodeClient {
           await sleep(delayMs(attempt + 1, backoff, null))
           continue
         }
-        const why = e instanceof Error && (e.name === 'TimeoutError' || e.name === 'AbortError') ? `timed out after ${timeout} ms` : String(e)
+        const why =
+          e instanceof Error && (e.name === 'TimeoutError' || e.name === 'AbortError') ? `timed out after ${timeout} ms` : String(e)
         throw new FullnodeError(url, 0, null, `${why} (${attempt + 1} attempts)`)
       }
       if (res.ok) return (await res.json()) as T
@@ -111,14 +114,18 @@ export function fullnodeClient(options: FullnodeOptions): FullnodeClient {
     async transactions(start, limit) {
       if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE) throw new RangeError(`limit must be 1…${MAX_PAGE}, got ${limit}`)
       const page = await must<unknown>(`/transactions?start=${BigInt(start)}&limit=${limit}`)
-      if (!Array.isArray(page)) throw new FullnodeError(`${base}/transactions?start=${start}&limit=${limit}`, 200, null, 'expected a JSON array')
+      if (!Array.isArray(page))
+        throw new FullnodeError(`${base}/transactions?start=${start}&limit=${limit}`, 200, null, 'expected a JSON array')
       return page as RestTransaction[]
     },
     transactionByVersion: version => must<RestTransaction>(`/transactions/by_version/${BigInt(version)}`),
     blockByVersion: version => must(`/blocks/by_version/${BigInt(version)}`),
     async moduleAbi(address, name, ledgerVersion) {
       const q = ledgerVersion === undefined ? '' : `?ledger_version=${BigInt(ledgerVersion)}`
-      const m = await get<RestModule>(`/accounts/${address}/module/${encodeURIComponent(name)}${q}`, code => code === 'module_not_found' || code === 'account_not_found')
+      const m = await get<RestModule>(
+        `/accounts/${address}/module/${encodeURIComponent(name)}${q}`,
+        code => code === 'module_not_found' || code === 'account_not_found',
+      )
       return m?.abi ?? null
     },
   }

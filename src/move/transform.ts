@@ -71,8 +71,19 @@ type Row = Record<string, StoredValue | null>
 
 const COLUMNS = storedFields(moveTransactions).map(columnOf)
 const COMMON_KEYS = new Set([
-  'version', 'hash', 'state_change_hash', 'event_root_hash', 'state_checkpoint_hash', 'gas_used', 'success', 'vm_status',
-  'accumulator_root_hash', 'changes', 'events', 'timestamp', 'type',
+  'version',
+  'hash',
+  'state_change_hash',
+  'event_root_hash',
+  'state_checkpoint_hash',
+  'gas_used',
+  'success',
+  'vm_status',
+  'accumulator_root_hash',
+  'changes',
+  'events',
+  'timestamp',
+  'type',
 ])
 
 const bytes = (hex: string | null | undefined) => (hex ? hexToBytes(hex) : null)
@@ -178,7 +189,9 @@ function blockMetadataRow(tx: RestBlockMetadataTransaction, row: Row): string | 
     block_metadata_timestamp_usecs: u64(tx.timestamp),
     block_metadata_randomness: bytes(tx.block_metadata_extension?.randomness),
   })
-  return blockMetadataHashes(tx).includes(tx.hash.toLowerCase()) ? null : 'neither BlockMetadata nor BlockMetadataExt without randomness gives the hash'
+  return blockMetadataHashes(tx).includes(tx.hash.toLowerCase())
+    ? null
+    : 'neither BlockMetadata nor BlockMetadataExt without randomness gives the hash'
 }
 
 function blockEpilogueRow(tx: RestBlockEpilogueTransaction, row: Row, blockId: string | null): string | null {
@@ -192,7 +205,9 @@ function blockEpilogueRow(tx: RestBlockEpilogueTransaction, row: Row, blockId: s
   })
   if (!blockId) return 'block id unknown'
   if (!info) return 'no block_end_info'
-  return blockEpilogueHash(blockId, info) === tx.hash.toLowerCase() ? null : 'BlockEpilogue V0 does not give the hash (V1 carries a fee distribution the API does not show)'
+  return blockEpilogueHash(blockId, info) === tx.hash.toLowerCase()
+    ? null
+    : 'BlockEpilogue V0 does not give the hash (V1 carries a fee distribution the API does not show)'
 }
 
 function genesisRow(tx: RestGenesisTransaction, row: Row): string {
@@ -211,7 +226,13 @@ function bodyOf(tx: RestTransaction): string {
 }
 
 /** One row, or null when the transaction is refused (recorded in the report). */
-function transactionRow(tx: RestTransaction, blockId: string | null, parent: string | null, ctx: MoveTransformContext, report: MoveTransformReport): Row | null {
+function transactionRow(
+  tx: RestTransaction,
+  blockId: string | null,
+  parent: string | null,
+  ctx: MoveTransformContext,
+  report: MoveTransformReport,
+): Row | null {
   const row = commonRow(tx, blockId, parent)
   let unverified: string | null = null
   switch (tx.type) {
@@ -222,7 +243,11 @@ function transactionRow(tx: RestTransaction, blockId: string | null, parent: str
       break
     case 'state_checkpoint_transaction':
       row.state_checkpoint_transaction_hash = bytes(blockId)
-      unverified = !blockId ? 'block id unknown' : stateCheckpointHash(blockId) === tx.hash.toLowerCase() ? null : 'StateCheckpoint(block id) does not give the hash'
+      unverified = !blockId
+        ? 'block id unknown'
+        : stateCheckpointHash(blockId) === tx.hash.toLowerCase()
+          ? null
+          : 'StateCheckpoint(block id) does not give the hash'
       break
     case 'block_epilogue_transaction':
       unverified = blockEpilogueRow(tx, row, blockId)

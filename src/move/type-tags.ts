@@ -21,7 +21,8 @@ export function longAddress(address: string): string {
  * The API trims the leading zeros of every address (`0x9d5…` of 63 digits), which
  * the SDK's parser refuses outside the special addresses `0x0`…`0xf`: pad them first.
  */
-const padAddresses = (text: string) => text.replace(/(?<![0-9A-Za-z_])0x([0-9a-fA-F]{1,64})(?=::)/g, (_, h: string) => '0x' + h.padStart(64, '0'))
+const padAddresses = (text: string) =>
+  text.replace(/(?<![0-9A-Za-z_])0x([0-9a-fA-F]{1,64})(?=::)/g, (_, h: string) => '0x' + h.padStart(64, '0'))
 
 /** Parses a Move type string; ABI strings may use `T0`, `T1`… and references. */
 export const parseType = (text: string): TypeTag => parseTypeTag(padAddresses(text), { allowGenerics: true })
@@ -40,7 +41,14 @@ export function substitute(tag: TypeTag, typeArgs: readonly TypeTag[]): TypeTag 
   if (tag instanceof TypeTagStruct) {
     const s = tag.value
     if (s.typeArgs.length === 0) return tag
-    return new TypeTagStruct(new StructTag(s.address, s.moduleName, s.name, s.typeArgs.map(a => substitute(a, typeArgs))))
+    return new TypeTagStruct(
+      new StructTag(
+        s.address,
+        s.moduleName,
+        s.name,
+        s.typeArgs.map(a => substitute(a, typeArgs)),
+      ),
+    )
   }
   return tag
 }
@@ -87,9 +95,7 @@ export function structId(tag: TypeTagStruct): { address: string; module: string;
 
 /** Type description in the decoded dataset: a primitive's name, `{vector}` or `{struct}`. */
 export type TypeDescription =
-  | string
-  | { vector: TypeDescription }
-  | { struct: { address: string; module: string; name: string; type_args: TypeDescription[] } }
+  string | { vector: TypeDescription } | { struct: { address: string; module: string; name: string; type_args: TypeDescription[] } }
 
 /**
  * JSON description of a type, shaped like Move's serde form of `TypeTag`

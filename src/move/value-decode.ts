@@ -13,20 +13,34 @@ const UTF8 = new TextDecoder('utf-8', { fatal: true })
 
 function decodePrimitive(d: Deserializer, name: string): unknown {
   switch (name) {
-    case 'bool': return d.deserializeBool()
-    case 'u8': return d.deserializeU8()
-    case 'u16': return d.deserializeU16()
-    case 'u32': return d.deserializeU32()
-    case 'u64': return d.deserializeU64().toString()
-    case 'u128': return d.deserializeU128().toString()
-    case 'u256': return d.deserializeU256().toString()
-    case 'i8': return d.deserializeI8()
-    case 'i16': return d.deserializeI16()
-    case 'i32': return d.deserializeI32()
-    case 'i64': return d.deserializeI64().toString()
-    case 'i128': return d.deserializeI128().toString()
-    case 'i256': return d.deserializeI256().toString()
-    case 'address': return normalizeAddress(bytesToHex(d.deserializeFixedBytes(32)))
+    case 'bool':
+      return d.deserializeBool()
+    case 'u8':
+      return d.deserializeU8()
+    case 'u16':
+      return d.deserializeU16()
+    case 'u32':
+      return d.deserializeU32()
+    case 'u64':
+      return d.deserializeU64().toString()
+    case 'u128':
+      return d.deserializeU128().toString()
+    case 'u256':
+      return d.deserializeU256().toString()
+    case 'i8':
+      return d.deserializeI8()
+    case 'i16':
+      return d.deserializeI16()
+    case 'i32':
+      return d.deserializeI32()
+    case 'i64':
+      return d.deserializeI64().toString()
+    case 'i128':
+      return d.deserializeI128().toString()
+    case 'i256':
+      return d.deserializeI256().toString()
+    case 'address':
+      return normalizeAddress(bytesToHex(d.deserializeFixedBytes(32)))
   }
   throw new Error(`cannot decode a value of type ${name}`)
 }

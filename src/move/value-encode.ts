@@ -47,18 +47,30 @@ const INTEGERS: Record<string, [min: bigint, max: bigint]> = {
 
 function encodeInteger(s: Serializer, name: string, n: bigint): void {
   switch (name) {
-    case 'u8': return s.serializeU8(Number(n))
-    case 'u16': return s.serializeU16(Number(n))
-    case 'u32': return s.serializeU32(Number(n))
-    case 'u64': return s.serializeU64(n)
-    case 'u128': return s.serializeU128(n)
-    case 'u256': return s.serializeU256(n)
-    case 'i8': return s.serializeI8(Number(n))
-    case 'i16': return s.serializeI16(Number(n))
-    case 'i32': return s.serializeI32(Number(n))
-    case 'i64': return s.serializeI64(n)
-    case 'i128': return s.serializeI128(n)
-    case 'i256': return s.serializeI256(n)
+    case 'u8':
+      return s.serializeU8(Number(n))
+    case 'u16':
+      return s.serializeU16(Number(n))
+    case 'u32':
+      return s.serializeU32(Number(n))
+    case 'u64':
+      return s.serializeU64(n)
+    case 'u128':
+      return s.serializeU128(n)
+    case 'u256':
+      return s.serializeU256(n)
+    case 'i8':
+      return s.serializeI8(Number(n))
+    case 'i16':
+      return s.serializeI16(Number(n))
+    case 'i32':
+      return s.serializeI32(Number(n))
+    case 'i64':
+      return s.serializeI64(n)
+    case 'i128':
+      return s.serializeI128(n)
+    case 'i256':
+      return s.serializeI256(n)
   }
 }
 

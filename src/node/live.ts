@@ -41,7 +41,13 @@ export interface FollowSpec {
 
 /** The chains of LIVE_CHAINS (config.ts) as follow specs for the service. */
 export const followSpecs = (chains: readonly FollowedChain[]): FollowSpec[] =>
-  chains.map(f => ({ chain: f.chain, rpcUrl: f.rpc, restUrl: f.rest, pollIntervalMs: f.pollMs, options: { finalityDepth: f.finality, compactBlocks: f.compactBlocks } }))
+  chains.map(f => ({
+    chain: f.chain,
+    rpcUrl: f.rpc,
+    restUrl: f.rest,
+    pollIntervalMs: f.pollMs,
+    options: { finalityDepth: f.finality, compactBlocks: f.compactBlocks },
+  }))
 
 export interface LiveServiceOptions {
   store: ObjectStore
@@ -66,7 +72,9 @@ async function refuse(socket: Duplex, response: Response): Promise<void> {
   response.headers.forEach((value, name) => (headers[name] = value))
   headers['content-length'] = String(body.length)
   headers.connection = 'close'
-  const head = `HTTP/1.1 ${response.status} ${STATUS_CODES[response.status] ?? ''}\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}`).join('\r\n')}\r\n\r\n`
+  const head = `HTTP/1.1 ${response.status} ${STATUS_CODES[response.status] ?? ''}\r\n${Object.entries(headers)
+    .map(([k, v]) => `${k}: ${v}`)
+    .join('\r\n')}\r\n\r\n`
   socket.end(Buffer.concat([Buffer.from(head), body]))
 }
 
@@ -93,8 +101,24 @@ export class LiveService {
       handleProtocols: protocols => (protocols.has(PROTOCOL) ? PROTOCOL : false),
     })
     for (const f of options.follow ?? []) {
-      const source = f.source ?? followedSource({ chain: f.chain, rpc: f.rpcUrl, rest: f.restUrl }, options.store, { retries: 3, timeoutMs: 10_000, rpc: f.rpc }, { evm: evmFollowed, move: moveFollowed })
-      const live = new LiveChain({ ...f.options, chain: f.chain, store: options.store, source, users: this.users, limits: this.limits, scan: options.scan, log: options.log })
+      const source =
+        f.source ??
+        followedSource(
+          { chain: f.chain, rpc: f.rpcUrl, rest: f.restUrl },
+          options.store,
+          { retries: 3, timeoutMs: 10_000, rpc: f.rpc },
+          { evm: evmFollowed, move: moveFollowed },
+        )
+      const live = new LiveChain({
+        ...f.options,
+        chain: f.chain,
+        store: options.store,
+        source,
+        users: this.users,
+        limits: this.limits,
+        scan: options.scan,
+        log: options.log,
+      })
       this.chains.set(chainKey(f.chain), live)
       if (f.pollIntervalMs !== undefined) this.pollMs.set(live, f.pollIntervalMs)
     }
@@ -105,7 +129,14 @@ export class LiveService {
     const key = chainKey(chain)
     let live = this.chains.get(key)
     if (!live) {
-      live = new LiveChain({ chain, store: this.opts.store, users: this.users, limits: this.limits, scan: this.opts.scan, log: this.opts.log })
+      live = new LiveChain({
+        chain,
+        store: this.opts.store,
+        users: this.users,
+        limits: this.limits,
+        scan: this.opts.scan,
+        log: this.opts.log,
+      })
       this.chains.set(key, live)
     }
     return live
@@ -119,27 +150,29 @@ export class LiveService {
       const pollMs = this.pollMs.get(live) ?? this.opts.pollIntervalMs ?? 1_000
       let ready!: () => void
       started.push(new Promise<void>(r => (ready = r)))
-      this.loops.push((async () => {
-        while (this.running) {
-          try {
-            await live.start()
-            break
-          } catch (err) {
-            this.opts.log?.(`${live.chain.code}: cannot start following: ${(err as Error).message}`)
-            await sleep(pollMs)
+      this.loops.push(
+        (async () => {
+          while (this.running) {
+            try {
+              await live.start()
+              break
+            } catch (err) {
+              this.opts.log?.(`${live.chain.code}: cannot start following: ${(err as Error).message}`)
+              await sleep(pollMs)
+            }
           }
-        }
-        ready()
-        while (this.running && !live.halted) {
-          let added = 0
-          try {
-            added = await live.tick()
-          } catch (err) {
-            this.opts.log?.(`${live.chain.code}: poll failed: ${(err as Error).message}`)
+          ready()
+          while (this.running && !live.halted) {
+            let added = 0
+            try {
+              added = await live.tick()
+            } catch (err) {
+              this.opts.log?.(`${live.chain.code}: poll failed: ${(err as Error).message}`)
+            }
+            if (added === 0) await sleep(pollMs)
           }
-          if (added === 0) await sleep(pollMs)
-        }
-      })())
+        })(),
+      )
     }
     return Promise.all(started).then(() => {})
   }
@@ -184,14 +217,24 @@ export class LiveService {
     const live = this.chain(accepted.spec.chain)
     if (accepted.spec.to === 'latest' && !live.live) {
       if (live.halted) throw new ApiError(503, live.halted.code, live.halted.message)
-      if (live.followed) throw new ApiError(503, 'live_unavailable', `chain ${live.chain.code} is not following its node yet; retry later`, { headers: { 'Retry-After': '5' } })
-      throw new ApiError(400, 'live_unavailable', `chain ${live.chain.code} is not followed live on this server: give a numeric to_block for history`, { parameter: 'to_block' })
+      if (live.followed)
+        throw new ApiError(503, 'live_unavailable', `chain ${live.chain.code} is not following its node yet; retry later`, {
+          headers: { 'Retry-After': '5' },
+        })
+      throw new ApiError(
+        400,
+        'live_unavailable',
+        `chain ${live.chain.code} is not followed live on this server: give a numeric to_block for history`,
+        { parameter: 'to_block' },
+      )
     }
     if (accepted.user !== null && this.users.count(accepted.user) >= this.users.max) {
       throw new ApiError(429, 'too_many_subscriptions', `user ${accepted.user} has ${this.users.max} subscriptions open already`)
     }
     if (accepted.user === null && this.pending >= this.limits.maxPendingAuth) {
-      throw new ApiError(503, 'too_many_pending', 'too many connections are waiting to authenticate; retry later', { headers: { 'Retry-After': '5' } })
+      throw new ApiError(503, 'too_many_pending', 'too many connections are waiting to authenticate; retry later', {
+        headers: { 'Retry-After': '5' },
+      })
     }
     return live
   }
@@ -218,7 +261,14 @@ export class LiveService {
         this.pending--
       }
     }
-    const session = new LiveSession(conn, { chain: live, spec: accepted.spec, user: accepted.user, users: this.opts.users, cursorHash: accepted.cursorHash, onChange: settle })
+    const session = new LiveSession(conn, {
+      chain: live,
+      spec: accepted.spec,
+      user: accepted.user,
+      users: this.opts.users,
+      cursorHash: accepted.cursorHash,
+      onChange: settle,
+    })
     const timer = waiting ? setTimeout(() => session.expire(), this.limits.authTimeoutMs + 1) : undefined
     ws.on('message', (data, isBinary) => {
       const frame = isBinary ? new Uint8Array(data as Buffer) : (data as Buffer).toString('utf8')

@@ -116,7 +116,10 @@ export function serve(options: ServeOptions): Promise<RunningServer> {
       await writeResponse(await options.fetch(request), res)
     } catch (err) {
       log('node adapter: unhandled error', err)
-      if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify({ error: { status: 500, code: 'internal_error', message: 'internal error' } }))
+      if (!res.headersSent)
+        res
+          .writeHead(500, { 'content-type': 'application/json; charset=utf-8' })
+          .end(JSON.stringify({ error: { status: 500, code: 'internal_error', message: 'internal error' } }))
       else res.destroy()
     }
   })
@@ -126,7 +129,9 @@ export function serve(options: ServeOptions): Promise<RunningServer> {
       socket.destroy()
       return
     }
-    socket.end(`HTTP/1.1 400 Bad Request\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(BAD_REQUEST)}\r\nConnection: close\r\n\r\n${BAD_REQUEST}`)
+    socket.end(
+      `HTTP/1.1 400 Bad Request\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(BAD_REQUEST)}\r\nConnection: close\r\n\r\n${BAD_REQUEST}`,
+    )
   })
   const host = options.host ?? '127.0.0.1'
   return new Promise((resolve, reject) => {

@@ -45,7 +45,15 @@ export async function nodeScan(): Promise<ScanOptions> {
 export async function startNodeServer(options: NodeServerOptions): Promise<NodeServer> {
   const scan = options.scan ?? (await nodeScan())
   const live = new LiveService({ ...options, scan })
-  const app = createApp({ store: options.store, manifest: new ManifestReader(options.store), users: options.users, chains: options.chains, datasets: options.datasets, scan, upgrade: live.upgradeHook })
+  const app = createApp({
+    store: options.store,
+    manifest: new ManifestReader(options.store),
+    users: options.users,
+    chains: options.chains,
+    datasets: options.datasets,
+    scan,
+    upgrade: live.upgradeHook,
+  })
   const fetch = (request: Request) => app.fetch(request)
   const running = await serve({ fetch, port: options.port, host: options.host })
   running.server.on('upgrade', (req, socket, head) => live.handleUpgrade(req, socket, head, fetch))

@@ -28,7 +28,8 @@ export function lookupWorthwhile(rows: number, decl: LookupDecl): boolean {
 export function sortOrder(batch: ColumnBatch, columns: readonly string[]): Int32Array {
   const cols = columns.map(c => batch.columns[c])
   const order = Int32Array.from({ length: batch.length }, (_, i) => i)
-  const compare = (a: StoredValue | null, b: StoredValue | null): number => (a === null ? (b === null ? 0 : -1) : b === null ? 1 : compareValues(a, b))
+  const compare = (a: StoredValue | null, b: StoredValue | null): number =>
+    a === null ? (b === null ? 0 : -1) : b === null ? 1 : compareValues(a, b)
   return order.sort((i, j) => {
     for (const col of cols) {
       const d = compare(col[i] ?? null, col[j] ?? null)
@@ -46,7 +47,11 @@ export function permute(batch: ColumnBatch, order: Int32Array): ColumnBatch {
 }
 
 /** The lookup copy of one partition's rows (already in the dataset's order). */
-export function writeLookup(dataset: DatasetDecl & { lookup: LookupDecl }, batch: ColumnBatch, range: { from: number; to: number }): WrittenPartition {
+export function writeLookup(
+  dataset: DatasetDecl & { lookup: LookupDecl },
+  batch: ColumnBatch,
+  range: { from: number; to: number },
+): WrittenPartition {
   const sorted = permute(batch, sortOrder(batch, [dataset.lookup.column, ...dataset.orderBy]))
   return writePartition(dataset, sorted, range, { rowGroupSize: dataset.lookup.rowGroupSize, blooms: false })
 }

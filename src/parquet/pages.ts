@@ -35,7 +35,8 @@ const PHYSICAL_WIDTH = { u64: 8, bool: 1 } as const
 export function decodeDictionary(layout: ChunkLayout, page: Uint8Array): Vector {
   const reader = { view: viewOf(page), offset: 0 }
   const header = parquetHeader(reader)
-  if (header.type !== 'DICTIONARY_PAGE' || !header.dictionary_page_header) throw new UnsupportedPageError(`expected a dictionary page, found ${header.type}`)
+  if (header.type !== 'DICTIONARY_PAGE' || !header.dictionary_page_header)
+    throw new UnsupportedPageError(`expected a dictionary page, found ${header.type}`)
   const body = page.subarray(reader.offset, reader.offset + header.compressed_page_size)
   const bytes = decompressPage(body, header.uncompressed_page_size, layout.codec, layout.compressors)
   const n = header.dictionary_page_header.num_values
@@ -49,7 +50,14 @@ export function decodeDictionary(layout: ChunkLayout, page: Uint8Array): Vector 
  * row is `firstRow`; rows are counted in the same frame as `firstRow` (file or group).
  * Dictionary-encoded pages need the chunk's `dictionary`.
  */
-export function decodePages(layout: ChunkLayout, pages: Uint8Array, firstRow: number, from: number, to: number, dictionary?: Vector): Vector {
+export function decodePages(
+  layout: ChunkLayout,
+  pages: Uint8Array,
+  firstRow: number,
+  from: number,
+  to: number,
+  dictionary?: Vector,
+): Vector {
   const out = new Builder(layout.shape, to - from, layout.optional)
   walkPages(layout, pages, firstRow, from, to, out, dictionary)
   return out.finish()
@@ -71,7 +79,15 @@ export function decodeCodes(layout: ChunkLayout, pages: Uint8Array, firstRow: nu
   return out.codes
 }
 
-function walkPages(layout: ChunkLayout, pages: Uint8Array, firstRow: number, from: number, to: number, out: PageSink, dictionary: Vector | undefined): void {
+function walkPages(
+  layout: ChunkLayout,
+  pages: Uint8Array,
+  firstRow: number,
+  from: number,
+  to: number,
+  out: PageSink,
+  dictionary: Vector | undefined,
+): void {
   const reader = { view: viewOf(pages), offset: 0 }
   let row = firstRow
   while (row < to && reader.offset < pages.length) {
@@ -133,7 +149,16 @@ function pageRows(header: PageHeader): number {
 }
 
 /** Decodes one data page's rows `[a, b)` (page-relative) into `out`. */
-function decodeDataPage(layout: ChunkLayout, header: PageHeader, body: Uint8Array, rows: number, a: number, b: number, out: PageSink, dictionary: Vector | undefined): void {
+function decodeDataPage(
+  layout: ChunkLayout,
+  header: PageHeader,
+  body: Uint8Array,
+  rows: number,
+  a: number,
+  b: number,
+  out: PageSink,
+  dictionary: Vector | undefined,
+): void {
   let defined: Uint8Array | null = null
   let values: Uint8Array
   let encoding: string
@@ -144,10 +169,18 @@ function decodeDataPage(layout: ChunkLayout, header: PageHeader, body: Uint8Arra
     if (v2.repetition_levels_byte_length) throw new UnsupportedPageError('repeated columns are not supported')
     if (layout.optional) {
       defined = new Uint8Array(rows)
-      decodeHybrid(body, v2.repetition_levels_byte_length, v2.repetition_levels_byte_length + v2.definition_levels_byte_length, 1, defined, rows)
+      decodeHybrid(
+        body,
+        v2.repetition_levels_byte_length,
+        v2.repetition_levels_byte_length + v2.definition_levels_byte_length,
+        1,
+        defined,
+        rows,
+      )
     }
     const data = body.subarray(levelBytes)
-    values = v2.is_compressed === false ? data : decompressPage(data, header.uncompressed_page_size - levelBytes, layout.codec, layout.compressors)
+    values =
+      v2.is_compressed === false ? data : decompressPage(data, header.uncompressed_page_size - levelBytes, layout.codec, layout.compressors)
   } else {
     const v1 = header.data_page_header!
     encoding = v1.encoding
@@ -194,7 +227,14 @@ function decodeDataPage(layout: ChunkLayout, header: PageHeader, body: Uint8Arra
  * into `out`. hyparquet's reader takes a byte at a time through a DataView; dictionary codes
  * of every row pass through here, so runs are filled and packed groups unrolled on typed arrays.
  */
-export function decodeHybrid(bytes: Uint8Array, start: number, end: number, width: number, out: Uint8Array | Int32Array, count: number): void {
+export function decodeHybrid(
+  bytes: Uint8Array,
+  start: number,
+  end: number,
+  width: number,
+  out: Uint8Array | Int32Array,
+  count: number,
+): void {
   let at = start
   let seen = 0
   const byteWidth = (width + 7) >> 3
@@ -267,7 +307,11 @@ function unpackWide(bytes: Uint8Array, at: number, width: number, out: Uint8Arra
  */
 function wordsOf(src: Uint8Array, dst: Uint8Array, w: number): [Uint32Array, Uint32Array, number] | null {
   if (w % 4 !== 0 || src.byteOffset % 4 !== 0 || dst.byteOffset % 4 !== 0) return null
-  return [new Uint32Array(src.buffer, src.byteOffset, src.length >> 2), new Uint32Array(dst.buffer, dst.byteOffset, dst.length >> 2), w >> 2]
+  return [
+    new Uint32Array(src.buffer, src.byteOffset, src.length >> 2),
+    new Uint32Array(dst.buffer, dst.byteOffset, dst.length >> 2),
+    w >> 2,
+  ]
 }
 
 /** Accumulates decoded rows into the buffers of one vector. */
@@ -376,7 +420,12 @@ class Builder implements PageSink {
       }
     } else {
       const w = this.width
-      const src = d.type === 'u64' ? new Uint8Array(d.values.buffer, d.values.byteOffset, d.values.byteLength) : d.type === 'fixed' ? d.bytes : d.values
+      const src =
+        d.type === 'u64'
+          ? new Uint8Array(d.values.buffer, d.values.byteOffset, d.values.byteLength)
+          : d.type === 'fixed'
+            ? d.bytes
+            : d.values
       const target = this.fixed
       const words = wordsOf(src, target, w)
       if (words) {

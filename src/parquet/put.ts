@@ -44,7 +44,13 @@ export async function putPartition(
   // A small partition gets no copy: a lookup could never read less of it than the partition itself.
   if (dataset.lookup && lookupWorthwhile(batch.length, dataset.lookup)) {
     const lookup = writeLookup({ ...dataset, lookup: dataset.lookup }, batch, range)
-    const lookupKey = partitionKey(chain, `${dataset.storage}/by-${dataset.lookup.column}`, range.from, range.to, await contentHash(lookup.bytes))
+    const lookupKey = partitionKey(
+      chain,
+      `${dataset.storage}/by-${dataset.lookup.column}`,
+      range.from,
+      range.to,
+      await contentHash(lookup.bytes),
+    )
     if (await putOnce(store, lookupKey, lookup.bytes)) skipped++
     entry.lookup = { column: dataset.lookup.column, key: lookupKey, bytes: lookup.bytes.length, tailOffset: lookup.entry.tailOffset }
   }

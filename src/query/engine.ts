@@ -125,7 +125,9 @@ async function* planned(partitions: AsyncIterable<PartitionEntry>, range: BlockR
 /** The output field holding the range key (needed to cut at block boundaries). */
 function rangeFieldOf(spec: QuerySpec): FieldDecl {
   const key = spec.dataset.rangeKey
-  const field = spec.fields.find(f => f.virtual === undefined && columnOf(f) === key) ?? spec.dataset.fields.find(f => f.virtual === undefined && columnOf(f) === key)
+  const field =
+    spec.fields.find(f => f.virtual === undefined && columnOf(f) === key) ??
+    spec.dataset.fields.find(f => f.virtual === undefined && columnOf(f) === key)
   if (!field) throw new Error(`dataset ${spec.dataset.name} declares no field for its range key ${key}`)
   return field
 }

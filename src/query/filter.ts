@@ -119,7 +119,8 @@ export function rowTest(p: Predicate, v: Vector): RowTest {
   const values = p.values.filter((x): x is StoredValue => x !== null)
   const valid = v.valid
   let present: RowTest | null = null
-  if (v.type === 'fixed' && values.every(x => x instanceof Uint8Array && x.length === v.width)) present = fixedTest(p.op, values as Uint8Array[], v)
+  if (v.type === 'fixed' && values.every(x => x instanceof Uint8Array && x.length === v.width))
+    present = fixedTest(p.op, values as Uint8Array[], v)
   else if (v.type === 'u64' && values.every(x => typeof x === 'bigint')) present = u64Test(p.op, values as bigint[], v)
   if (present === null) {
     const test = valueTest(p)
@@ -199,7 +200,13 @@ export function selectRows(predicates: readonly Predicate[], columns: Record<str
  * `selectRows` for one dictionary-encoded column: each predicate is decided once per
  * distinct value, then rows are kept by their code (-1 = null).
  */
-export function selectCodes(predicates: readonly Predicate[], dictionary: Vector, codes: Int32Array, start: number, end: number): Int32Array {
+export function selectCodes(
+  predicates: readonly Predicate[],
+  dictionary: Vector,
+  codes: Int32Array,
+  start: number,
+  end: number,
+): Int32Array {
   const match = new Uint8Array(dictionary.length).fill(1)
   let nullMatch = true
   for (const p of predicates) {

@@ -34,10 +34,14 @@ export const letGo = (part: OpenPartition, held: readonly Uint8Array[]) => () =>
  * while phase one decodes them; returns the function that lets them go.
  */
 export async function prefetch(u: Unit, columns: readonly string[]): Promise<() => void> {
-  const held = await Promise.all(columns.filter(c => !u.part.absent.has(c)).map(column => {
-    const m = chunkOf(u, column)
-    const start = Number(m.dictionary_page_offset ?? m.data_page_offset)
-    return hold(u.part, [start, start + Number(m.total_compressed_size)])
-  }))
+  const held = await Promise.all(
+    columns
+      .filter(c => !u.part.absent.has(c))
+      .map(column => {
+        const m = chunkOf(u, column)
+        const start = Number(m.dictionary_page_offset ?? m.data_page_offset)
+        return hold(u.part, [start, start + Number(m.total_compressed_size)])
+      }),
+  )
   return letGo(u.part, held)
 }

@@ -28,8 +28,7 @@ interface Pending {
   reject: (error: unknown) => void
 }
 
-const later: (fn: () => void) => void =
-  typeof setImmediate === 'function' ? fn => void setImmediate(fn) : fn => void setTimeout(fn, 0)
+const later: (fn: () => void) => void = typeof setImmediate === 'function' ? fn => void setImmediate(fn) : fn => void setTimeout(fn, 0)
 
 /** Batches byte-range reads issued in the same turn into merged ranged gets. */
 export class ReadQueue {
@@ -84,16 +83,17 @@ export class ReadQueue {
 
   private fetch(group: Pending[], start: number, end: number): void {
     const key = group[0].key
-    this.store.get(key, { offset: start, length: end - start }).then(
-      got => {
+    this.store
+      .get(key, { offset: start, length: end - start })
+      .then(got => {
         if (!got) throw new StorageError(`object ${key} disappeared while being read`)
         if (got.body.length < end - start) throw new StorageError(`short read of ${key}: ${got.body.length} of ${end - start} bytes`)
         const body = got.body
         for (const p of group) p.resolve(body.subarray(p.start - start, p.end - start))
-      },
-    ).catch(error => {
-      for (const p of group) p.reject(error)
-    })
+      })
+      .catch(error => {
+        for (const p of group) p.reject(error)
+      })
   }
 }
 
@@ -237,7 +237,12 @@ export function tailRanges(p: TailLayout, bloomColumns: readonly string[]): [num
  * yet through the queue, in one round, into `resident`; returns the last one, which
  * ends with the footer.
  */
-export async function readTail(queue: ReadQueue, key: string, ranges: readonly [number, number][], resident: Resident): Promise<Uint8Array> {
+export async function readTail(
+  queue: ReadQueue,
+  key: string,
+  ranges: readonly [number, number][],
+  resident: Resident,
+): Promise<Uint8Array> {
   const missing = ranges.filter(([start, end]) => !resident.view(start, end))
   const bytes = await Promise.all(missing.map(([start, end]) => queue.read(key, start, end)))
   missing.forEach(([start], i) => resident.add(start, bytes[i]))

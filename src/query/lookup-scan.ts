@@ -14,14 +14,30 @@ import { LOOKUP_SHARE } from '../parquet/lookup.ts'
 import { concatVectors, takeVector, type U64Vector, type Vector } from '../columns/vector.ts'
 import { compareValues } from '../columns/compare.ts'
 import { groupSpan, hold, letGo } from './hold.ts'
-import { columnChunk, groupStartsOf, layoutsOf, type OpenPartition, readWhole, type ScanProgress, type Selected, type Unit } from './unit.ts'
+import {
+  columnChunk,
+  groupStartsOf,
+  layoutsOf,
+  type OpenPartition,
+  readWhole,
+  type ScanProgress,
+  type Selected,
+  type Unit,
+} from './unit.ts'
 
 /**
  * The read of a partition through its lookup copy: the row groups whose min/max of the
  * lookup column may hold a looked-up value (the copy is sorted by it, so the bounds are
  * tight). Null when those groups hold too many rows (see LOOKUP_SHARE).
  */
-export function lookupUnit(queue: ReadQueue, plan: ScanPlan, p: PartitionPlan, metadata: FileMetaData, resident: Resident, compressors: Compressors | undefined): Unit | null {
+export function lookupUnit(
+  queue: ReadQueue,
+  plan: ScanPlan,
+  p: PartitionPlan,
+  metadata: FileMetaData,
+  resident: Resident,
+  compressors: Compressors | undefined,
+): Unit | null {
   const { column, values } = plan.lookup!
   const groups: number[] = []
   let rows = 0
@@ -65,14 +81,24 @@ export async function selectLookup(u: Unit, plan: ScanPlan, rangeTests: Predicat
   if (groups.length === 0) return { unit: u, rows: new Int32Array(0), values: {}, scanned: true }
   const release = letGo(part, await Promise.all(groups.map(g => hold(part, groupSpan(part.metadata, g)))))
   try {
-    const subunits = groups.map((g): Unit => ({ part, group: g, start: part.groupStarts[g], end: part.groupStarts[g] + Number(part.metadata.row_groups[g].num_rows), inside: false }))
+    const subunits = groups.map((g): Unit => ({
+      part,
+      group: g,
+      start: part.groupStarts[g],
+      end: part.groupStarts[g] + Number(part.metadata.row_groups[g].num_rows),
+      inside: false,
+    }))
     const columns = [...new Set([plan.rangeColumn, ...plan.filterColumns, ...plan.outputColumns, ...plan.lookupOrder])]
     const decoded: Record<string, Vector> = {}
     for (const column of columns) decoded[column] = concatVectors(await Promise.all(subunits.map(s => readWhole(s, column, progress))))
     const n = u.end
     progress.rowsScanned += n
     let offsets = selectRows([...rangeTests, ...plan.predicates], decoded, 0, n)
-    if (plan.lookup!.values.length > 1) offsets = sortedBy(offsets, plan.lookupOrder.map(c => decoded[c]))
+    if (plan.lookup!.values.length > 1)
+      offsets = sortedBy(
+        offsets,
+        plan.lookupOrder.map(c => decoded[c]),
+      )
     const values: Record<string, Vector> = {}
     for (const column of plan.outputColumns) values[column] = takeVector(decoded[column], offsets)
     return { unit: u, rows: offsets, values, scanned: true }

@@ -19,7 +19,11 @@ export interface LookAhead<T> {
  * error surfaces when its item's turn comes (a failing source after the items it
  * gave); stopping early stops pulling the source.
  */
-export async function* mapOrdered<T, R>(source: AsyncIterable<T>, fn: (item: T) => Promise<R>, options: LookAhead<T> = {}): AsyncGenerator<R> {
+export async function* mapOrdered<T, R>(
+  source: AsyncIterable<T>,
+  fn: (item: T) => Promise<R>,
+  options: LookAhead<T> = {},
+): AsyncGenerator<R> {
   const count = options.count ?? 8
   let allowed = options.rampUp ? 1 : count
   const weightOf = options.weight ?? (() => 0)

@@ -100,7 +100,9 @@ export function planScan(spec: Pick<QuerySpec, 'chain' | 'dataset' | 'predicates
 /** The lookup values of a query: an `eq`/`in` without `%00` on the dataset's lookup column (the first, if several). */
 function lookupOf(dataset: QuerySpec['dataset'], predicates: readonly Predicate[]): Pick<ScanPlan, 'lookup'> {
   const column = dataset.lookup?.column
-  const p = predicates.find(p => columnOf(p.field) === column && (p.op === 'eq' || p.op === 'in') && p.values.length > 0 && !p.values.includes(null))
+  const p = predicates.find(
+    p => columnOf(p.field) === column && (p.op === 'eq' || p.op === 'in') && p.values.length > 0 && !p.values.includes(null),
+  )
   return p && column ? { lookup: { column, values: p.values as StoredValue[] } } : {}
 }
 
@@ -123,5 +125,15 @@ export function planPartition(p: PartitionEntry, [from, to]: BlockRange): Partit
   })
   if (rowGroups.length === 0) return null
   const layout = p.footerOffset !== undefined && p.blooms ? { footerOffset: p.footerOffset, blooms: p.blooms } : {}
-  return { key: p.key, bytes: p.bytes, tailOffset: p.tailOffset, ...layout, rowGroups, inside, rowStart, rowEnd, ...(p.lookup ? { lookup: p.lookup } : {}) }
+  return {
+    key: p.key,
+    bytes: p.bytes,
+    tailOffset: p.tailOffset,
+    ...layout,
+    rowGroups,
+    inside,
+    rowStart,
+    rowEnd,
+    ...(p.lookup ? { lookup: p.lookup } : {}),
+  }
 }

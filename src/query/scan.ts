@@ -34,7 +34,20 @@ import { constantVector, takeVector, type U64Vector, type Vector } from '../colu
 import { filterStream } from '../columns/stream.ts'
 import { groupSpan, hold, letGo, prefetch } from './hold.ts'
 import { lookupUnit, selectLookup } from './lookup-scan.ts'
-import { count, groupStartsOf, layoutsOf, type OpenPartition, readCoded, readRows, readWhole, type ScanProgress, type Selected, takeCodes, touch, type Unit } from './unit.ts'
+import {
+  count,
+  groupStartsOf,
+  layoutsOf,
+  type OpenPartition,
+  readCoded,
+  readRows,
+  readWhole,
+  type ScanProgress,
+  type Selected,
+  takeCodes,
+  touch,
+  type Unit,
+} from './unit.ts'
 
 export interface ScanOptions {
   /** Rows per batch at most; a candidate range longer than this is split (default 10,000). */
@@ -95,7 +108,10 @@ export async function* scanPlan(
     // With a lookup copy, both tails are read in the same round: the partition's bloom
     // filters rule out an absent value without touching the copy's data.
     const lookup = plan.lookup && p.lookup ? p.lookup : undefined
-    const [main, copy] = await Promise.all([tail(p.key, tailRanges(p, plan.bloomColumns)), lookup && tail(lookup.key, [[lookup.tailOffset, lookup.bytes]])])
+    const [main, copy] = await Promise.all([
+      tail(p.key, tailRanges(p, plan.bloomColumns)),
+      lookup && tail(lookup.key, [[lookup.tailOffset, lookup.bytes]]),
+    ])
     progress.partitionsRead++
     const part = await openPartition(queue, plan, p, main.metadata, main.resident, options.compressors)
     const unit = copy && part.scan!.ranges.length > 0 ? lookupUnit(queue, plan, p, copy.metadata, copy.resident, options.compressors) : null
@@ -115,9 +131,15 @@ export async function* scanPlan(
   })
   const nonEmpty = filterStream(selected, s => count(s) > 0)
   const output = (s: Selected) => outputUnit(s, plan, fields, chainId, progress)
-  for await (const batch of mapOrdered(nonEmpty, output, { count: 64, weight: count, maxWeight: options.outputLookAheadRows ?? 30_000, rampUp: options.rampUp })) {
+  for await (const batch of mapOrdered(nonEmpty, output, {
+    count: 64,
+    weight: count,
+    maxWeight: options.outputLookAheadRows ?? 30_000,
+    rampUp: options.rampUp,
+  })) {
     // A lookup unit is a whole partition's matches: cut to the batch size like any other.
-    for (let at = 0; at < batch.length; at += maxBatchRows) yield batch.length <= maxBatchRows ? batch : sliceBatch(batch, at, Math.min(batch.length, at + maxBatchRows))
+    for (let at = 0; at < batch.length; at += maxBatchRows)
+      yield batch.length <= maxBatchRows ? batch : sliceBatch(batch, at, Math.min(batch.length, at + maxBatchRows))
   }
 }
 
@@ -130,7 +152,14 @@ function rangePredicates(plan: ScanPlan): Predicate[] {
   ]
 }
 
-async function openPartition(queue: ReadQueue, plan: ScanPlan, p: PartitionPlan, metadata: FileMetaData, resident: Resident, compressors: Compressors | undefined): Promise<OpenPartition> {
+async function openPartition(
+  queue: ReadQueue,
+  plan: ScanPlan,
+  p: PartitionPlan,
+  metadata: FileMetaData,
+  resident: Resident,
+  compressors: Compressors | undefined,
+): Promise<OpenPartition> {
   const file = partitionFile(queue, p.key, p.bytes, resident)
   // A file written before a column was declared lacks it: its values read as null.
   const stored = new Set(metadata.schema.map(e => e.name))
@@ -149,7 +178,19 @@ async function openPartition(queue: ReadQueue, plan: ScanPlan, p: PartitionPlan,
     rowEnd: p.rowEnd,
     utf8: false,
   })
-  return { plan: p, queue, resident, scan, metadata, groupStarts: groupStartsOf(metadata), absent, touched: new Set(), pages: new Map(), layouts: layoutsOf(metadata, plan, absent, compressors), kinds: plan.kinds }
+  return {
+    plan: p,
+    queue,
+    resident,
+    scan,
+    metadata,
+    groupStarts: groupStartsOf(metadata),
+    absent,
+    touched: new Set(),
+    pages: new Map(),
+    layouts: layoutsOf(metadata, plan, absent, compressors),
+    kinds: plan.kinds,
+  }
 }
 
 /** The pruning filter without conditions on `columns` (dropping a condition only prunes less). */
@@ -213,7 +254,10 @@ async function selectUnit(u: Unit, plan: ScanPlan, rangeTests: Predicate[], prog
     let offsets: Int32Array | null = null
     const aligned: Record<string, Vector> = {}
     for (const column of order) {
-      const predicates = [...(column === plan.rangeColumn && checkRange && !bisect ? rangeTests : []), ...plan.predicates.filter(p => columnOf(p.field) === column)]
+      const predicates = [
+        ...(column === plan.rangeColumn && checkRange && !bisect ? rangeTests : []),
+        ...plan.predicates.filter(p => columnOf(p.field) === column),
+      ]
       if (offsets === null) {
         const coded = column in wholes ? null : await readCoded(u, column, progress)
         if (coded) {
@@ -225,7 +269,12 @@ async function selectUnit(u: Unit, plan: ScanPlan, rangeTests: Predicate[], prog
           if (plan.outputColumns.includes(column)) aligned[column] = takeVector(data, offsets)
         }
       } else {
-        const values = await readRows(u, column, offsets.map(o => o + u.start), progress)
+        const values = await readRows(
+          u,
+          column,
+          offsets.map(o => o + u.start),
+          progress,
+        )
         const keep = selectRows(predicates, { [column]: values }, 0, values.length)
         if (keep.length < offsets.length) {
           const before: Int32Array = offsets
@@ -238,7 +287,8 @@ async function selectUnit(u: Unit, plan: ScanPlan, rangeTests: Predicate[], prog
     }
     offsets ??= Int32Array.from({ length: hi - lo }, (_, i) => lo + i)
     if (offsets.length === 0) return { unit: u, rows: offsets, values: {}, scanned: true }
-    for (const column of Object.keys(wholes)) if (!(column in aligned) && plan.outputColumns.includes(column)) aligned[column] = takeVector(wholes[column], offsets)
+    for (const column of Object.keys(wholes))
+      if (!(column in aligned) && plan.outputColumns.includes(column)) aligned[column] = takeVector(wholes[column], offsets)
     const rows = offsets.length === n ? null : offsets.map(o => o + u.start)
     keep = whole
     return { unit: u, rows, values: aligned, scanned: true, ...(whole ? { release } : {}) }
@@ -248,7 +298,13 @@ async function selectUnit(u: Unit, plan: ScanPlan, rangeTests: Predicate[], prog
 }
 
 /** Phase two: read the remaining output columns for the matching rows and build the batch. */
-async function outputUnit(s: Selected, plan: ScanPlan, fields: readonly FieldDecl[], chainId: number, progress: ScanProgress): Promise<RowBatch> {
+async function outputUnit(
+  s: Selected,
+  plan: ScanPlan,
+  fields: readonly FieldDecl[],
+  chainId: number,
+  progress: ScanProgress,
+): Promise<RowBatch> {
   const { unit: u, rows } = s
   const length = count(s)
   const missing = plan.outputColumns.filter(c => !(c in s.values))

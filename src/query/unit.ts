@@ -66,7 +66,12 @@ export interface Selected {
 export const count = (s: Selected) => (s.rows ? s.rows.length : s.unit.end - s.unit.start)
 
 /** The decoding layout of each planned column the file has, checked against its declared kind. */
-export function layoutsOf(metadata: FileMetaData, plan: ScanPlan, absent: Set<string>, compressors: Compressors | undefined): Map<string, ChunkLayout> {
+export function layoutsOf(
+  metadata: FileMetaData,
+  plan: ScanPlan,
+  absent: Set<string>,
+  compressors: Compressors | undefined,
+): Map<string, ChunkLayout> {
   const layouts = new Map<string, ChunkLayout>()
   for (const column of plan.columns) {
     if (absent.has(column)) continue
@@ -92,7 +97,6 @@ export function groupStartsOf(metadata: FileMetaData): number[] {
   }
   return starts
 }
-
 
 /** Counts a row group as read the first time any of its data is asked for. */
 export function touch(u: Unit, progress: ScanProgress): void {
@@ -164,7 +168,11 @@ export async function readRuns(u: Unit, column: string, runs: readonly [number, 
 }
 
 /** The unit's rows of a dictionary-encoded column as its dictionary and a code per row; null when it is not. */
-export async function readCoded(u: Unit, column: string, progress: ScanProgress): Promise<{ dictionary: Vector; codes: Int32Array } | null> {
+export async function readCoded(
+  u: Unit,
+  column: string,
+  progress: ScanProgress,
+): Promise<{ dictionary: Vector; codes: Int32Array } | null> {
   if (u.part.absent.has(column) || chunkOf(u, column).dictionary_page_offset === undefined) return null
   touch(u, progress)
   const { layout, dictionary, pages } = await fetchRuns(u, column, [[u.start, u.end]])
@@ -191,7 +199,8 @@ export function pageLocations(u: Unit, column: string): OffsetIndex['page_locati
   if (chunk?.offset_index_offset !== undefined && chunk.offset_index_length) {
     const at = Number(chunk.offset_index_offset)
     const index = resident.view(at, at + chunk.offset_index_length)
-    if (index) locations = readOffsetIndex({ view: new DataView(index.buffer, index.byteOffset, index.byteLength), offset: 0 }).page_locations
+    if (index)
+      locations = readOffsetIndex({ view: new DataView(index.buffer, index.byteOffset, index.byteLength), offset: 0 }).page_locations
   }
   u.part.pages.set(key, locations)
   return locations
@@ -201,7 +210,14 @@ export function pageLocations(u: Unit, column: string): OffsetIndex['page_locati
  * Row ranges to read so that `rows` are covered while touching only their pages:
  * matching rows in the same or adjacent pages share one read.
  */
-export function pageRuns(rows: ArrayLike<number>, starts: readonly number[] | null, groupStart: number, groupRows: number, lo: number, hi: number): [number, number][] {
+export function pageRuns(
+  rows: ArrayLike<number>,
+  starts: readonly number[] | null,
+  groupStart: number,
+  groupRows: number,
+  lo: number,
+  hi: number,
+): [number, number][] {
   if (rows.length === 0) return []
   if (!starts || starts.length === 0) return [[rows[0], rows[rows.length - 1] + 1]]
   const runs: [number, number][] = []
@@ -237,9 +253,11 @@ export async function readRows(u: Unit, column: string, rows: Int32Array, progre
   touch(u, progress)
   const parts = await readRuns(u, column, runs)
   let k = 0
-  return concatVectors(runs.map(([rowStart, rowEnd], i) => {
-    const first = k
-    while (k < rows.length && rows[k] < rowEnd) k++
-    return takeVector(parts[i], rows.subarray(first, k), rowStart)
-  }))
+  return concatVectors(
+    runs.map(([rowStart, rowEnd], i) => {
+      const first = k
+      while (k < rows.length && rows[k] < rowEnd) k++
+      return takeVector(parts[i], rows.subarray(first, k), rowStart)
+    }),
+  )
 }

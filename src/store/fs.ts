@@ -140,14 +140,16 @@ export function fsStore(root: string, options: FsStoreOptions = {}): ObjectStore
       async function walk(dirKey: string, namePrefix: string): Promise<void> {
         const dir = dirKey ? join(root, ...dirKey.split('/')) : root
         const entries = await readdir(dir, { withFileTypes: true }).catch(e => (isMissing(e) ? [] : Promise.reject(e)))
-        await Promise.all(entries.map(async entry => {
-          if (!entry.name.startsWith(namePrefix) || (!dirKey && entry.name === META)) return
-          const key = dirKey ? `${dirKey}/${entry.name}` : entry.name
-          if (entry.isDirectory()) return walk(key, '')
-          const st = await statOrNull(join(dir, entry.name))
-          if (st?.isFile()) out.push(infoOf(key, st))
-          else if (st?.isDirectory()) await walk(key, '')
-        }))
+        await Promise.all(
+          entries.map(async entry => {
+            if (!entry.name.startsWith(namePrefix) || (!dirKey && entry.name === META)) return
+            const key = dirKey ? `${dirKey}/${entry.name}` : entry.name
+            if (entry.isDirectory()) return walk(key, '')
+            const st = await statOrNull(join(dir, entry.name))
+            if (st?.isFile()) out.push(infoOf(key, st))
+            else if (st?.isDirectory()) await walk(key, '')
+          }),
+        )
       }
       return io('list', prefix, async () => {
         await walk(cut < 0 ? '' : prefix.slice(0, cut), prefix.slice(cut + 1))
@@ -157,9 +159,13 @@ export function fsStore(root: string, options: FsStoreOptions = {}): ObjectStore
 
     async delete(key: string): Promise<void> {
       const file = path(key)
-      await io('delete', key, () => withLock(key, () => unlink(file).catch(e => {
-        if (!isMissing(e) && code(e) !== 'EISDIR' && code(e) !== 'EPERM') throw e
-      })))
+      await io('delete', key, () =>
+        withLock(key, () =>
+          unlink(file).catch(e => {
+            if (!isMissing(e) && code(e) !== 'EISDIR' && code(e) !== 'EPERM') throw e
+          }),
+        ),
+      )
     },
   }
 }
@@ -175,8 +181,7 @@ export function fsLockPath(root: string, key: string): string {
 /** Rejects keys that are not plain relative `/`-separated paths (`..`, absolute, empty segments) or use the reserved folder. */
 function checkKey(key: string): string {
   const segments = key.split('/')
-  const bad = key.includes('\0') || key.includes('\\') || segments[0] === META ||
-    segments.some(s => s === '' || s === '.' || s === '..')
+  const bad = key.includes('\0') || key.includes('\\') || segments[0] === META || segments.some(s => s === '' || s === '.' || s === '..')
   if (bad) throw new TypeError(`invalid object key ${JSON.stringify(key)}`)
   return key
 }
@@ -226,7 +231,13 @@ async function breakIfStale(lock: string, staleMs: number): Promise<void> {
   const st = await stat(lock).catch(() => null)
   if (!st || Date.now() - st.mtimeMs < staleMs) return
   const grave = `${lock}.stale-${randomUUID()}`
-  if (!(await rename(lock, grave).then(() => true, () => false))) return
+  if (
+    !(await rename(lock, grave).then(
+      () => true,
+      () => false,
+    ))
+  )
+    return
   const moved = await stat(grave)
   if (moved.ino !== st.ino) await link(grave, lock).catch(() => {})
   await unlink(grave).catch(() => {})

@@ -8,7 +8,12 @@
  * `StorageError`.
  */
 import {
-  DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client,
+  DeleteObjectCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  S3Client,
 } from '@aws-sdk/client-s3'
 import { checkRange, emptySlice, isEmptyRange, sliceOf } from './range.ts'
 import { StorageError } from './types.ts'
@@ -40,16 +45,21 @@ export interface S3StoreOptions {
 type Env = Record<string, string | undefined>
 
 /** Options with every default filled in from `env` (the process environment by default). */
-export function resolveS3Options(options: S3StoreOptions, env: Env = process.env): Required<Omit<S3StoreOptions, 'endpoint' | 'credentials'>> & Pick<S3StoreOptions, 'endpoint' | 'credentials'> {
+export function resolveS3Options(
+  options: S3StoreOptions,
+  env: Env = process.env,
+): Required<Omit<S3StoreOptions, 'endpoint' | 'credentials'>> & Pick<S3StoreOptions, 'endpoint' | 'credentials'> {
   const endpoint = options.endpoint ?? env.AWS_ENDPOINT_URL_S3 ?? env.AWS_ENDPOINT_URL
   return {
     bucket: options.bucket,
     prefix: options.prefix ?? '',
     endpoint,
     region: options.region ?? env.AWS_REGION ?? env.AWS_DEFAULT_REGION ?? (endpoint ? 'auto' : 'us-east-1'),
-    credentials: options.credentials ?? (env.AWS_ACCESS_KEY_ID && env.AWS_SECRET_ACCESS_KEY
-      ? { accessKeyId: env.AWS_ACCESS_KEY_ID, secretAccessKey: env.AWS_SECRET_ACCESS_KEY, sessionToken: env.AWS_SESSION_TOKEN }
-      : undefined),
+    credentials:
+      options.credentials ??
+      (env.AWS_ACCESS_KEY_ID && env.AWS_SECRET_ACCESS_KEY
+        ? { accessKeyId: env.AWS_ACCESS_KEY_ID, secretAccessKey: env.AWS_SECRET_ACCESS_KEY, sessionToken: env.AWS_SESSION_TOKEN }
+        : undefined),
     forcePathStyle: options.forcePathStyle ?? endpoint !== undefined,
     pageSize: options.pageSize ?? 1000,
     connectTimeoutMs: options.connectTimeoutMs ?? 5_000,
@@ -108,10 +118,17 @@ export function s3Store(options: S3StoreOptions, env: Env = process.env): Object
 
     async put(key: string, body: Uint8Array, options: PutOptions = {}): Promise<ObjectInfo | null> {
       try {
-        const res = await client.send(new PutObjectCommand({
-          Bucket, Key: full(key), Body: body, ContentLength: body.length, ContentType: options.contentType,
-          IfMatch: options.ifMatch, IfNoneMatch: options.ifNoneMatch,
-        }))
+        const res = await client.send(
+          new PutObjectCommand({
+            Bucket,
+            Key: full(key),
+            Body: body,
+            ContentLength: body.length,
+            ContentType: options.contentType,
+            IfMatch: options.ifMatch,
+            IfNoneMatch: options.ifNoneMatch,
+          }),
+        )
         return { key, size: body.length, etag: res.ETag ?? '' }
       } catch (e) {
         if (isConditionFailure(e, options)) return null
@@ -124,9 +141,14 @@ export function s3Store(options: S3StoreOptions, env: Env = process.env): Object
       let token: string | undefined
       try {
         do {
-          const res = await client.send(new ListObjectsV2Command({
-            Bucket, Prefix: full(prefix), MaxKeys: o.pageSize, ContinuationToken: token,
-          }))
+          const res = await client.send(
+            new ListObjectsV2Command({
+              Bucket,
+              Prefix: full(prefix),
+              MaxKeys: o.pageSize,
+              ContinuationToken: token,
+            }),
+          )
           for (const c of res.Contents ?? []) {
             out.push({ key: c.Key!.slice(o.prefix.length), size: c.Size ?? 0, etag: c.ETag ?? '' })
           }
@@ -162,7 +184,11 @@ export function rangeHeader(range: ByteRange | undefined): string | undefined {
  * ignore `Range`). A body wider than asked is trimmed; one missing asked-for bytes is
  * a `StorageError`.
  */
-export function placeBody(range: ByteRange | undefined, contentRange: string | undefined, body: Uint8Array): { offset: number; size: number; body: Uint8Array } {
+export function placeBody(
+  range: ByteRange | undefined,
+  contentRange: string | undefined,
+  body: Uint8Array,
+): { offset: number; size: number; body: Uint8Array } {
   let start = 0
   let size = body.length
   if (contentRange) {
@@ -196,5 +222,8 @@ function failure(op: string, key: string, e: unknown): StorageError {
   if (e instanceof StorageError) return e
   const err = e as { name?: string; message?: string }
   const status = statusOf(e)
-  return new StorageError(`s3 store: ${op} ${JSON.stringify(key)} failed: ${err.name ?? 'Error'}${status ? ` (HTTP ${status})` : ''}: ${err.message ?? String(e)}`, { cause: e })
+  return new StorageError(
+    `s3 store: ${op} ${JSON.stringify(key)} failed: ${err.name ?? 'Error'}${status ? ` (HTTP ${status})` : ''}: ${err.message ?? String(e)}`,
+    { cause: e },
+  )
 }

@@ -29,7 +29,8 @@ export interface Env {
   LIVE_CHAINS?: string
 }
 
-let cached: { bucket: R2Bucket; live: DurableObjectNamespace | undefined; usersText: string | undefined; app: Promise<Hono<PipelineEnv>> } | undefined
+let cached:
+  { bucket: R2Bucket; live: DurableObjectNamespace | undefined; usersText: string | undefined; app: Promise<Hono<PipelineEnv>> } | undefined
 
 async function build(env: Env): Promise<Hono<PipelineEnv>> {
   const store = r2Store(env.LAKE)

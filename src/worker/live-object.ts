@@ -178,7 +178,9 @@ export class LiveChainObject implements DurableObject {
     const live = new LiveChain({
       chain,
       store: r2Store(this.env.LAKE),
-      source: followed ? followedSource(followed, r2Store(this.env.LAKE), { retries: 1, timeoutMs: 5_000 }, { evm: evmFollowed }) : undefined,
+      source: followed
+        ? followedSource(followed, r2Store(this.env.LAKE), { retries: 1, timeoutMs: 5_000 }, { evm: evmFollowed })
+        : undefined,
       finalityDepth: followed?.finality,
       compactBlocks: followed?.compactBlocks,
       persistence: storagePersistence(this.ctx.storage),
@@ -229,24 +231,47 @@ export class LiveChainObject implements DurableObject {
       const user = request.headers.get(USER_HEADER) || null
       if (spec.to === 'latest' && !live.live) {
         if (live.halted) throw new ApiError(503, live.halted.code, live.halted.message)
-        if (live.followed) throw new ApiError(503, 'live_unavailable', `chain ${live.chain.code} is not following its node yet; retry later`, { headers: { 'Retry-After': '5' } })
-        throw new ApiError(400, 'live_unavailable', `chain ${live.chain.code} is not followed live: give a numeric to_block for history`, { parameter: 'to_block' })
+        if (live.followed)
+          throw new ApiError(503, 'live_unavailable', `chain ${live.chain.code} is not following its node yet; retry later`, {
+            headers: { 'Retry-After': '5' },
+          })
+        throw new ApiError(400, 'live_unavailable', `chain ${live.chain.code} is not followed live: give a numeric to_block for history`, {
+          parameter: 'to_block',
+        })
       }
       if (user !== null && live.users.count(user) >= live.users.max) {
         throw new ApiError(429, 'too_many_subscriptions', `user ${user} has ${live.users.max} subscriptions open already`)
       }
       const pending = [...this.sessions.values()].filter(s => s.state === 'pending').length
       if (user === null && pending >= live.limits.maxPendingAuth) {
-        throw new ApiError(503, 'too_many_pending', 'too many connections are waiting to authenticate; retry later', { headers: { 'Retry-After': '5' } })
+        throw new ApiError(503, 'too_many_pending', 'too many connections are waiting to authenticate; retry later', {
+          headers: { 'Retry-After': '5' },
+        })
       }
       const id = `${live.chain.code.toLowerCase()}-${Date.now().toString(36)}-${(this.nextId++).toString(36)}`
       const inline = url.href.length <= MAX_INLINE_URL
       if (!inline) await this.ctx.storage.put(`url:${id}`, url.href)
-      const att: Attachment = { id, url: inline ? url.href : null, user, ...(cursorHash ? { cursorHash } : {}), deadline: Date.now() + live.limits.authTimeoutMs, cursor: null, to: null }
+      const att: Attachment = {
+        id,
+        url: inline ? url.href : null,
+        user,
+        ...(cursorHash ? { cursorHash } : {}),
+        deadline: Date.now() + live.limits.authTimeoutMs,
+        cursor: null,
+        to: null,
+      }
       const [client, server] = Object.values(new WebSocketPair())
       this.ctx.acceptWebSocket(server)
       server.serializeAttachment(att)
-      const session = new LiveSession(connectionOf(server, att), { chain: live, spec, user, users: this.users, id, cursorHash, deadline: att.deadline })
+      const session = new LiveSession(connectionOf(server, att), {
+        chain: live,
+        spec,
+        user,
+        users: this.users,
+        id,
+        cursorHash,
+        deadline: att.deadline,
+      })
       this.sessions.set(server, session)
       session.open()
       if (user === null) await this.schedule(live.limits.authTimeoutMs)

@@ -3,7 +3,6 @@ import { describe, expect, it } from 'vitest'
 import { authenticate, constantTimeEqual, hashPassword, parseBasic, parseUsers, UsersConfigError } from '../../src/api/auth.ts'
 import { basic } from '../support/basic.ts'
 
-
 describe('hashPassword', () => {
   it('writes a PBKDF2-SHA256 hash that Node derives the same way', async () => {
     const hash = await hashPassword('correct horse', 1000)
@@ -30,7 +29,15 @@ describe('parseBasic', () => {
   })
 
   it('refuses other schemes and malformed values', () => {
-    for (const h of [null, '', 'Bearer abc', 'Basic', 'Basic !!!', 'Basic ' + Buffer.from('nocolon').toString('base64'), 'Basic ' + Buffer.from([0xff, 0x3a]).toString('base64')]) {
+    for (const h of [
+      null,
+      '',
+      'Bearer abc',
+      'Basic',
+      'Basic !!!',
+      'Basic ' + Buffer.from('nocolon').toString('base64'),
+      'Basic ' + Buffer.from([0xff, 0x3a]).toString('base64'),
+    ]) {
       expect(parseBasic(h)).toBe(null)
     }
   })
@@ -60,7 +67,16 @@ describe('authenticate', () => {
 
 describe('parseUsers', () => {
   it('reports malformed entries without their secrets', async () => {
-    for (const text of ['', 'alice', 'alice:', ':pw', 'a:x,a:y', 'a:pbkdf2-sha256$0$AA==$AA==', 'a:pbkdf2-sha256$200000$AA==$AA==', 'a:pbkdf2-sha256$1000$!!$AA==']) {
+    for (const text of [
+      '',
+      'alice',
+      'alice:',
+      ':pw',
+      'a:x,a:y',
+      'a:pbkdf2-sha256$0$AA==$AA==',
+      'a:pbkdf2-sha256$200000$AA==$AA==',
+      'a:pbkdf2-sha256$1000$!!$AA==',
+    ]) {
       const err = await parseUsers(text).catch(e => e)
       expect(err).toBeInstanceOf(UsersConfigError)
       expect(String(err.message)).not.toContain('AA==')

@@ -4,7 +4,11 @@ import { hostName, routeHost } from '../../src/api/hosts.ts'
 
 describe('routeHost', () => {
   it('sends each Move host to its own chain, whatever the port or case', () => {
-    for (const [host, code] of [['aptos.localhost:8787', 'APTOS'], ['MOVEMENT.example.com', 'MOVEMENT'], ['movement-testnet.localhost.', 'MOVEMENT_TESTNET']]) {
+    for (const [host, code] of [
+      ['aptos.localhost:8787', 'APTOS'],
+      ['MOVEMENT.example.com', 'MOVEMENT'],
+      ['movement-testnet.localhost.', 'MOVEMENT_TESTNET'],
+    ]) {
       const route = routeHost(host, CHAINS)
       expect(route.family).toBe('move')
       expect(route.chains.map(c => c.code)).toEqual([code])

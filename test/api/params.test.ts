@@ -46,8 +46,14 @@ describe('chains', () => {
   it('resolves an id within the host family: 1 on the Aptos host is Aptos', () => {
     const aptos = routeHost('aptos.localhost:8787', CHAINS)
     expect(aptos.family).toBe('move')
-    expect(parseDataQuery(new URLSearchParams('chains=1'), { dataset: { ...transactions, family: 'move' }, chains: aptos.chains }).chain.code).toBe('APTOS')
-    expect(refusal(() => parseDataQuery(new URLSearchParams('chains=ETH'), { dataset: { ...transactions, family: 'move' }, chains: aptos.chains })).parameter).toBe('chains')
+    expect(
+      parseDataQuery(new URLSearchParams('chains=1'), { dataset: { ...transactions, family: 'move' }, chains: aptos.chains }).chain.code,
+    ).toBe('APTOS')
+    expect(
+      refusal(() =>
+        parseDataQuery(new URLSearchParams('chains=ETH'), { dataset: { ...transactions, family: 'move' }, chains: aptos.chains }),
+      ).parameter,
+    ).toBe('chains')
   })
 })
 
@@ -63,7 +69,8 @@ describe('block range', () => {
   })
 
   it('refuses garbage, negatives, numbers past 2^53 and from > to, naming the parameter', () => {
-    for (const v of ['-1', '1.5', 'abc', '', '0x', '9007199254740993']) expect(refusal(() => parse(`chains=ETH&to_block=${v}`)).parameter).toBe('to_block')
+    for (const v of ['-1', '1.5', 'abc', '', '0x', '9007199254740993'])
+      expect(refusal(() => parse(`chains=ETH&to_block=${v}`)).parameter).toBe('to_block')
     const err = refusal(() => parse('chains=ETH&from_block=10&to_block=9'))
     expect(err.status).toBe(400)
     expect(err.parameter).toBe('from_block')
@@ -74,7 +81,11 @@ describe('block range', () => {
     const aptos = routeHost('aptos.localhost', CHAINS)
     const q = parseDataQuery(new URLSearchParams('chains=APTOS&from_version=5&to_version=0x10'), { dataset: move, chains: aptos.chains })
     expect([q.from, q.to]).toEqual([5, 16])
-    expect(refusal(() => parseDataQuery(new URLSearchParams('chains=APTOS&from_version=5&from_block=6'), { dataset: move, chains: aptos.chains })).code).toBe('duplicate_parameter')
+    expect(
+      refusal(() =>
+        parseDataQuery(new URLSearchParams('chains=APTOS&from_version=5&from_block=6'), { dataset: move, chains: aptos.chains }),
+      ).code,
+    ).toBe('duplicate_parameter')
     expect(refusal(() => parse('chains=ETH&from_version=5')).parameter).toBe('from_version')
   })
 })
@@ -110,7 +121,10 @@ describe('filters', () => {
   })
 
   it('builds one AND-ed predicate per parameter, every field of the dataset filterable', () => {
-    const q = parse(`chains=ETH&from_block=1&to_block=2&address=0x${'ab'.repeat(20)}&topic0__in=0x${'00'.repeat(32)},0x${'ff'.repeat(32)}&removed=false&block_number__lte=0x10`, logs)
+    const q = parse(
+      `chains=ETH&from_block=1&to_block=2&address=0x${'ab'.repeat(20)}&topic0__in=0x${'00'.repeat(32)},0x${'ff'.repeat(32)}&removed=false&block_number__lte=0x10`,
+      logs,
+    )
     expect(q.predicates.map(p => [p.field.name, p.op, p.values.length])).toEqual([
       ['address', 'eq', 1],
       ['topic0', 'in', 2],
@@ -145,14 +159,23 @@ describe('filters', () => {
   })
 
   it('takes transaction_type__in and type__in as aliases of kind__in on Move datasets', () => {
-    const move: DatasetDecl = { ...transactions, family: 'move', fields: [...transactions.fields.filter(f => f.name !== 'type'), { name: 'kind', kind: 'string' }] }
+    const move: DatasetDecl = {
+      ...transactions,
+      family: 'move',
+      fields: [...transactions.fields.filter(f => f.name !== 'type'), { name: 'kind', kind: 'string' }],
+    }
     const chains = routeHost('movement.localhost', CHAINS).chains
     for (const name of ['kind__in', 'transaction_type__in', 'type__in']) {
-      const q = parseDataQuery(new URLSearchParams(`chains=MOVEMENT&${name}=UserTransaction,BlockMetadataTransaction`), { dataset: move, chains })
+      const q = parseDataQuery(new URLSearchParams(`chains=MOVEMENT&${name}=UserTransaction,BlockMetadataTransaction`), {
+        dataset: move,
+        chains,
+      })
       expect(q.predicates[0].field.name).toBe('kind')
       expect(q.predicates[0].values).toEqual(['UserTransaction', 'BlockMetadataTransaction'])
     }
-    expect(refusal(() => parseDataQuery(new URLSearchParams('chains=MOVEMENT&kind__in=a&type__in=b'), { dataset: move, chains })).code).toBe('duplicate_parameter')
+    expect(
+      refusal(() => parseDataQuery(new URLSearchParams('chains=MOVEMENT&kind__in=a&type__in=b'), { dataset: move, chains })).code,
+    ).toBe('duplicate_parameter')
   })
 })
 

@@ -42,13 +42,20 @@ describe('DuckDB text columns', () => {
     const out = await mkdtemp(join(tmpdir(), 'http-bench-csv-'))
     try {
       const block = lake.from + 3
-      const res = await fetch(`${server.url}/v1/api/logs?chains=ETH&from_block=${block}&to_block=${block}&format=csv`, { headers: { authorization: `Basic ${btoa('u:p')}` } })
+      const res = await fetch(`${server.url}/v1/api/logs?chains=ETH&from_block=${block}&to_block=${block}&format=csv`, {
+        headers: { authorization: `Basic ${btoa('u:p')}` },
+      })
       expect(res.status).toBe(200)
       const ours = await res.text()
       const instance = await DuckDBInstance.create(':memory:')
       const c = await instance.connect()
       const file = join(out, 'x.csv')
-      await c.run(`COPY (SELECT ${duckdbTextColumns(logs.fields.filter(f => !f.extra), 1)} FROM (SELECT * FROM read_parquet([${lake.files.map(f => `'${f}'`).join(',')}]) WHERE block_number = ${block} ORDER BY log_index)) TO '${file}' (FORMAT csv, HEADER)`)
+      await c.run(
+        `COPY (SELECT ${duckdbTextColumns(
+          logs.fields.filter(f => !f.extra),
+          1,
+        )} FROM (SELECT * FROM read_parquet([${lake.files.map(f => `'${f}'`).join(',')}]) WHERE block_number = ${block} ORDER BY log_index)) TO '${file}' (FORMAT csv, HEADER)`,
+      )
       c.closeSync()
       instance.closeSync()
       const theirs = await readFile(file, 'utf8')
@@ -68,7 +75,11 @@ describe('matchingPageBytes', () => {
     for (const f of lake.files) {
       const buf = await readFile(f)
       total += buf.length
-      const rows = await parquetReadObjects({ file: buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.length) as ArrayBuffer, columns: ['address', 'topic0'], utf8: false })
+      const rows = await parquetReadObjects({
+        file: buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.length) as ArrayBuffer,
+        columns: ['address', 'topic0'],
+        utf8: false,
+      })
       hits += rows.filter(r => same(r.address, RARE) && same(r.topic0, TRANSFER)).length
     }
     expect(hits).toBeGreaterThan(0)

@@ -10,7 +10,10 @@ afterAll(() => replay?.stop())
 
 describe('benchIngest', () => {
   it('measures the recorded mainnet blocks: rows, Parquet and JSON bytes per dataset', async () => {
-    const b = await benchIngest(replay.url, WITH_RECEIPTS.map(n => [n, n] as [number, number]))
+    const b = await benchIngest(
+      replay.url,
+      WITH_RECEIPTS.map(n => [n, n] as [number, number]),
+    )
     expect(b.blocks).toBe(3)
     expect(b.datasets.blocks.rows).toBe(3)
     expect(b.datasets.transactions.rows).toBe(102 + 94 + 157)
@@ -35,6 +38,8 @@ describe('jsonSizes', () => {
     // Every byte of the JSON is counted once, give or take the brackets and commas joining the pieces.
     const pieces = sizes.blocks + sizes.transactions + sizes.logs
     expect(Math.abs(whole - pieces)).toBeLessThan(0.05 * whole)
-    expect(sizes.logs).toBe(raw.receipts.flatMap((r: { logs: unknown[] }) => r.logs).reduce((n: number, l: unknown) => n + JSON.stringify(l).length, 0))
+    expect(sizes.logs).toBe(
+      raw.receipts.flatMap((r: { logs: unknown[] }) => r.logs).reduce((n: number, l: unknown) => n + JSON.stringify(l).length, 0),
+    )
   })
 })

@@ -24,7 +24,11 @@ describe('filterFirstOrder', () => {
 describe('matchingRuns', () => {
   it('joins consecutive matches into half-open runs', () => {
     const set = new Set([0, 1, 4, 6, 7, 8])
-    expect(matchingRuns(10, i => set.has(i))).toEqual([[0, 2], [4, 5], [6, 9]])
+    expect(matchingRuns(10, i => set.has(i))).toEqual([
+      [0, 2],
+      [4, 5],
+      [6, 9],
+    ])
     expect(matchingRuns(3, () => false)).toEqual([])
   })
 })
@@ -55,15 +59,24 @@ describe('directScan', () => {
     for (const f of files) {
       const buf = await readFile(f)
       total += buf.length
-      const rows = await parquetReadObjects({ file: buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.length) as ArrayBuffer, columns: ['block_number'] })
+      const rows = await parquetReadObjects({
+        file: buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.length) as ArrayBuffer,
+        columns: ['block_number'],
+      })
       block = rows[Math.floor(rows.length / 2)].block_number as bigint
     }
     for (const f of files) {
       const buf = await readFile(f)
-      const rows = await parquetReadObjects({ file: buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.length) as ArrayBuffer, columns: ['block_number'] })
+      const rows = await parquetReadObjects({
+        file: buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.length) as ArrayBuffer,
+        columns: ['block_number'],
+      })
       want += rows.filter(r => r.block_number === block).length
     }
-    const got = await directScan(files, { block_number: { $eq: block } }, (c, i) => c.block_number[i] === block, ['block_number'], { useBloomFilters: false, usePageIndex: true })
+    const got = await directScan(files, { block_number: { $eq: block } }, (c, i) => c.block_number[i] === block, ['block_number'], {
+      useBloomFilters: false,
+      usePageIndex: true,
+    })
     expect(want).toBeGreaterThan(0)
     expect(got.rows).toBe(want)
     expect(got.rowsInRanges).toBeGreaterThanOrEqual(want)

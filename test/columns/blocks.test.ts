@@ -17,7 +17,7 @@ function randomBatches(seed: number): { rows: bigint[]; batches: RowBatch[] } {
   const rows: bigint[] = []
   for (let block = 1; block < 40; block++) for (let k = Math.floor(r() * 4); k > 0; k--) rows.push(BigInt(block))
   const batches: RowBatch[] = []
-  for (let at = 0; at < rows.length; ) {
+  for (let at = 0; at < rows.length;) {
     const n = Math.min(rows.length - at, 1 + Math.floor(r() * 7))
     const keys = rows.slice(at, at + n)
     batches.push(batchOf(FIELDS, { block_number: keys, i: keys.map((_, j) => BigInt(at + j)) }, n))

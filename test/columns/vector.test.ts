@@ -14,7 +14,8 @@ import type { FieldDecl } from '../../src/schema/dataset.ts'
 import { ALL_KINDS, makeBatches, packed, plainRows } from '../format/cases.ts'
 import { collect, fromArray, readAll } from '../format/decode.ts'
 
-const encoded = (format: Format, fields: readonly FieldDecl[], batches: RowBatch[]) => collect(encodeRows(format, fields, fromArray(batches)))
+const encoded = (format: Format, fields: readonly FieldDecl[], batches: RowBatch[]) =>
+  collect(encodeRows(format, fields, fromArray(batches)))
 const text = (b: Uint8Array) => Buffer.from(b).toString('utf8')
 
 /** Rows `[start, end)` of a vector as a view that keeps binary offsets as they are (not rebased to 0). */
@@ -45,7 +46,10 @@ describe('vector layout', () => {
 })
 
 describe('u64 values past 32 bits', () => {
-  const fields: FieldDecl[] = [{ name: 'n', kind: 'u64int' }, { name: 'h', kind: 'u64hex' }]
+  const fields: FieldDecl[] = [
+    { name: 'n', kind: 'u64int' },
+    { name: 'h', kind: 'u64hex' },
+  ]
   const values = [2n ** 32n - 1n, 2n ** 32n, 2n ** 32n + 1n, 2n ** 53n, 2n ** 53n + 1n, 2n ** 64n - 1n]
   const batch = packed(fields, { length: values.length, columns: { n: values, h: values } })
 
@@ -87,7 +91,10 @@ describe('vectors sharing memory', () => {
     it(`${format}: a slice from row > 0 encodes as the same rows packed on their own`, async () => {
       const exact = packed(ALL_KINDS, plainRows(plain, 4, 10))
       const sliced = sliceBatch(full, 4, 10)
-      const unrebased: RowBatch = { length: 6, columns: Object.fromEntries(Object.entries(full.columns).map(([k, v]) => [k, unrebasedSlice(v, 4, 12)])) }
+      const unrebased: RowBatch = {
+        length: 6,
+        columns: Object.fromEntries(Object.entries(full.columns).map(([k, v]) => [k, unrebasedSlice(v, 4, 12)])),
+      }
       const offsets = unrebased.columns.string
       expect(offsets.type === 'binary' && offsets.offsets[0]).toBeGreaterThan(0)
       const want = Buffer.from(await encoded(format, ALL_KINDS, [exact]))

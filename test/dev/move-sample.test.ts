@@ -96,7 +96,8 @@ describe('the synthetic Move sample', () => {
       const got = await readManifest(bundled, chain)
       expect(got, `${chain.code}: run \`npx node scripts/move-sample.ts\``).not.toBeNull()
       expect(got!.datasets).toEqual(expected.datasets)
-      const keys = async (store: typeof fresh) => (await store.list(`${chainKey(chain)}/`)).filter(o => !o.key.includes('/manifest/')).map(o => [o.key, o.size])
+      const keys = async (store: typeof fresh) =>
+        (await store.list(`${chainKey(chain)}/`)).filter(o => !o.key.includes('/manifest/')).map(o => [o.key, o.size])
       expect(await keys(bundled)).toEqual(await keys(fresh))
       const rows = await readRows(bundled, chain, 'move_transactions')
       expect(rows.length).toBe(report.rows.move_transactions)

@@ -57,12 +57,24 @@ describe('token metadata results', () => {
 
 describe('pool metadata results', () => {
   it('calls token0(), token1() and fee()', () => {
-    expect(POOL_CALLS).toEqual({ token0: toFunctionSelector('function token0() view returns (address)'), token1: '0xd21220a7', fee: '0xddca3f43' })
+    expect(POOL_CALLS).toEqual({
+      token0: toFunctionSelector('function token0() view returns (address)'),
+      token1: '0xd21220a7',
+      fee: '0xddca3f43',
+    })
   })
 
   it('reads a v3 pool and a v2 pair (whose fee() reverts)', () => {
-    expect(poolInfoFromCalls({ token0: address(USDC), token1: address(WETH), fee: uint(500n) })).toEqual({ token0: USDC, token1: WETH, fee: 500n })
-    expect(poolInfoFromCalls({ token0: address(USDC), token1: address(WETH), fee: null })).toEqual({ token0: USDC, token1: WETH, fee: null })
+    expect(poolInfoFromCalls({ token0: address(USDC), token1: address(WETH), fee: uint(500n) })).toEqual({
+      token0: USDC,
+      token1: WETH,
+      fee: 500n,
+    })
+    expect(poolInfoFromCalls({ token0: address(USDC), token1: address(WETH), fee: null })).toEqual({
+      token0: USDC,
+      token1: WETH,
+      fee: null,
+    })
   })
 
   it('answers null without both tokens, and refuses dirty words', () => {

@@ -40,17 +40,27 @@ function callResolver(client: PublicClient): PoolResolver & { asked: Hex[] } {
     async resolve(_chainId, pools) {
       asked.push(...pools)
       const call = async (to: Hex, data: Hex) => (await client.call({ to, data }).catch(() => ({ data: undefined }))).data ?? null
-      const answers = await Promise.all(pools.map(async pool => {
-        const [token0, token1, fee] = await Promise.all([call(pool, POOL_CALLS.token0), call(pool, POOL_CALLS.token1), call(pool, POOL_CALLS.fee)])
-        return [pool, poolInfoFromCalls({ token0, token1, fee })] as const
-      }))
+      const answers = await Promise.all(
+        pools.map(async pool => {
+          const [token0, token1, fee] = await Promise.all([
+            call(pool, POOL_CALLS.token0),
+            call(pool, POOL_CALLS.token1),
+            call(pool, POOL_CALLS.fee),
+          ])
+          return [pool, poolInfoFromCalls({ token0, token1, fee })] as const
+        }),
+      )
       return new Map(answers)
     },
   }
 }
 
 /** Decodes blocks in batches the way the ingester will: resolve what the cache lacks, carry the state. */
-async function decodeInBatches(chainId: number, blocks: DexBlock[], resolver: PoolResolver): Promise<DexOutput & { state: Map<string, PositionEntry> }> {
+async function decodeInBatches(
+  chainId: number,
+  blocks: DexBlock[],
+  resolver: PoolResolver,
+): Promise<DexOutput & { state: Map<string, PositionEntry> }> {
   const cache = new Map<Hex, PoolInfo | null>()
   const state = new Map<string, PositionEntry>()
   const all: DexOutput = { pools: [], swaps: [], liquidity: [], positions: [], positionChanges: new Map() }
@@ -89,14 +99,28 @@ describe('devnet', () => {
     exited = b.tokenId
     const from = ctx.dev.accounts[a.owner].address
     const to = ctx.dev.accounts[NEW_OWNER].address
-    const liquidityOf = async (id: bigint) => ((await client.readContract({ address: npm, abi: loadArtifact('NonfungiblePositionManager').abi, functionName: 'positions', args: [id] })) as readonly unknown[])[7] as bigint
+    const liquidityOf = async (id: bigint) =>
+      (
+        (await client.readContract({
+          address: npm,
+          abi: loadArtifact('NonfungiblePositionManager').abi,
+          functionName: 'positions',
+          args: [id],
+        })) as readonly unknown[]
+      )[7] as bigint
     const collect = (id: bigint, recipient: Address) =>
       callData('NonfungiblePositionManager', 'collect', [{ tokenId: id, recipient, amount0Max: maxUint128, amount1Max: maxUint128 }])
     const decrease = (id: bigint, liquidity: bigint) =>
-      callData('NonfungiblePositionManager', 'decreaseLiquidity', [{ tokenId: id, liquidity, amount0Min: 0n, amount1Min: 0n, deadline: DEADLINE }])
+      callData('NonfungiblePositionManager', 'decreaseLiquidity', [
+        { tokenId: id, liquidity, amount0Min: 0n, amount1Min: 0n, deadline: DEADLINE },
+      ])
     // A plain transfer, and a full exit: decrease all, collect, burn, in one multicall.
     const bOwner = ctx.dev.accounts[b.owner].address
-    const exitCalls = [decrease(exited, await liquidityOf(exited)), collect(exited, bOwner), callData('NonfungiblePositionManager', 'burn', [exited])]
+    const exitCalls = [
+      decrease(exited, await liquidityOf(exited)),
+      collect(exited, bOwner),
+      callData('NonfungiblePositionManager', 'burn', [exited]),
+    ]
     await mineBlock(ctx.dev, [
       { from: a.owner, to: npm, gas: 200_000n, data: callData('NonfungiblePositionManager', 'transferFrom', [from, to, transferred]) },
       { from: b.owner, to: npm, gas: 600_000n, data: callData('NonfungiblePositionManager', 'multicall', [exitCalls]) },
@@ -108,12 +132,16 @@ describe('devnet', () => {
       { from: NEW_OWNER, to: npm, gas: 300_000n, data: collect(transferred, to) },
     ])
     report = await workloadReport(ctx)
-    blocks = await Promise.all(Array.from({ length: report.toBlock + 1 }, async (_, n) => {
-      const number = `0x${n.toString(16)}` as Hex
-      const block = await client.request({ method: 'eth_getBlockByNumber', params: [number, true] }) as unknown as DexBlock
-      const receipts = await client.request({ method: 'eth_getBlockReceipts' as never, params: [number] as never }) as unknown as { logs: DexBlock['logs'] }[]
-      return { ...block, logs: receipts.flatMap(r => r.logs) }
-    }))
+    blocks = await Promise.all(
+      Array.from({ length: report.toBlock + 1 }, async (_, n) => {
+        const number = `0x${n.toString(16)}` as Hex
+        const block = (await client.request({ method: 'eth_getBlockByNumber', params: [number, true] })) as unknown as DexBlock
+        const receipts = (await client.request({ method: 'eth_getBlockReceipts' as never, params: [number] as never })) as unknown as {
+          logs: DexBlock['logs']
+        }[]
+        return { ...block, logs: receipts.flatMap(r => r.logs) }
+      }),
+    )
   }, 120_000)
 
   afterAll(async () => {
@@ -125,7 +153,7 @@ describe('devnet', () => {
     expect(POSITION_MANAGERS[31337].map(m => m.address)).toEqual([lower(report.addresses.positionManager)])
   })
 
-  it('decodes every pool creation, swap and liquidity event, all verified, with the workload\'s tokens', async () => {
+  it("decodes every pool creation, swap and liquidity event, all verified, with the workload's tokens", async () => {
     const out = await decodeInBatches(31337, blocks, callResolver(client))
     // Uniswap v2 pairs charge 0.30 %: 3000 hundredths of a bip.
     const pairs = report.addresses.v2Pairs.map(p => [lower(p.address), ...sortTokens(p.tokenA, p.tokenB).map(lower), 3000n])
@@ -140,7 +168,13 @@ describe('devnet', () => {
     const keys = new Map([...pairs, ...pools].map(([pool, t0, t1]) => [pool, [t0, t1]]))
     const count = (key: string) => report.events[key] ?? 0
     expect(out.swaps).toHaveLength(count('UniswapV2Pair.Swap') + count('UniswapV3Pool.Swap'))
-    expect(out.liquidity).toHaveLength(count('UniswapV2Pair.Mint') + count('UniswapV2Pair.Burn') + count('UniswapV3Pool.Mint') + count('UniswapV3Pool.Burn') + count('UniswapV3Pool.Collect'))
+    expect(out.liquidity).toHaveLength(
+      count('UniswapV2Pair.Mint') +
+        count('UniswapV2Pair.Burn') +
+        count('UniswapV3Pool.Mint') +
+        count('UniswapV3Pool.Burn') +
+        count('UniswapV3Pool.Collect'),
+    )
     for (const r of [...out.swaps, ...out.liquidity].map(view)) {
       expect(r.pool_verified).toBe(true)
       expect(r.protocol).toBe(r.family === 'v2' ? 'uniswap_v2' : 'uniswap_v3')
@@ -185,10 +219,25 @@ describe('devnet', () => {
       })
     }
     for (const r of out.positions.map(view)) expect(r.event === 'transfer' || r.pool_log_index !== null).toBe(true)
-    const transfer = view(out.positions.find(r => r.event === 'transfer' && r.token_id === transferred && bytesToHex(r.previous_owner!) !== '0x0000000000000000000000000000000000000000')!)
+    const transfer = view(
+      out.positions.find(
+        r =>
+          r.event === 'transfer' &&
+          r.token_id === transferred &&
+          bytesToHex(r.previous_owner!) !== '0x0000000000000000000000000000000000000000',
+      )!,
+    )
     expect(transfer.pool).toBe(out.state.get(positionKey(npm, transferred))!.pool)
     expect(transfer.owner).toBe(lower(ctx.dev.accounts[NEW_OWNER].address))
-    const burn = view(out.positions.find(r => r.event === 'transfer' && r.token_id === exited && r.owner !== null && bytesToHex(r.owner) === '0x0000000000000000000000000000000000000000')!)
+    const burn = view(
+      out.positions.find(
+        r =>
+          r.event === 'transfer' &&
+          r.token_id === exited &&
+          r.owner !== null &&
+          bytesToHex(r.owner) === '0x0000000000000000000000000000000000000000',
+      )!,
+    )
     expect(burn.pool).not.toBeNull()
   })
 
@@ -200,11 +249,17 @@ describe('devnet', () => {
     expect(collects.length).toBeGreaterThanOrEqual(5)
     let earned = 0
     for (const c of collects) {
-      const owner = (c.token_id === exited
-        ? ctx.dev.accounts[ctx.positions[1].owner].address
-        : (await client.readContract({ address: npm, abi, functionName: 'ownerOf', args: [c.token_id], blockNumber: c.block_number - 1n }))) as Address
+      const owner = (
+        c.token_id === exited
+          ? ctx.dev.accounts[ctx.positions[1].owner].address
+          : await client.readContract({ address: npm, abi, functionName: 'ownerOf', args: [c.token_id], blockNumber: c.block_number - 1n })
+      ) as Address
       const { result } = await client.simulateContract({
-        address: npm, abi, functionName: 'collect', account: owner, blockNumber: c.block_number - 1n,
+        address: npm,
+        abi,
+        functionName: 'collect',
+        account: owner,
+        blockNumber: c.block_number - 1n,
         args: [{ tokenId: c.token_id, recipient: owner, amount0Max: maxUint128, amount1Max: maxUint128 }],
       })
       expect([c.fees0, c.fees1]).toEqual(result)

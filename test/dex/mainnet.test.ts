@@ -90,14 +90,36 @@ function expectedRow(log: DexLog, previous: DexLog | undefined, est: Established
   let price: string | null
   if (family === 'v2') {
     const [in0, in1, out0, out1] = [a.amount0In, a.amount1In, a.amount0Out, a.amount1Out].map(int)
-    amounts = { amount0: in0 - out0, amount1: in1 - out1, amount0_in: in0, amount1_in: in1, amount0_out: out0, amount1_out: out1, sqrt_price_x96: null, liquidity: null, tick: null }
-    const sync = previous && previous.topics[0] === TOPIC.v2Sync && lower(previous.address) === lower(log.address)
-      ? (decodeEventLog({ abi: ARTIFACT_ABIS.v2Pair, data: previous.data, topics: previous.topics as [Hex, ...Hex[]] }).args as unknown as Row)
-      : null
+    amounts = {
+      amount0: in0 - out0,
+      amount1: in1 - out1,
+      amount0_in: in0,
+      amount1_in: in1,
+      amount0_out: out0,
+      amount1_out: out1,
+      sqrt_price_x96: null,
+      liquidity: null,
+      tick: null,
+    }
+    const sync =
+      previous && previous.topics[0] === TOPIC.v2Sync && lower(previous.address) === lower(log.address)
+        ? (decodeEventLog({ abi: ARTIFACT_ABIS.v2Pair, data: previous.data, topics: previous.topics as [Hex, ...Hex[]] })
+            .args as unknown as Row)
+        : null
     price = sync && int(sync.reserve0) > 0n ? longDivision(int(sync.reserve1), int(sync.reserve0), PRICE_DIGITS) : null
   } else {
     const s = int(a.sqrtPriceX96)
-    amounts = { amount0: int(a.amount0), amount1: int(a.amount1), amount0_in: null, amount1_in: null, amount0_out: null, amount1_out: null, sqrt_price_x96: s, liquidity: int(a.liquidity), tick: int(a.tick) }
+    amounts = {
+      amount0: int(a.amount0),
+      amount1: int(a.amount1),
+      amount0_in: null,
+      amount1_in: null,
+      amount0_out: null,
+      amount1_out: null,
+      sqrt_price_x96: s,
+      liquidity: int(a.liquidity),
+      tick: int(a.tick),
+    }
     price = truncateText(dyadicText(s * s, 192), PRICE_DIGITS)
   }
   const [n0, n1] = [amounts.amount0 as bigint, amounts.amount1 as bigint]
@@ -147,7 +169,7 @@ const decodeAll = (): Decoded[] =>
 describe('recorded mainnet blocks', () => {
   const all = decodeAll()
 
-  it('turns every registered pool log into exactly one row equal to viem\'s decode', () => {
+  it("turns every registered pool log into exactly one row equal to viem's decode", () => {
     let checked = 0
     const refused: DexLog[] = []
     for (const { source, blocks, established, out } of all) {
@@ -176,9 +198,16 @@ describe('recorded mainnet blocks', () => {
           const got = rows[want.dataset].get(k)
           expect(got, `${source} ${k} missing from ${want.dataset}`).toBeDefined()
           expect(pick(got!, Object.keys(want.row)), `${source} ${k}`).toEqual(want.row)
-          if (want.dataset === 'swaps' && !('token_sold_address' in want.row)) expect(pick(got!, ['token_sold_address', 'token_bought_address', 'token_sold_amount_raw', 'token_bought_amount_raw']), `${source} ${k}`).toEqual({
-            token_sold_address: null, token_bought_address: null, token_sold_amount_raw: null, token_bought_amount_raw: null,
-          })
+          if (want.dataset === 'swaps' && !('token_sold_address' in want.row))
+            expect(
+              pick(got!, ['token_sold_address', 'token_bought_address', 'token_sold_amount_raw', 'token_bought_amount_raw']),
+              `${source} ${k}`,
+            ).toEqual({
+              token_sold_address: null,
+              token_bought_address: null,
+              token_sold_amount_raw: null,
+              token_bought_amount_raw: null,
+            })
           const tx = block.transactions[Number(log.transactionIndex)]
           expect(pick(got!, ['block_number', 'block_hash', 'block_timestamp', 'transaction_index', 'tx_from', 'tx_to'])).toEqual({
             block_number: BigInt(block.number),
@@ -233,12 +262,17 @@ describe('recorded mainnet blocks', () => {
 
   it('asks the resolver for exactly the pools with events and no creation in the batch', () => {
     for (const { blocks } of all) {
-      const pools = new Set(blocks.flatMap(b => b.logs).filter(l => POOL_TOPICS[l.topics[0]] && decodeWithViem(l)).map(l => lower(l.address)))
+      const pools = new Set(
+        blocks
+          .flatMap(b => b.logs)
+          .filter(l => POOL_TOPICS[l.topics[0]] && decodeWithViem(l))
+          .map(l => lower(l.address)),
+      )
       expect(poolsToResolve(scanBlocks(1, blocks))).toEqual([...pools].sort())
     }
   })
 
-  it('keeps a spoofed swap, unverified, even when it claims a real pool\'s key', () => {
+  it("keeps a spoofed swap, unverified, even when it claims a real pool's key", () => {
     const SPOOF = '0x000000000000000000000000000000000000dead'
     for (const n of FULL_BLOCKS) {
       const block = fullBlock(n)
@@ -246,11 +280,17 @@ describe('recorded mainnet blocks', () => {
       for (const topic of [TOPIC.v2Swap, TOPIC.v3Swap]) {
         const real = block.logs.find(l => l.topics[0] === topic && established.has(lower(l.address)))!
         const spoof = { ...real, address: SPOOF as Hex }
-        const claims = new Map([...infoOf(established)].map(([pool, info]) => [pool === lower(real.address) ? SPOOF as Hex : pool, info]))
+        const claims = new Map([...infoOf(established)].map(([pool, info]) => [pool === lower(real.address) ? (SPOOF as Hex) : pool, info]))
         const out = decodeDex(scanBlocks(1, [{ ...block, logs: block.logs.map(l => (l === real ? spoof : l)) }]), claims, new Map())
         const row = view(out.swaps.find(s => bytesToHex(s.pool) === SPOOF)!)
         const est = established.get(lower(real.address))!
-        expect(pick(row, ['pool_verified', 'factory', 'protocol', 'token0', 'token1'])).toEqual({ pool_verified: false, factory: null, protocol: null, token0: est.token0, token1: est.token1 })
+        expect(pick(row, ['pool_verified', 'factory', 'protocol', 'token0', 'token1'])).toEqual({
+          pool_verified: false,
+          factory: null,
+          protocol: null,
+          token0: est.token0,
+          token1: est.token1,
+        })
         expect(row.amount0).toBe(expectedRow(real, undefined, est)!.row.amount0)
       }
     }
@@ -262,16 +302,25 @@ describe('recorded mainnet blocks', () => {
     const spoofer = '0xfbd8e260cf7e41830b82aacbe1065277ad8a261b'
     const scan = scanBlocks(1, [block])
     expect(poolsToResolve(scan)).toContain(spoofer)
-    const rows = decodeDex(scan, infoOf(establishPools(block.logs)), new Map()).swaps.map(view).filter(r => r.pool === spoofer)
+    const rows = decodeDex(scan, infoOf(establishPools(block.logs)), new Map())
+      .swaps.map(view)
+      .filter(r => r.pool === spoofer)
     expect(rows.length).toBeGreaterThan(30)
     for (const r of rows) {
       expect(pick(r, ['pool_verified', 'factory', 'protocol', 'token0', 'token1', 'fee', 'price', 'token_sold_address'])).toEqual({
-        pool_verified: false, factory: null, protocol: null, token0: null, token1: null, fee: null, price: null, token_sold_address: null,
+        pool_verified: false,
+        factory: null,
+        protocol: null,
+        token0: null,
+        token1: null,
+        fee: null,
+        price: null,
+        token_sold_address: null,
       })
     }
   })
 
-  it('reproduces the swap math of verified v2 pairs with the registry\'s fee', () => {
+  it("reproduces the swap math of verified v2 pairs with the registry's fee", () => {
     // The reserves a v2 Swap left, from the Sync right before it (viem's decode).
     const syncs = new Map<string, [bigint, bigint]>()
     for (const { blocks } of all) {
@@ -279,7 +328,11 @@ describe('recorded mainnet blocks', () => {
         logs.forEach((log, i) => {
           const prev = logs[i - 1]
           if (log.topics[0] !== TOPIC.v2Swap || prev?.topics[0] !== TOPIC.v2Sync || prev.address !== log.address) return
-          const { reserve0, reserve1 } = decodeEventLog({ abi: ARTIFACT_ABIS.v2Pair, data: prev.data, topics: prev.topics as [Hex, ...Hex[]] }).args as unknown as Row
+          const { reserve0, reserve1 } = decodeEventLog({
+            abi: ARTIFACT_ABIS.v2Pair,
+            data: prev.data,
+            topics: prev.topics as [Hex, ...Hex[]],
+          }).args as unknown as Row
           syncs.set(key(log.transactionHash, log.logIndex), [int(reserve0), int(reserve1)])
         })
       }
@@ -291,7 +344,7 @@ describe('recorded mainnet blocks', () => {
         const after = syncs.get(key(bytesToHex(s.transaction_hash), s.log_index))
         if (!s.pool_verified || s.family !== 'v2' || !after) continue
         const [in0, in1, out0, out1] = [s.amount0_in!, s.amount1_in!, s.amount0_out!, s.amount1_out!]
-        if ((in0 > 0n) === (in1 > 0n)) continue
+        if (in0 > 0n === in1 > 0n) continue
         // The old reserves are the new ones − in + out.
         const [r0, r1] = [after[0] - in0 + out0, after[1] - in1 + out1]
         const [amountIn, amountOut, rIn, rOut] = in0 > 0n ? [in0, out1, r0, r1] : [in1, out0, r1, r0]

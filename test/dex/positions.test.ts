@@ -39,8 +39,7 @@ const poolValues = (log: DexLog): Row => {
   return { ...a, liquidity: a.amount, recipient: a.recipient === undefined ? undefined : lower(a.recipient) }
 }
 
-const decode = (blocks: DexBlock[], state = new Map<string, PositionEntry>()) =>
-  decodeDex(scanBlocks(1, blocks), new Map(), state)
+const decode = (blocks: DexBlock[], state = new Map<string, PositionEntry>()) => decodeDex(scanBlocks(1, blocks), new Map(), state)
 
 describe('recorded position manager events', () => {
   const sources = allRecordedBlocks()
@@ -48,15 +47,26 @@ describe('recorded position manager events', () => {
   it('each follows its pool event, the nearest preceding one of its kind owned by the manager, with equal values', () => {
     let checked = 0
     for (const { source, blocks } of sources) {
-      const rows = new Map(decode(blocks).positions.map(view).map(r => [`${r.transaction_hash}/${r.log_index}`, r]))
+      const rows = new Map(
+        decode(blocks)
+          .positions.map(view)
+          .map(r => [`${r.transaction_hash}/${r.log_index}`, r]),
+      )
       for (const block of blocks) {
         const logs = [...block.logs].sort((a, b) => Number(BigInt(a.logIndex) - BigInt(b.logIndex)))
         logs.forEach((log, i) => {
           const reports = REPORTS[log.topics[0]]
           if (!reports || !MANAGERS.has(lower(log.address))) return
           const manager = lower(log.address)
-          const pool = logs.slice(0, i).reverse().find(p =>
-            p.transactionHash === log.transactionHash && p.topics[0] === reports.pool && lower(`0x${p.topics[1].slice(26)}`) === manager)
+          const pool = logs
+            .slice(0, i)
+            .reverse()
+            .find(
+              p =>
+                p.transactionHash === log.transactionHash &&
+                p.topics[0] === reports.pool &&
+                lower(`0x${p.topics[1].slice(26)}`) === manager,
+            )
           expect(pool, `${source} ${log.transactionHash}: no pool event before the manager's`).toBeDefined()
           const m = args(ARTIFACT_ABIS.positionManager, log)
           const want: Row = { ...m, recipient: m.recipient === undefined ? undefined : lower(m.recipient) }
@@ -65,7 +75,12 @@ describe('recorded position manager events', () => {
           const row = rows.get(`${log.transactionHash}/${BigInt(log.logIndex)}`)!
           const p = args(ARTIFACT_ABIS.v3Pool, pool!)
           expect([row.pool, row.tick_lower, row.tick_upper, row.pool_log_index, row.token_id, row.position_manager]).toEqual([
-            lower(pool!.address), BigInt(p.tickLower as number), BigInt(p.tickUpper as number), BigInt(pool!.logIndex), m.tokenId, manager,
+            lower(pool!.address),
+            BigInt(p.tickLower as number),
+            BigInt(p.tickUpper as number),
+            BigInt(pool!.logIndex),
+            m.tokenId,
+            manager,
           ])
           checked++
         })
@@ -74,7 +89,7 @@ describe('recorded position manager events', () => {
     expect(checked).toBeGreaterThanOrEqual(15)
   })
 
-  it('gives a mint\'s NFT Transfer the pool and ticks of the IncreaseLiquidity after it, and starts a complete history', () => {
+  it("gives a mint's NFT Transfer the pool and ticks of the IncreaseLiquidity after it, and starts a complete history", () => {
     const block = receiptsBlock(17999999)
     const out = decode([block])
     const rows = out.positions.map(view)
@@ -89,11 +104,13 @@ describe('recorded position manager events', () => {
     expect(positionKeys(scanBlocks(1, [block]))).toEqual([positionKey(UNISWAP_NPM, transfer.token_id as bigint)])
   })
 
-  it('matches PancakeSwap\'s manager to a CREATE2-verified PancakeSwap v3 pool', () => {
+  it("matches PancakeSwap's manager to a CREATE2-verified PancakeSwap v3 pool", () => {
     const blocks = logsBlocks('mainnet_logs_18851891_18851891_all_127344.json')
     const logs = blocks.flatMap(b => b.logs)
     const established = establishPools(logs)
-    const pools = new Map([...established].map(([p, e]) => [p as Hex, { token0: e.token0, token1: e.token1, fee: e.fee === null ? null : BigInt(e.fee) }]))
+    const pools = new Map(
+      [...established].map(([p, e]) => [p as Hex, { token0: e.token0, token1: e.token1, fee: e.fee === null ? null : BigInt(e.fee) }]),
+    )
     const out = decodeDex(scanBlocks(1, blocks), pools, new Map())
     const row = view(out.positions.find(p => bytesToHex(p.position_manager) === PANCAKE_NPM && p.event === 'increase_liquidity')!)
     expect(row.protocol).toBe('pancakeswap_v3')
@@ -110,7 +127,10 @@ describe('position state', () => {
   const recorded = logsBlocks('mainnet_logs_16000000_16000003_filtered_cbffea.json')
   const recordedTransfer = recorded.flatMap(b => b.logs).find(l => lower(l.address) === UNISWAP_NPM && l.topics[0] === TOPIC.transfer)!
   const OWNER = '0x00000000000000000000000000000000000000e1'
-  const transferLog = { ...recordedTransfer, topics: [recordedTransfer.topics[0], `0x${OWNER.slice(2).padStart(64, '0')}`, ...recordedTransfer.topics.slice(2)] as Hex[] }
+  const transferLog = {
+    ...recordedTransfer,
+    topics: [recordedTransfer.topics[0], `0x${OWNER.slice(2).padStart(64, '0')}`, ...recordedTransfer.topics.slice(2)] as Hex[],
+  }
   const transferBlocks = recorded.map(b => ({ ...b, logs: b.logs.map(l => (l === recordedTransfer ? transferLog : l)) }))
   const t = args(ARTIFACT_ABIS.positionManager, transferLog)
   const tokenId = t.tokenId as bigint
@@ -126,16 +146,32 @@ describe('position state', () => {
     owed1: 0n,
   }
 
-  it('leaves a plain transfer\'s pool null without state', () => {
+  it("leaves a plain transfer's pool null without state", () => {
     const row = view(decode(transferBlocks).positions.find(r => r.token_id === tokenId)!)
-    expect(row).toMatchObject({ event: 'transfer', pool: null, tick_lower: null, tick_upper: null, owner: lower(t.to), previous_owner: OWNER, pool_log_index: null })
+    expect(row).toMatchObject({
+      event: 'transfer',
+      pool: null,
+      tick_lower: null,
+      tick_upper: null,
+      owner: lower(t.to),
+      previous_owner: OWNER,
+      pool_log_index: null,
+    })
     expect(decode(transferBlocks).positionChanges.get(key)).toMatchObject({ owner: lower(t.to), owed0: null })
   })
 
   it('fills a plain transfer from state and moves the owner', () => {
     const out = decode(transferBlocks, new Map([[key, known]]))
     const row = view(out.positions.find(r => r.token_id === tokenId)!)
-    expect(row).toMatchObject({ pool: known.pool, tick_lower: known.tick_lower, tick_upper: known.tick_upper, token0: known.token0, token1: known.token1, owner: lower(t.to), liquidity: 0n })
+    expect(row).toMatchObject({
+      pool: known.pool,
+      tick_lower: known.tick_lower,
+      tick_upper: known.tick_upper,
+      token0: known.token0,
+      token1: known.token1,
+      owner: lower(t.to),
+      liquidity: 0n,
+    })
     expect(out.positionChanges.get(key)).toEqual({ ...known, owner: lower(t.to) })
     const state = new Map([[key, known]])
     applyPositionChanges(state, out.positionChanges)
@@ -151,8 +187,14 @@ describe('position state', () => {
   // decreaseLiquidity then collect in one transaction (block 13441042), fees earned on both tokens.
   const collectBlocks = logsBlocks('mainnet_logs_13441042_13441042_all_bfad60.json')
   const managerLogs = collectBlocks.flatMap(b => b.logs).filter(l => lower(l.address) === UNISWAP_NPM)
-  const dec = args(ARTIFACT_ABIS.positionManager, managerLogs.find(l => l.topics[0] === TOPIC.decrease)!)
-  const col = args(ARTIFACT_ABIS.positionManager, managerLogs.find(l => l.topics[0] === TOPIC.npmCollect)!)
+  const dec = args(
+    ARTIFACT_ABIS.positionManager,
+    managerLogs.find(l => l.topics[0] === TOPIC.decrease)!,
+  )
+  const col = args(
+    ARTIFACT_ABIS.positionManager,
+    managerLogs.find(l => l.topics[0] === TOPIC.npmCollect)!,
+  )
   const collectKey = positionKey(UNISWAP_NPM, dec.tokenId as bigint)
   const collectRow = (state: Map<string, PositionEntry>) => view(decode(collectBlocks, state).positions.find(r => r.event === 'collect')!)
 
@@ -176,7 +218,10 @@ describe('position state', () => {
   })
 
   it('forgets a burned NFT', () => {
-    const burn = { ...transferLog, topics: [transferLog.topics[0], transferLog.topics[1], `0x${'0'.repeat(64)}`, transferLog.topics[3]] as Hex[] }
+    const burn = {
+      ...transferLog,
+      topics: [transferLog.topics[0], transferLog.topics[1], `0x${'0'.repeat(64)}`, transferLog.topics[3]] as Hex[],
+    }
     const blocks = transferBlocks.map(b => ({ ...b, logs: b.logs.map(l => (l === transferLog ? burn : l)) }))
     const out = decode(blocks, new Map([[key, known]]))
     expect(out.positionChanges.get(key)).toBeNull()
@@ -192,10 +237,16 @@ describe('matching inside one transaction', () => {
   const POOL_A = '0x00000000000000000000000000000000000000a1'
   const FAKE = '0x00000000000000000000000000000000000000f0'
   const tx = `0x${'12'.repeat(32)}` as Hex
-  const mint = (pool: string, lower: bigint, upper: bigint, liquidity: bigint, a0: bigint, a1: bigint) =>
-    ({ address: pool as Hex, topics: [TOPIC.v3Mint, topic(UNISWAP_NPM), `0x${word(lower)}`, `0x${word(upper)}`] as Hex[], data: `0x${[BigInt(UNISWAP_NPM), liquidity, a0, a1].map(word).join('')}` as Hex })
-  const increase = (tokenId: bigint, liquidity: bigint, a0: bigint, a1: bigint) =>
-    ({ address: UNISWAP_NPM as Hex, topics: [TOPIC.increase, `0x${word(tokenId)}`] as Hex[], data: `0x${[liquidity, a0, a1].map(word).join('')}` as Hex })
+  const mint = (pool: string, lower: bigint, upper: bigint, liquidity: bigint, a0: bigint, a1: bigint) => ({
+    address: pool as Hex,
+    topics: [TOPIC.v3Mint, topic(UNISWAP_NPM), `0x${word(lower)}`, `0x${word(upper)}`] as Hex[],
+    data: `0x${[BigInt(UNISWAP_NPM), liquidity, a0, a1].map(word).join('')}` as Hex,
+  })
+  const increase = (tokenId: bigint, liquidity: bigint, a0: bigint, a1: bigint) => ({
+    address: UNISWAP_NPM as Hex,
+    topics: [TOPIC.increase, `0x${word(tokenId)}`] as Hex[],
+    data: `0x${[liquidity, a0, a1].map(word).join('')}` as Hex,
+  })
   const block = (logs: Omit<DexLog, 'logIndex' | 'transactionIndex' | 'transactionHash'>[]): DexBlock => ({
     number: '0x1',
     hash: `0x${'34'.repeat(32)}`,
@@ -205,25 +256,23 @@ describe('matching inside one transaction', () => {
   })
 
   it('pairs batched calls with equal values by nearest preceding, ignoring an impostor earlier in the transaction', () => {
-    const out = decode([block([
-      mint(FAKE, -60n, 60n, 7n, 1n, 1n),
-      mint(POOL_A, -10n, 10n, 7n, 1n, 1n),
-      increase(1n, 7n, 1n, 1n),
-      mint(POOL_A, -20n, 20n, 7n, 1n, 1n),
-      increase(2n, 7n, 1n, 1n),
-    ])])
+    const out = decode([
+      block([
+        mint(FAKE, -60n, 60n, 7n, 1n, 1n),
+        mint(POOL_A, -10n, 10n, 7n, 1n, 1n),
+        increase(1n, 7n, 1n, 1n),
+        mint(POOL_A, -20n, 20n, 7n, 1n, 1n),
+        increase(2n, 7n, 1n, 1n),
+      ]),
+    ])
     expect(out.positions.map(r => [r.token_id, bytesToHex(r.pool!), r.tick_lower, r.pool_log_index])).toEqual([
       [1n, POOL_A, -10n, 1n],
       [2n, POOL_A, -20n, 3n],
     ])
   })
 
-  it('does not match a pool event with other values, nor one after the manager\'s', () => {
-    const out = decode([block([
-      mint(POOL_A, -10n, 10n, 7n, 1n, 2n),
-      increase(1n, 7n, 1n, 1n),
-      mint(POOL_A, -10n, 10n, 7n, 1n, 1n),
-    ])])
+  it("does not match a pool event with other values, nor one after the manager's", () => {
+    const out = decode([block([mint(POOL_A, -10n, 10n, 7n, 1n, 2n), increase(1n, 7n, 1n, 1n), mint(POOL_A, -10n, 10n, 7n, 1n, 1n)])])
     expect(view(out.positions[0])).toMatchObject({ pool: null, pool_log_index: null, liquidity: 7n })
   })
 })

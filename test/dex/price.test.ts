@@ -27,7 +27,13 @@ describe('v3 price from sqrtPriceX96', () => {
 
   it('equals the exact expansion truncated to PRICE_DIGITS significant digits', () => {
     const random = mulberry32(11)
-    const samples = [MIN_SQRT_RATIO, MAX_SQRT_RATIO - 1n, Q96 + 1n, Q96 - 1n, ...Array.from({ length: 300 }, () => randomBigint(random, 160))]
+    const samples = [
+      MIN_SQRT_RATIO,
+      MAX_SQRT_RATIO - 1n,
+      Q96 + 1n,
+      Q96 - 1n,
+      ...Array.from({ length: 300 }, () => randomBigint(random, 160)),
+    ]
     for (const s of samples) {
       const exact = dyadicText(s * s, 192)
       const text = sqrtPriceToPrice(s)
@@ -39,7 +45,7 @@ describe('v3 price from sqrtPriceX96', () => {
 
   it('keeps every digit of the largest prices (integer part below 2^128)', () => {
     const text = sqrtPriceToPrice(MAX_SQRT_RATIO - 1n)
-    const whole = ((MAX_SQRT_RATIO - 1n) ** 2n >> 192n).toString()
+    const whole = (((MAX_SQRT_RATIO - 1n) ** 2n) >> 192n).toString()
     expect(text.split('.')[0]).toBe(whole)
   })
 })

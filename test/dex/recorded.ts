@@ -27,9 +27,13 @@ export const ARTIFACT_ABIS = {
   v2Factory: artifact('@uniswap/v2-core/build/IUniswapV2Factory.json'),
   v3Pool: artifact('@uniswap/v3-core/artifacts/contracts/interfaces/IUniswapV3Pool.sol/IUniswapV3Pool.json'),
   v3Factory: artifact('@uniswap/v3-core/artifacts/contracts/interfaces/IUniswapV3Factory.sol/IUniswapV3Factory.json'),
-  positionManager: artifact('@uniswap/v3-periphery/artifacts/contracts/interfaces/INonfungiblePositionManager.sol/INonfungiblePositionManager.json'),
+  positionManager: artifact(
+    '@uniswap/v3-periphery/artifacts/contracts/interfaces/INonfungiblePositionManager.sol/INonfungiblePositionManager.json',
+  ),
   /** PancakeSwap v3's pool Swap, written out from its published interface (no npm artifact here). */
-  pancakeV3Pool: parseAbi(['event Swap(address indexed sender, address indexed recipient, int256 amount0, int256 amount1, uint160 sqrtPriceX96, uint128 liquidity, int24 tick, uint128 protocolFeesToken0, uint128 protocolFeesToken1)']),
+  pancakeV3Pool: parseAbi([
+    'event Swap(address indexed sender, address indexed recipient, int256 amount0, int256 amount1, uint160 sqrtPriceX96, uint128 liquidity, int24 tick, uint128 protocolFeesToken0, uint128 protocolFeesToken1)',
+  ]),
 }
 
 /** One event of an artifact ABI by name. */
@@ -102,18 +106,49 @@ export function allRecordedBlocks(): { source: string; blocks: DexBlock[] }[] {
 
 /** Factories as published by each protocol (PancakeSwap v3 deploys pools from a separate PoolDeployer), for establishing pool keys independently. */
 export const KNOWN_FACTORIES = [
-  { protocol: 'uniswap_v2', factory: '0x5C69bEe701ef814a2B6a3EDD4B1652CB9cc5aA6f', deployer: '0x5C69bEe701ef814a2B6a3EDD4B1652CB9cc5aA6f', hash: '0x96e8ac4277198ff8b6f785478aa9a39f403cb768dd02cbee326c3e7da348845f', fees: [null] },
-  { protocol: 'sushiswap_v2', factory: '0xC0AEe478e3658e2610c5F7A4A2E1777cE9e4f2Ac', deployer: '0xC0AEe478e3658e2610c5F7A4A2E1777cE9e4f2Ac', hash: '0xe18a34eb0e04b04f7a0ac29a6e80748dca96319b42c54d679cb821dca90c6303', fees: [null] },
-  { protocol: 'pancakeswap_v2', factory: '0x1097053Fd2ea711dad45caCcc45EfF7548fCB362', deployer: '0x1097053Fd2ea711dad45caCcc45EfF7548fCB362', hash: '0x57224589c67f3f30a6b0d7a1b54cf3153ab84563bc609ef41dfb34f8b2974d2d', fees: [null] },
-  { protocol: 'uniswap_v3', factory: '0x1F98431c8aD98523631AE4a59f267346ea31F984', deployer: '0x1F98431c8aD98523631AE4a59f267346ea31F984', hash: '0xe34f199b19b2b4f47f68442619d555527d244f78a3297ea89325f843f87b8b54', fees: [100, 500, 3000, 10000] },
-  { protocol: 'pancakeswap_v3', factory: '0x0BFbCF9fa4f9C56B0F40a671Ad40E0805A091865', deployer: '0x41ff9AA7e16B8B1a8a8dc4f0eFacd93D02d071c9', hash: '0x6ce8eb472fa82df5469c6ab6d485f17c3ad13c8cd7af59b3d4a8026c5ce0f7e2', fees: [100, 500, 2500, 10000] },
+  {
+    protocol: 'uniswap_v2',
+    factory: '0x5C69bEe701ef814a2B6a3EDD4B1652CB9cc5aA6f',
+    deployer: '0x5C69bEe701ef814a2B6a3EDD4B1652CB9cc5aA6f',
+    hash: '0x96e8ac4277198ff8b6f785478aa9a39f403cb768dd02cbee326c3e7da348845f',
+    fees: [null],
+  },
+  {
+    protocol: 'sushiswap_v2',
+    factory: '0xC0AEe478e3658e2610c5F7A4A2E1777cE9e4f2Ac',
+    deployer: '0xC0AEe478e3658e2610c5F7A4A2E1777cE9e4f2Ac',
+    hash: '0xe18a34eb0e04b04f7a0ac29a6e80748dca96319b42c54d679cb821dca90c6303',
+    fees: [null],
+  },
+  {
+    protocol: 'pancakeswap_v2',
+    factory: '0x1097053Fd2ea711dad45caCcc45EfF7548fCB362',
+    deployer: '0x1097053Fd2ea711dad45caCcc45EfF7548fCB362',
+    hash: '0x57224589c67f3f30a6b0d7a1b54cf3153ab84563bc609ef41dfb34f8b2974d2d',
+    fees: [null],
+  },
+  {
+    protocol: 'uniswap_v3',
+    factory: '0x1F98431c8aD98523631AE4a59f267346ea31F984',
+    deployer: '0x1F98431c8aD98523631AE4a59f267346ea31F984',
+    hash: '0xe34f199b19b2b4f47f68442619d555527d244f78a3297ea89325f843f87b8b54',
+    fees: [100, 500, 3000, 10000],
+  },
+  {
+    protocol: 'pancakeswap_v3',
+    factory: '0x0BFbCF9fa4f9C56B0F40a671Ad40E0805A091865',
+    deployer: '0x41ff9AA7e16B8B1a8a8dc4f0eFacd93D02d071c9',
+    hash: '0x6ce8eb472fa82df5469c6ab6d485f17c3ad13c8cd7af59b3d4a8026c5ce0f7e2',
+    fees: [100, 500, 2500, 10000],
+  },
 ] as const
 
 /** CREATE2 written out from the Solidity sources: keccak(0xff ‖ deployer ‖ salt ‖ init code hash)[12:]. */
 export function create2(deployer: Hex, token0: Hex, token1: Hex, fee: number | null, hash: Hex): Hex {
-  const salt = fee === null
-    ? keccak256(concat([token0, token1]))
-    : keccak256(encodeAbiParameters([{ type: 'address' }, { type: 'address' }, { type: 'uint24' }], [token0, token1, fee]))
+  const salt =
+    fee === null
+      ? keccak256(concat([token0, token1]))
+      : keccak256(encodeAbiParameters([{ type: 'address' }, { type: 'address' }, { type: 'uint24' }], [token0, token1, fee]))
   return `0x${keccak256(concat(['0xff', deployer, salt, hash])).slice(-40)}`
 }
 
@@ -125,7 +160,16 @@ export interface EstablishedPool {
   fee: number | null
 }
 
-const POOL_TOPICS = new Set<string>([TOPIC.v2Swap, TOPIC.v2Mint, TOPIC.v2Burn, TOPIC.v3Swap, TOPIC.v3Mint, TOPIC.v3Burn, TOPIC.v3Collect, TOPIC.pancakeSwap])
+const POOL_TOPICS = new Set<string>([
+  TOPIC.v2Swap,
+  TOPIC.v2Mint,
+  TOPIC.v2Burn,
+  TOPIC.v3Swap,
+  TOPIC.v3Mint,
+  TOPIC.v3Burn,
+  TOPIC.v3Collect,
+  TOPIC.pancakeSwap,
+])
 const ERC20_TRANSFER = TOPIC.transfer
 const topicAddress = (t: Hex): string => `0x${t.slice(26)}`
 
@@ -143,7 +187,12 @@ export function establishPools(logs: readonly DexLog[]): Map<string, Established
     const pool = l.address.toLowerCase()
     const set = tokens.get(pool) ?? new Set<string>()
     for (const t of byTx.get(l.transactionHash)!) {
-      if (t.topics[0] === ERC20_TRANSFER && t.topics.length === 3 && (topicAddress(t.topics[1]) === pool || topicAddress(t.topics[2]) === pool)) set.add(t.address.toLowerCase())
+      if (
+        t.topics[0] === ERC20_TRANSFER &&
+        t.topics.length === 3 &&
+        (topicAddress(t.topics[1]) === pool || topicAddress(t.topics[2]) === pool)
+      )
+        set.add(t.address.toLowerCase())
     }
     tokens.set(pool, set)
   }
@@ -154,7 +203,8 @@ export function establishPools(logs: readonly DexLog[]): Map<string, Established
       for (const b of list.slice(i + 1)) {
         for (const f of KNOWN_FACTORIES) {
           for (const fee of f.fees) {
-            if (create2(f.deployer, a as Hex, b as Hex, fee, f.hash) === pool) out.set(pool, { protocol: f.protocol, factory: f.factory.toLowerCase(), token0: a as Hex, token1: b as Hex, fee })
+            if (create2(f.deployer, a as Hex, b as Hex, fee, f.hash) === pool)
+              out.set(pool, { protocol: f.protocol, factory: f.factory.toLowerCase(), token0: a as Hex, token1: b as Hex, fee })
           }
         }
       }

@@ -91,7 +91,9 @@ describe('strict decoding', () => {
 
   it('ignores an unknown topic0: a fork signature with one more field', () => {
     const fork = toEventSelector('Swap(address,address,int256,int256,uint160,uint128,int24,uint16)')
-    const out = decodeOne([{ address: POOL, topics: [fork, addressTopic(SENDER), addressTopic(SENDER)], data: `${v3SwapData}${word(1n)}` as Hex }])
+    const out = decodeOne([
+      { address: POOL, topics: [fork, addressTopic(SENDER), addressTopic(SENDER)], data: `${v3SwapData}${word(1n)}` as Hex },
+    ])
     expect([out.swaps, out.liquidity, out.pools, out.positions].flat()).toEqual([])
   })
 
@@ -101,8 +103,16 @@ describe('strict decoding', () => {
       ['a data word too many', [v3Swap, addressTopic(SENDER), addressTopic(SENDER)], `${v3SwapData}${word(0n)}` as Hex],
       ['a data word too few', [v3Swap, addressTopic(SENDER), addressTopic(SENDER)], v3SwapData.slice(0, -64) as Hex],
       ['dirty address padding', [v3Swap, `0x01${addressTopic(SENDER).slice(4)}`, addressTopic(SENDER)], v3SwapData],
-      ['an int24 not sign-extended', [v3Swap, addressTopic(SENDER), addressTopic(SENDER)], `${v3SwapData.slice(0, -64)}${'0'.repeat(58)}fffffd` as Hex],
-      ['a uint160 above 2^160', [v3Swap, addressTopic(SENDER), addressTopic(SENDER)], `0x${[5n, -7n, 1n << 160n, 1n, 1n].map(word).join('')}` as Hex],
+      [
+        'an int24 not sign-extended',
+        [v3Swap, addressTopic(SENDER), addressTopic(SENDER)],
+        `${v3SwapData.slice(0, -64)}${'0'.repeat(58)}fffffd` as Hex,
+      ],
+      [
+        'a uint160 above 2^160',
+        [v3Swap, addressTopic(SENDER), addressTopic(SENDER)],
+        `0x${[5n, -7n, 1n << 160n, 1n, 1n].map(word).join('')}` as Hex,
+      ],
     ]
     for (const [what, topics, data] of cases) expect(decodeOne([{ address: POOL, topics, data }]).swaps, what).toEqual([])
   })
@@ -129,17 +139,55 @@ describe('factory registry', () => {
     // deploy.ts: 3 tokens (nonces 0-2), WETH9 3, v2 factory 4, v3 factory 5, v2 router 6, position manager 7.
     const from = mnemonicToAccount(DEVNET_MNEMONIC, { addressIndex: 0 }).address
     const at = (nonce: bigint) => getContractAddress({ from, nonce }).toLowerCase()
-    expect(FACTORIES[31337].map(f => [f.protocol, f.factory, f.deployer])).toEqual([['uniswap_v2', at(4n), at(4n)], ['uniswap_v3', at(5n), at(5n)]])
+    expect(FACTORIES[31337].map(f => [f.protocol, f.factory, f.deployer])).toEqual([
+      ['uniswap_v2', at(4n), at(4n)],
+      ['uniswap_v3', at(5n), at(5n)],
+    ])
     expect(POSITION_MANAGERS[31337].map(m => [m.address, m.factory])).toEqual([[at(7n), at(5n)]])
   })
 
   // Pools everyone knows, with their tokens and fee as the explorers list them.
   const KNOWN_POOLS: [string, string, Hex, Hex, bigint | null, Hex][] = [
-    ['uniswap_v3', 'uniswap_v3.Swap', '0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48', '0xC02aaA39b223FE8D0A0e5C4F27eAD9083C756Cc2', 500n, '0x88e6A0c2dDD26FEEb64F039a2c41296FcB3f5640'],
-    ['uniswap_v3', 'uniswap_v3.Swap', '0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48', '0xC02aaA39b223FE8D0A0e5C4F27eAD9083C756Cc2', 3000n, '0x8ad599c3A0ff1De082011EFDDc58f1908eb6e6D8'],
-    ['uniswap_v2', 'uniswap_v2.Swap', '0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48', '0xC02aaA39b223FE8D0A0e5C4F27eAD9083C756Cc2', null, '0xB4e16d0168e52d35CaCD2c6185b44281Ec28C9Dc'],
-    ['uniswap_v2', 'uniswap_v2.Swap', '0xC02aaA39b223FE8D0A0e5C4F27eAD9083C756Cc2', '0xdAC17F958D2ee523a2206206994597C13D831ec7', null, '0x0d4a11d5EEaaC28EC3F61d100daF4d40471f1852'],
-    ['sushiswap_v2', 'uniswap_v2.Swap', '0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48', '0xC02aaA39b223FE8D0A0e5C4F27eAD9083C756Cc2', null, '0x397FF1542f962076d0BFE58eA045FfA2d347ACa0'],
+    [
+      'uniswap_v3',
+      'uniswap_v3.Swap',
+      '0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48',
+      '0xC02aaA39b223FE8D0A0e5C4F27eAD9083C756Cc2',
+      500n,
+      '0x88e6A0c2dDD26FEEb64F039a2c41296FcB3f5640',
+    ],
+    [
+      'uniswap_v3',
+      'uniswap_v3.Swap',
+      '0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48',
+      '0xC02aaA39b223FE8D0A0e5C4F27eAD9083C756Cc2',
+      3000n,
+      '0x8ad599c3A0ff1De082011EFDDc58f1908eb6e6D8',
+    ],
+    [
+      'uniswap_v2',
+      'uniswap_v2.Swap',
+      '0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48',
+      '0xC02aaA39b223FE8D0A0e5C4F27eAD9083C756Cc2',
+      null,
+      '0xB4e16d0168e52d35CaCD2c6185b44281Ec28C9Dc',
+    ],
+    [
+      'uniswap_v2',
+      'uniswap_v2.Swap',
+      '0xC02aaA39b223FE8D0A0e5C4F27eAD9083C756Cc2',
+      '0xdAC17F958D2ee523a2206206994597C13D831ec7',
+      null,
+      '0x0d4a11d5EEaaC28EC3F61d100daF4d40471f1852',
+    ],
+    [
+      'sushiswap_v2',
+      'uniswap_v2.Swap',
+      '0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48',
+      '0xC02aaA39b223FE8D0A0e5C4F27eAD9083C756Cc2',
+      null,
+      '0x397FF1542f962076d0BFE58eA045FfA2d347ACa0',
+    ],
   ]
 
   it('derives well-known mainnet pools by CREATE2, and only from their own key', () => {
@@ -158,9 +206,16 @@ describe('factory registry', () => {
     const token1 = '0x00000000000000000000000000000000000000bb'
     for (const entry of FACTORIES[1]) {
       const v3 = PROTOCOLS[entry.protocol].family === 'v3'
-      expect(poolAddress(entry, { token0, token1, fee: v3 ? 100n : null })).toBe(create2(entry.deployer, token0, token1, v3 ? 100 : null, entry.initCodeHash))
+      expect(poolAddress(entry, { token0, token1, fee: v3 ? 100n : null })).toBe(
+        create2(entry.deployer, token0, token1, v3 ? 100 : null, entry.initCodeHash),
+      )
     }
-    expect(poolAddress(FACTORIES[1].find(f => f.protocol === 'uniswap_v3')!, { token0, token1, fee: null })).toBeNull()
+    expect(
+      poolAddress(
+        FACTORIES[1].find(f => f.protocol === 'uniswap_v3')!,
+        { token0, token1, fee: null },
+      ),
+    ).toBeNull()
   })
 
   it('keeps a factory-created pool from the same batch: its PoolCreated is the metadata', () => {
@@ -169,19 +224,31 @@ describe('factory registry', () => {
     const pool = KNOWN_POOLS[0][5].toLowerCase() as Hex
     const created = spec('uniswap_v3.PoolCreated').event.topic0
     const data = `0x${word(10n)}${addressTopic(pool).slice(2)}` as Hex
-    const scan = scanBlocks(1, [block([
-      { address: factory.factory, topics: [created, addressTopic(token0.toLowerCase()), addressTopic(token1.toLowerCase()), `0x${word(fee)}`], data },
-      { address: pool, topics: [v3Swap, addressTopic(SENDER), addressTopic(SENDER)], data: v3SwapData },
-    ])])
+    const scan = scanBlocks(1, [
+      block([
+        {
+          address: factory.factory,
+          topics: [created, addressTopic(token0.toLowerCase()), addressTopic(token1.toLowerCase()), `0x${word(fee)}`],
+          data,
+        },
+        { address: pool, topics: [v3Swap, addressTopic(SENDER), addressTopic(SENDER)], data: v3SwapData },
+      ]),
+    ])
     expect(poolsToResolve(scan)).toEqual([])
     const out = decodeDex(scan, new Map(), new Map())
     expect(out.pools.map(p => [p.protocol, p.pool_verified, p.fee, p.tick_spacing])).toEqual([['uniswap_v3', true, 500n, 10n]])
     expect(out.swaps.map(s => [s.protocol, s.pool_verified, s.fee])).toEqual([['uniswap_v3', true, 500n]])
     // The same event from any other contract creates nothing verified, and its pool's swaps need resolving.
-    const spoof = scanBlocks(1, [block([
-      { address: SENDER, topics: [created, addressTopic(token0.toLowerCase()), addressTopic(token1.toLowerCase()), `0x${word(fee)}`], data },
-      { address: pool, topics: [v3Swap, addressTopic(SENDER), addressTopic(SENDER)], data: v3SwapData },
-    ])])
+    const spoof = scanBlocks(1, [
+      block([
+        {
+          address: SENDER,
+          topics: [created, addressTopic(token0.toLowerCase()), addressTopic(token1.toLowerCase()), `0x${word(fee)}`],
+          data,
+        },
+        { address: pool, topics: [v3Swap, addressTopic(SENDER), addressTopic(SENDER)], data: v3SwapData },
+      ]),
+    ])
     expect(poolsToResolve(spoof)).toEqual([pool])
     const spoofed = decodeDex(spoof, new Map(), new Map())
     expect(spoofed.pools.map(p => [p.protocol, p.pool_verified])).toEqual([[null, false]])

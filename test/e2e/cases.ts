@@ -9,8 +9,15 @@
  */
 import { isDeepStrictEqual } from 'node:util'
 import {
-  matches, NUL, NUMERIC_TYPES, ORDERED_TYPES, SPEC_FIELDS,
-  type DatasetName, type Op, type SpecField, type SpecRecord,
+  matches,
+  NUL,
+  NUMERIC_TYPES,
+  ORDERED_TYPES,
+  SPEC_FIELDS,
+  type DatasetName,
+  type Op,
+  type SpecField,
+  type SpecRecord,
 } from './reference.ts'
 
 /** One filter parameter of a case. */
@@ -60,7 +67,8 @@ function distinctValues(field: SpecField, rows: readonly SpecRecord[]): unknown[
   const seen = new Map<string, unknown>()
   for (const r of rows) if (r[field.name] !== null) seen.set(key(r[field.name]), r[field.name])
   const values = [...seen.values()]
-  if (NUMERIC_TYPES.has(field.type)) return values.sort((a, b) => (BigInt(a as string) < BigInt(b as string) ? -1 : BigInt(a as string) > BigInt(b as string) ? 1 : 0))
+  if (NUMERIC_TYPES.has(field.type))
+    return values.sort((a, b) => (BigInt(a as string) < BigInt(b as string) ? -1 : BigInt(a as string) > BigInt(b as string) ? 1 : 0))
   return values.sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0))
 }
 
@@ -112,7 +120,10 @@ function fieldCases(dataset: DatasetName, field: SpecField, rows: readonly SpecR
   for (const t of some === undefined ? [absent!] : textForms(field, some)) out.push(rowsCase(dataset, rows, [filter(field, 'eq', [t])]))
 
   // F__in=a,b,absent
-  const listed = field.type === 'bool' ? ['false', 'true'] : [...new Set([values[0], values[values.length - 1]].filter(v => v !== undefined))].map(v => textForms(field, v)[0])
+  const listed =
+    field.type === 'bool'
+      ? ['false', 'true']
+      : [...new Set([values[0], values[values.length - 1]].filter(v => v !== undefined))].map(v => textForms(field, v)[0])
   out.push(rowsCase(dataset, rows, [filter(field, 'in', absent === undefined ? listed : [...listed, absent])]))
 
   if (ORDERED_TYPES.has(field.type)) {
@@ -124,7 +135,7 @@ function fieldCases(dataset: DatasetName, field: SpecField, rows: readonly SpecR
       out.push(rowsCase(dataset, rows, [filter(field, 'gte', [low]), filter(field, 'lte', [high])]))
     }
   } else {
-    out.push(refusedCase(dataset, filter(field, 'gte', [some === undefined ? absent ?? 'true' : textForms(field, some)[0]])))
+    out.push(refusedCase(dataset, filter(field, 'gte', [some === undefined ? (absent ?? 'true') : textForms(field, some)[0]])))
   }
 
   if (field.nullable) {

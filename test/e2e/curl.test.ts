@@ -83,7 +83,16 @@ describe('curl against npm run serve on the recorded lake', () => {
   })
 
   it('refuses curl with a wrong password (401)', async () => {
-    const res = await promisify(execFile)('curl', ['-s', '-o', '/dev/null', '-w', '%{http_code}', '-u', `${USER}:wrong`, `${base}/v1/api/status`])
+    const res = await promisify(execFile)('curl', [
+      '-s',
+      '-o',
+      '/dev/null',
+      '-w',
+      '%{http_code}',
+      '-u',
+      `${USER}:wrong`,
+      `${base}/v1/api/status`,
+    ])
     expect(res.stdout).toBe('401')
   })
 })

@@ -60,7 +60,14 @@ export function fromJsonLines(bytes: Uint8Array, fields: readonly SpecField[]): 
   const t = text(bytes)
   if (t === '') return []
   if (!t.endsWith('\n')) throw new Error('json_stream output does not end with a newline')
-  return checkKeys(t.slice(0, -1).split('\n').map((line: string) => JSON.parse(line)), fields, 'json_stream')
+  return checkKeys(
+    t
+      .slice(0, -1)
+      .split('\n')
+      .map((line: string) => JSON.parse(line)),
+    fields,
+    'json_stream',
+  )
 }
 
 /** One CSV cell's text (null for a null cell) as the JSON value of its field. */
@@ -91,7 +98,10 @@ export function fromCsv(bytes: Uint8Array, fields: readonly SpecField[]): SpecRe
   if (names !== fields.map(x => x.name).join(',')) throw new Error(`csv header ${names}`)
   return rows.map((cells, i) => {
     if (cells.length !== fields.length) throw new Error(`csv row ${i} has ${cells.length} cells`)
-    return fromCells(cells.map(c => (c.text === '' && !c.quoted ? null : c.text)), fields)
+    return fromCells(
+      cells.map(c => (c.text === '' && !c.quoted ? null : c.text)),
+      fields,
+    )
   })
 }
 

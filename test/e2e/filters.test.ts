@@ -47,15 +47,23 @@ async function check(c: FilterCase): Promise<string[]> {
   } catch (err) {
     return [...problems, `${what}: ${(err as Error).message}`]
   }
-  return [...problems, ...differences(what, got, c.expect.records.map(r => project(r, fields)))]
+  return [
+    ...problems,
+    ...differences(
+      what,
+      got,
+      c.expect.records.map(r => project(r, fields)),
+    ),
+  ]
 }
 
 describe('recorded mainnet through the API', () => {
   it('has a reference for every declared field, in the declared order', () => {
     for (const d of EVM_DATASETS) {
-      expect(SPEC_FIELDS[d.name as DatasetName].map(x => [x.name, x.nullable === true, x.extra === true]), d.name).toEqual(
-        d.fields.map(x => [x.name, x.nullable === true, x.extra === true]),
-      )
+      expect(
+        SPEC_FIELDS[d.name as DatasetName].map(x => [x.name, x.nullable === true, x.extra === true]),
+        d.name,
+      ).toEqual(d.fields.map(x => [x.name, x.nullable === true, x.extra === true]))
     }
   })
 
@@ -74,10 +82,18 @@ describe('recorded mainnet through the API', () => {
       expect(full.status, dataset).toBe(200)
       expect(full.headers.get('x-block-range'), dataset).toBe(`${FROM}-${TO}`)
       expect(full.headers.get('x-blocks-served'), dataset).toBe(SERVED)
-      problems.push(...differences(`${dataset} all fields`, fromJsonLines(new Uint8Array(await full.arrayBuffer()), all), reference[dataset]))
+      problems.push(
+        ...differences(`${dataset} all fields`, fromJsonLines(new Uint8Array(await full.arrayBuffer()), all), reference[dataset]),
+      )
       const plain = await apiGet(lake, `${dataset}?${range}&format=json_stream`)
       const fields = defaultFields(dataset)
-      problems.push(...differences(`${dataset} default fields`, fromJsonLines(new Uint8Array(await plain.arrayBuffer()), fields), reference[dataset].map(r => project(r, fields))))
+      problems.push(
+        ...differences(
+          `${dataset} default fields`,
+          fromJsonLines(new Uint8Array(await plain.arrayBuffer()), fields),
+          reference[dataset].map(r => project(r, fields)),
+        ),
+      )
     }
     expect(problems).toEqual([])
   })
@@ -99,7 +115,9 @@ describe('recorded mainnet through the API', () => {
     it(`${dataset}: every filter of every field agrees with the reference`, async () => {
       const cases = filterCases(dataset, reference[dataset])
       // Not vacuous: most cases select some records but not all of them.
-      const selective = cases.filter(c => 'records' in c.expect && c.expect.records.length > 0 && c.expect.records.length < reference[dataset].length)
+      const selective = cases.filter(
+        c => 'records' in c.expect && c.expect.records.length > 0 && c.expect.records.length < reference[dataset].length,
+      )
       expect(selective.length).toBeGreaterThan(cases.length / 3)
       const problems: string[] = []
       for (const c of cases) problems.push(...(await check(c)))
@@ -107,7 +125,7 @@ describe('recorded mainnet through the API', () => {
     })
   }
 
-  it('the cases include the spec\'s examples: to__in=%00 gives the deployment, topic3__in=%00 the logs without topic3', () => {
+  it("the cases include the spec's examples: to__in=%00 gives the deployment, topic3__in=%00 the logs without topic3", () => {
     const queries = new Map(DATASETS.flatMap(d => filterCases(d, reference[d]).map(c => [`${d}?${c.query}`, c] as const)))
     const deployments = queries.get('transactions?to__in=%00')!.expect as { records: SpecRecord[] }
     expect(deployments.records.map(r => r.contract_address === null)).toEqual([false])

@@ -13,7 +13,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { differences } from './cases.ts'
 import { fromCells, READERS, type FormatName } from './decode.ts'
 import { apiGet, FROM, ingestRecorded, SERVED, TO, type RecordedLake } from './lake.ts'
-import { defaultFields, matches, project, referenceRecords, RECORDED_BLOCKS, SPEC_FIELDS, type DatasetName, type SpecField, type SpecRecord } from './reference.ts'
+import {
+  defaultFields,
+  matches,
+  project,
+  referenceRecords,
+  RECORDED_BLOCKS,
+  SPEC_FIELDS,
+  type DatasetName,
+  type SpecField,
+  type SpecRecord,
+} from './reference.ts'
 
 const DATASETS: DatasetName[] = ['blocks', 'transactions', 'logs']
 const FORMATS: FormatName[] = ['json', 'json_stream', 'csv', 'arrow']
@@ -76,7 +86,12 @@ function queries(): Query[] {
     fields: ['hash', 'value', 'to', 'access_list', 'status'].map(n => field('transactions', n)),
     want: reference.transactions
       .filter(r => r.block_number === '0x112a880' && matches(value, 'gte', ['1000000000000000000'], r))
-      .map(r => project(r, ['hash', 'value', 'to', 'access_list', 'status'].map(n => field('transactions', n)))),
+      .map(r =>
+        project(
+          r,
+          ['hash', 'value', 'to', 'access_list', 'status'].map(n => field('transactions', n)),
+        ),
+      ),
   })
   out.push({
     dataset: 'transactions',

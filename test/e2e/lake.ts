@@ -55,4 +55,6 @@ export async function ingestRecorded(): Promise<RecordedLake> {
 
 /** GET `/v1/api/<path>` from the app, authenticated. */
 export const apiGet = (lake: RecordedLake, path: string, headers: Record<string, string> = {}): Promise<Response> =>
-  Promise.resolve(lake.fetch(new Request(`http://api.example.com/v1/api/${path}`, { headers: { authorization: AUTHORIZATION, ...headers } })))
+  Promise.resolve(
+    lake.fetch(new Request(`http://api.example.com/v1/api/${path}`, { headers: { authorization: AUTHORIZATION, ...headers } })),
+  )

@@ -88,7 +88,11 @@ const CASES: Case[] = [
   {
     name: 'many batches',
     fields: ALL_KINDS,
-    batches: makeBatches(ALL_KINDS, Array.from({ length: 40 }, (_, i) => (i * 7) % 23), 7),
+    batches: makeBatches(
+      ALL_KINDS,
+      Array.from({ length: 40 }, (_, i) => (i * 7) % 23),
+      7,
+    ),
   },
   ...EVM_DATASETS.map(d => ({ name: `${d.name} declaration`, fields: d.fields, batches: makeBatches(d.fields, [150, 0, 83], 3) })),
 ]
@@ -161,16 +165,24 @@ describe('encoder contract', () => {
     const rows = expectedRecords(c.fields, c.batches).map((_, i) => i)
     const b = c.batches[0]
     const json = JSON.parse(text(await encode('json', c)))
-    expect(json).toEqual(rows.map(i => Object.fromEntries(c.fields.map(f => {
-      const v = b.columns[f.name][i]
-      return [f.name, v === null ? null : KINDS[f.kind].toJson(v)]
-    }))))
+    expect(json).toEqual(
+      rows.map(i =>
+        Object.fromEntries(
+          c.fields.map(f => {
+            const v = b.columns[f.name][i]
+            return [f.name, v === null ? null : KINDS[f.kind].toJson(v)]
+          }),
+        ),
+      ),
+    )
     const [, ...cells] = parseCsv(text(await encode('csv', c)))
     expect(cells.map(r => r.map(cell => (cell.text === '' && !cell.quoted ? null : cell.text)))).toEqual(
-      rows.map(i => c.fields.map(f => {
-        const v = b.columns[f.name][i]
-        return v === null ? null : KINDS[f.kind].toText(v)
-      })),
+      rows.map(i =>
+        c.fields.map(f => {
+          const v = b.columns[f.name][i]
+          return v === null ? null : KINDS[f.kind].toText(v)
+        }),
+      ),
     )
   })
 
@@ -195,16 +207,27 @@ describe('encoder contract', () => {
   })
 
   it('csv keeps null and the empty string apart', async () => {
-    const fields: FieldDecl[] = [{ name: 's', kind: 'string', nullable: true }, { name: 'n', kind: 'u64int' }]
+    const fields: FieldDecl[] = [
+      { name: 's', kind: 'string', nullable: true },
+      { name: 'n', kind: 'u64int' },
+    ]
     const out = text(await encodePlain('csv', fields, [{ length: 2, columns: { s: ['', null], n: [1n, 2n] } }]))
     expect(out).toBe('s,n\n"",1\n,2\n')
   })
 
   it('arrow schema comes from the declaration: one type per kind, nullability as declared', async () => {
     const want: Record<string, string> = {
-      u64hex: 'Uint64', u64int: 'Uint64', u256hex: 'FixedSizeBinary[32]', u256pad: 'FixedSizeBinary[32]',
-      hash: 'FixedSizeBinary[32]', address: 'FixedSizeBinary[20]', address32: 'FixedSizeBinary[32]',
-      bytes: 'Binary', bool: 'Bool', string: 'Utf8', json: 'Utf8',
+      u64hex: 'Uint64',
+      u64int: 'Uint64',
+      u256hex: 'FixedSizeBinary[32]',
+      u256pad: 'FixedSizeBinary[32]',
+      hash: 'FixedSizeBinary[32]',
+      address: 'FixedSizeBinary[20]',
+      address32: 'FixedSizeBinary[32]',
+      bytes: 'Binary',
+      bool: 'Bool',
+      string: 'Utf8',
+      json: 'Utf8',
     }
     expect(Object.keys(want).sort()).toEqual([...KIND_LIST].sort())
     // All-null columns: a schema inferred from values could not know these types.
@@ -214,7 +237,9 @@ describe('encoder contract', () => {
     expect(table.schema.fields.map(f => [f.name, String(f.type), f.nullable])).toEqual(fields.map(f => [f.name, want[f.kind], true]))
     for (const d of EVM_DATASETS) {
       const schema = tableFromIPC(await encode('arrow', { name: d.name, fields: d.fields, batches: [] })).schema
-      expect(schema.fields.map(f => [f.name, String(f.type), f.nullable])).toEqual(d.fields.map(f => [f.name, want[f.kind], f.nullable === true]))
+      expect(schema.fields.map(f => [f.name, String(f.type), f.nullable])).toEqual(
+        d.fields.map(f => [f.name, want[f.kind], f.nullable === true]),
+      )
     }
   })
 
@@ -232,7 +257,12 @@ describe('encoder contract', () => {
 
 describe('contentTypeOf', () => {
   it('gives the Accept value the spec lists for each format', () => {
-    expect(FORMATS.map(contentTypeOf)).toEqual(['application/json', 'application/jsonstream', 'text/csv', 'application/vnd.apache.arrow.stream'])
+    expect(FORMATS.map(contentTypeOf)).toEqual([
+      'application/json',
+      'application/jsonstream',
+      'text/csv',
+      'application/vnd.apache.arrow.stream',
+    ])
   })
 })
 

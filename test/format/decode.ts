@@ -104,7 +104,13 @@ export function decodeJsonl(bytes: Uint8Array, fields: readonly FieldDecl[]): Ca
   const text = Buffer.from(bytes).toString('utf8')
   if (text === '') return []
   if (!text.endsWith('\n')) throw new Error('json lines output does not end with a newline')
-  return checkKeys(text.slice(0, -1).split('\n').map((line: string) => parseRecordJson(line, fields)), fields)
+  return checkKeys(
+    text
+      .slice(0, -1)
+      .split('\n')
+      .map((line: string) => parseRecordJson(line, fields)),
+    fields,
+  )
 }
 
 export interface CsvCell {

@@ -29,7 +29,12 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true })
 })
 
-async function writeOutput(name: string, format: 'csv' | 'json_stream' | 'arrow', fields: readonly FieldDecl[], batches: PlainBatch[]): Promise<string> {
+async function writeOutput(
+  name: string,
+  format: 'csv' | 'json_stream' | 'arrow',
+  fields: readonly FieldDecl[],
+  batches: PlainBatch[],
+): Promise<string> {
   const path = join(dir, name)
   await writeFile(path, await collect(encodeRows(format, fields, fromArray(batches.map(b => packed(fields, b))))))
   return path
@@ -52,7 +57,10 @@ const CSV_CASES: { name: string; fields: readonly FieldDecl[]; batches: PlainBat
   { name: 'logs', fields: logs.fields, batches: makeBatches(logs.fields, [200, 100], 12) },
   {
     name: 'strings needing escaping',
-    fields: [{ name: 'text', kind: 'string' }, { name: 'note', kind: 'string', nullable: true }],
+    fields: [
+      { name: 'text', kind: 'string' },
+      { name: 'note', kind: 'string', nullable: true },
+    ],
     batches: [{ length: NASTY_STRINGS.length, columns: { text: NASTY_STRINGS, note: NASTY_STRINGS.map((s, i) => (i % 3 ? s : null)) } }],
   },
 ]
@@ -71,8 +79,13 @@ describe('DuckDB reads the output', () => {
   }
 
   it('json_stream: strings and row count', async () => {
-    const fields: FieldDecl[] = [{ name: 'text', kind: 'string' }, { name: 'n', kind: 'u64int' }]
-    const batches: PlainBatch[] = [{ length: NASTY_STRINGS.length, columns: { text: NASTY_STRINGS, n: NASTY_STRINGS.map((_, i) => BigInt(i)) } }]
+    const fields: FieldDecl[] = [
+      { name: 'text', kind: 'string' },
+      { name: 'n', kind: 'u64int' },
+    ]
+    const batches: PlainBatch[] = [
+      { length: NASTY_STRINGS.length, columns: { text: NASTY_STRINGS, n: NASTY_STRINGS.map((_, i) => BigInt(i)) } },
+    ]
     const path = await writeOutput('strings.jsonl', 'json_stream', fields, batches)
     const result = await db.runAndReadAll(
       `SELECT text, n FROM read_json('${path}', format = 'newline_delimited', columns = {text: 'VARCHAR', n: 'UBIGINT'}) ORDER BY n`,

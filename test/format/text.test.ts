@@ -13,13 +13,18 @@ function written(write: (sink: ByteSink) => void): string {
 }
 
 /** Every power of 2, 10 and 16 in u64 range, and its neighbours. */
-const BOUNDARIES = [...new Set(
-  [2n, 10n, 16n].flatMap(base => {
-    const out: bigint[] = []
-    for (let p = 1n; p < 2n ** 64n; p *= base) out.push(p - 1n, p, p + 1n)
-    return out
-  }).concat([0n, 2n ** 64n - 1n]).filter(n => n >= 0n && n < 2n ** 64n),
-)]
+const BOUNDARIES = [
+  ...new Set(
+    [2n, 10n, 16n]
+      .flatMap(base => {
+        const out: bigint[] = []
+        for (let p = 1n; p < 2n ** 64n; p *= base) out.push(p - 1n, p, p + 1n)
+        return out
+      })
+      .concat([0n, 2n ** 64n - 1n])
+      .filter(n => n >= 0n && n < 2n ** 64n),
+  ),
+]
 
 describe('u64 text', () => {
   const v = vectorOf('u64int', BOUNDARIES) as U64Vector
@@ -47,7 +52,15 @@ describe('byte text', () => {
   })
 
   it('quantity drops leading zero bytes and a leading zero digit', () => {
-    const cases: [bigint, string][] = [[0n, '0x0'], [1n, '0x1'], [15n, '0xf'], [16n, '0x10'], [256n, '0x100'], [2n ** 64n, '0x10000000000000000'], [2n ** 256n - 1n, '0x' + 'f'.repeat(64)]]
+    const cases: [bigint, string][] = [
+      [0n, '0x0'],
+      [1n, '0x1'],
+      [15n, '0xf'],
+      [16n, '0x10'],
+      [256n, '0x100'],
+      [2n ** 64n, '0x10000000000000000'],
+      [2n ** 256n - 1n, '0x' + 'f'.repeat(64)],
+    ]
     for (const [n, text] of cases) expect(written(s => writeQuantity(s, u256(n)))).toBe(text)
   })
 
@@ -65,7 +78,11 @@ describe('BARE_WRITERS', () => {
     const sample: Partial<Record<Kind, () => StoredValue>> = {
       u64hex: () => BigInt(Math.floor(r() * 2 ** 52)) * BigInt(1 + Math.floor(r() * 4096)),
       u64int: () => BigInt(Math.floor(r() * 2 ** 52)) * BigInt(1 + Math.floor(r() * 4096)),
-      u256hex: () => { const b = bytes(32); b.fill(0, 0, Math.floor(r() * 33)); return b },
+      u256hex: () => {
+        const b = bytes(32)
+        b.fill(0, 0, Math.floor(r() * 33))
+        return b
+      },
       u256pad: () => bytes(32),
       hash: () => bytes(32),
       address: () => bytes(20),

@@ -47,7 +47,12 @@ beforeAll(async () => {
   store = (await tempStore()).store
   lake = await buildHttpLake(store)
   moveRows = await buildMoveLake(store)
-  app = createApp({ store, manifest: new ManifestReader(store), users: await parseUsers('alice:wonderland'), log: (_m, e) => logged.push(e) })
+  app = createApp({
+    store,
+    manifest: new ManifestReader(store),
+    users: await parseUsers('alice:wonderland'),
+    log: (_m, e) => logged.push(e),
+  })
 })
 afterAll(removeTempDirs)
 
@@ -89,20 +94,27 @@ describe('authentication', () => {
 describe('methods and paths', () => {
   it('answers 405 with Allow for methods other than GET', async () => {
     for (const method of ['POST', 'PUT', 'DELETE', 'PATCH', 'HEAD']) {
-      const res = await app.fetch(new Request('http://api.example.com/v1/api/blocks?chains=ETH', { method, headers: { authorization: AUTH } }))
+      const res = await app.fetch(
+        new Request('http://api.example.com/v1/api/blocks?chains=ETH', { method, headers: { authorization: AUTH } }),
+      )
       expect(res.status).toBe(405)
       expect(res.headers.get('allow')).toBe('GET, OPTIONS')
     }
   })
 
   it('answers a CORS preflight without credentials', async () => {
-    const res = await app.fetch(new Request('http://api.example.com/v1/api/logs', { method: 'OPTIONS', headers: { origin: 'https://x.test', 'access-control-request-headers': 'authorization' } }))
+    const res = await app.fetch(
+      new Request('http://api.example.com/v1/api/logs', {
+        method: 'OPTIONS',
+        headers: { origin: 'https://x.test', 'access-control-request-headers': 'authorization' },
+      }),
+    )
     expect(res.status).toBe(204)
     expect(res.headers.get('access-control-allow-origin')).toBe('*')
     expect(res.headers.get('access-control-allow-headers')).toMatch(/Authorization/)
   })
 
-  it('answers 404 for unknown paths, and for the other family\'s endpoints', async () => {
+  it("answers 404 for unknown paths, and for the other family's endpoints", async () => {
     expect((await errorOf(await get('/v1/api/nothing?chains=ETH'))).code).toBe('not_found')
     expect((await get('/other')).status).toBe(404)
     const decoded = await errorOf(await get('/v1/api/transactions/decoded?chains=ETH'))
@@ -121,7 +133,16 @@ describe('status', () => {
     expect(body.map(r => r.chain_code)).toEqual(evm.map(c => c.code))
     const eth = body.find(r => r.chain_code === 'ETH')!
     expect(Object.keys(eth)).toEqual(STATUS_FIELDS.map(f => f.name))
-    expect(eth).toMatchObject({ type: 'Chain', chain: 1, chain_code: 'ETH', chain_name: 'ethereum-mainnet', service: 'chain', entity: 'block', latest_block_height: LATEST, status: 'Ok' })
+    expect(eth).toMatchObject({
+      type: 'Chain',
+      chain: 1,
+      chain_code: 'ETH',
+      chain_name: 'ethereum-mainnet',
+      service: 'chain',
+      entity: 'block',
+      latest_block_height: LATEST,
+      status: 'Ok',
+    })
     expect(eth.timestamp).toBeGreaterThan(before)
     expect(eth.timestamp).toBeLessThanOrEqual(Math.floor(Date.now() / 1000))
     expect(eth.datasets.logs.coverage).toEqual(SPANS)
@@ -186,7 +207,11 @@ describe('data endpoints', () => {
 
   it('filters to__in=%00 to contract deployments', async () => {
     const fields = defaults(transactions.fields)
-    const want = canonicalRecords(lake.rows.transactions.filter(r => r.to === null), fields, 1)
+    const want = canonicalRecords(
+      lake.rows.transactions.filter(r => r.to === null),
+      fields,
+      1,
+    )
     expect(want.length).toBeGreaterThan(0)
     expect(await records(await get('/v1/api/transactions?chains=ETH&from_block=0&to__in=%00'), 'json_stream', fields)).toEqual(want)
   })
@@ -194,11 +219,19 @@ describe('data endpoints', () => {
   it('gives the same answer to value__gte in decimal and in hex', async () => {
     const fields = defaults(transactions.fields)
     const threshold = 2n ** 200n
-    const want = canonicalRecords(lake.rows.transactions.filter(r => BigInt(hexOf(r.value)) >= threshold), fields, 1)
+    const want = canonicalRecords(
+      lake.rows.transactions.filter(r => BigInt(hexOf(r.value)) >= threshold),
+      fields,
+      1,
+    )
     expect(want.length).toBeGreaterThan(0)
     expect(want.length).toBeLessThan(lake.rows.transactions.length)
     const dec = await records(await get(`/v1/api/transactions?chains=ETH&from_block=0&value__gte=${threshold}&format=csv`), 'csv', fields)
-    const hex = await records(await get(`/v1/api/transactions?chains=ETH&from_block=0&value__gte=0x${threshold.toString(16)}&format=csv`), 'csv', fields)
+    const hex = await records(
+      await get(`/v1/api/transactions?chains=ETH&from_block=0&value__gte=0x${threshold.toString(16)}&format=csv`),
+      'csv',
+      fields,
+    )
     expect(dec).toEqual(want)
     expect(hex).toEqual(want)
   })
@@ -207,9 +240,15 @@ describe('data endpoints', () => {
     const fields = defaults(logs.fields)
     const addresses = [...new Set(lake.rows.logs.map(r => hexOf(r.address)))].slice(0, 2)
     const topic = lake.rows.logs.find(r => r.topic0 !== null)!.topic0
-    const want = canonicalRecords(lake.rows.logs.filter(r => addresses.includes(hexOf(r.address)) && r.topic0 !== null && hexOf(r.topic0) === hexOf(topic)), fields, 1)
+    const want = canonicalRecords(
+      lake.rows.logs.filter(r => addresses.includes(hexOf(r.address)) && r.topic0 !== null && hexOf(r.topic0) === hexOf(topic)),
+      fields,
+      1,
+    )
     expect(want.length).toBeGreaterThan(0)
-    const res = await get(`/v1/api/logs?chains=ETH&from_block=0&address__in=${addresses.map(a => a.toUpperCase().replace('0X', '0x')).join(',')}&topic0=${hexOf(topic)}&format=arrow`)
+    const res = await get(
+      `/v1/api/logs?chains=ETH&from_block=0&address__in=${addresses.map(a => a.toUpperCase().replace('0X', '0x')).join(',')}&topic0=${hexOf(topic)}&format=arrow`,
+    )
     expect(res.headers.get('x-filters-pushed-down')).toMatch(/address__in/)
     expect(await records(res, 'arrow', fields)).toEqual(want)
   })
@@ -278,18 +317,30 @@ describe('data endpoints', () => {
 
   it('serves Move transactions at the Move host, with kind aliases and versions', async () => {
     const plainFields = defaults(moveTransactions.fields)
-    const want = canonicalRecords(moveRows.filter(r => r.kind === 'BlockMetadataTransaction' && (r.version as bigint) >= 1010n && (r.version as bigint) <= 1030n), plainFields, 1)
+    const want = canonicalRecords(
+      moveRows.filter(r => r.kind === 'BlockMetadataTransaction' && (r.version as bigint) >= 1010n && (r.version as bigint) <= 1030n),
+      plainFields,
+      1,
+    )
     expect(want.length).toBeGreaterThan(0)
     for (const p of ['kind__in', 'transaction_type__in', 'type__in']) {
-      const res = await get(`/v1/api/transactions?chains=APTOS&from_version=1010&to_version=1030&${p}=BlockMetadataTransaction`, {}, 'aptos.localhost')
+      const res = await get(
+        `/v1/api/transactions?chains=APTOS&from_version=1010&to_version=1030&${p}=BlockMetadataTransaction`,
+        {},
+        'aptos.localhost',
+      )
       expect(await records(res, 'json_stream', plainFields)).toEqual(want)
     }
     const decodedFields = defaults(moveDecodedTransactions.fields)
-    const decoded = await records(await get('/v1/api/transactions/decoded?chains=1&from_block=1000&to_block=1001', {}, 'aptos.localhost'), 'json_stream', decodedFields)
+    const decoded = await records(
+      await get('/v1/api/transactions/decoded?chains=1&from_block=1000&to_block=1001', {}, 'aptos.localhost'),
+      'json_stream',
+      decodedFields,
+    )
     expect(decoded.map(r => r.version)).toEqual(['0x3e8', '0x3e9'])
   })
 
-  it('never serves another host\'s chain', async () => {
+  it("never serves another host's chain", async () => {
     expect((await errorOf(await get('/v1/api/transactions?chains=APTOS&from_block=0'))).parameter).toBe('chains')
     expect((await errorOf(await get('/v1/api/transactions?chains=ETH', {}, 'aptos.localhost'))).parameter).toBe('chains')
     expect((await errorOf(await get('/v1/api/transactions?chains=MOVEMENT', {}, 'aptos.localhost'))).parameter).toBe('chains')

@@ -70,7 +70,8 @@ describe('production bundle', () => {
     const probe = new Miniflare(
       convertV4MiniflareOptions({
         modules: true,
-        script: "export default { fetch() { try { new Function('return 1')(); return new Response('allowed') } catch { return new Response('refused') } } }",
+        script:
+          "export default { fetch() { try { new Function('return 1')(); return new Response('allowed') } catch { return new Response('refused') } } }",
       }),
     )
     try {
@@ -84,7 +85,9 @@ describe('production bundle', () => {
     const fields = logs.fields.filter(f => !f.extra)
     const want = canonicalRecords(inBlocks(lake.rows.logs, 100, 249), fields, 1)
     for (const format of ['json', 'json_stream', 'csv', 'arrow'] as Format[]) {
-      const res = await mf.dispatchFetch(`http://api.example.com/v1/api/logs?chains=ETH&from_block=0&format=${format}`, { headers: { authorization: basic('dev', 'dev') } })
+      const res = await mf.dispatchFetch(`http://api.example.com/v1/api/logs?chains=ETH&from_block=0&format=${format}`, {
+        headers: { authorization: basic('dev', 'dev') },
+      })
       expect(res.status).toBe(200)
       expect(DECODERS[format](new Uint8Array(await res.arrayBuffer()), fields)).toEqual(want)
     }
@@ -101,7 +104,9 @@ describe('production bundle', () => {
   })
 
   it('routes a Move host and answers errors as JSON', async () => {
-    const res = await mf.dispatchFetch('http://aptos.localhost/v1/api/blocks?chains=APTOS', { headers: { authorization: basic('dev', 'dev') } })
+    const res = await mf.dispatchFetch('http://aptos.localhost/v1/api/blocks?chains=APTOS', {
+      headers: { authorization: basic('dev', 'dev') },
+    })
     expect(res.status).toBe(404)
     expect(((await res.json()) as { error: { code: string } }).error.code).toBe('not_found')
   })

@@ -12,7 +12,6 @@ import { canonicalOf, type Canonical } from '../format/decode.ts'
 import { buildLake, makePools, makeRows, rng, type Row } from '../query/lake.ts'
 import { ETH } from '../support/chains.ts'
 
-
 /** Two stored spans per dataset; blocks 150-199 are a gap. */
 export const SPANS: [number, number][] = [
   [100, 149],
@@ -34,9 +33,7 @@ export async function buildHttpLake(store: ObjectStore, seed = 7): Promise<HttpL
   for (const dataset of [blocks, transactions, logs]) {
     const parts = SPANS.map(([from, to]) => {
       const rows =
-        dataset === blocks
-          ? range([from, to]).map(b => oneRow(dataset, b, r, pools))
-          : makeRows(dataset, range([from, to]), r, pools, 6)
+        dataset === blocks ? range([from, to]).map(b => oneRow(dataset, b, r, pools)) : makeRows(dataset, range([from, to]), r, pools, 6)
       return { from, to, rows }
     })
     await buildLake(store, ETH, dataset, parts, { rowGroupSize: 40 })
@@ -57,7 +54,10 @@ function oneRow(dataset: DatasetDecl, b: number, r: () => number, pools: ReturnT
 export function canonicalRecords(rows: readonly Row[], fields: readonly FieldDecl[], chainId: number): Canonical[] {
   return rows.map(row =>
     Object.fromEntries(
-      fields.map(f => [f.name, f.virtual === 'chain' ? String(chainId) : f.virtual === 'null' ? null : canonicalOf(f.kind, row[columnOf(f)] ?? null)]),
+      fields.map(f => [
+        f.name,
+        f.virtual === 'chain' ? String(chainId) : f.virtual === 'null' ? null : canonicalOf(f.kind, row[columnOf(f)] ?? null),
+      ]),
     ),
   )
 }
@@ -68,4 +68,3 @@ export const inBlocks = (rows: readonly Row[], from: number, to: number): Row[] 
 
 /** 0x-hex of a stored binary value. */
 export const hexOf = (v: unknown): string => '0x' + Buffer.from(v as Uint8Array).toString('hex')
-

@@ -39,22 +39,128 @@ const r = rng(20260815)
 const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]
 
 const PATHS = [
-  '/v1/api/status', '/v1/api/blocks', '/v1/api/transactions', '/v1/api/logs', '/v1/api/transactions/decoded', '/v1/api/status/',
-  '/v1/api/', '/v1/api', '/', '/v1/api/blocks/x', '/v1/api/%2e%2e/status', '/v1/api/LOGS', '//v1/api/logs', '/v1/api/logs/../blocks',
+  '/v1/api/status',
+  '/v1/api/blocks',
+  '/v1/api/transactions',
+  '/v1/api/logs',
+  '/v1/api/transactions/decoded',
+  '/v1/api/status/',
+  '/v1/api/',
+  '/v1/api',
+  '/',
+  '/v1/api/blocks/x',
+  '/v1/api/%2e%2e/status',
+  '/v1/api/LOGS',
+  '//v1/api/logs',
+  '/v1/api/logs/../blocks',
 ]
-const HOSTS = ['api.example.com', 'aptos.localhost', 'movement.localhost:8787', 'movement-testnet.example.com', 'APTOS.LOCALHOST.', '127.0.0.1:1', 'x']
+const HOSTS = [
+  'api.example.com',
+  'aptos.localhost',
+  'movement.localhost:8787',
+  'movement-testnet.example.com',
+  'APTOS.LOCALHOST.',
+  '127.0.0.1:1',
+  'x',
+]
 const FIELDS = [...new Set(DATASETS.flatMap(d => d.fields.map(f => f.name)))]
-const NAMES = ['chains', 'from_block', 'to_block', 'from_version', 'to_version', 'format', 'fields', 'limit', 'kind__in', 'type__in', 'transaction_type__in', '', 'x', '__in', 'chains__in']
+const NAMES = [
+  'chains',
+  'from_block',
+  'to_block',
+  'from_version',
+  'to_version',
+  'format',
+  'fields',
+  'limit',
+  'kind__in',
+  'type__in',
+  'transaction_type__in',
+  '',
+  'x',
+  '__in',
+  'chains__in',
+]
 const OPS = ['', '__in', '__gte', '__lte', '__gt', '__ne', '__IN', '__']
 const VALUES = [
-  '', '%00', '%00,%00', 'latest', 'LATEST', '0', '1', '-1', '0x', '0x0', '0xZZ', '1e9', '1.5', '9007199254740993', '184467440737095516160',
-  '0x' + 'f'.repeat(64), '0x' + 'F'.repeat(65), '0x' + '1'.repeat(40), '0x' + 'ab'.repeat(32), 'ETH', 'eth', '1', '31337', 'APTOS', 'MOVEMENT',
-  'ETH,DEVNET', 'json', 'json_stream', 'csv', 'arrow', 'xml', 'true', 'false', 'UserTransaction', 'é', '%F0%9F%92%A5', '%ZZ', '%', "';--", '../../etc',
-  'a'.repeat(3000), Array.from({ length: 1200 }, (_, i) => i).join(','), 'hash,block_number', 'nope,hash', '100', '0xc8', '249', '10000', '20000',
+  '',
+  '%00',
+  '%00,%00',
+  'latest',
+  'LATEST',
+  '0',
+  '1',
+  '-1',
+  '0x',
+  '0x0',
+  '0xZZ',
+  '1e9',
+  '1.5',
+  '9007199254740993',
+  '184467440737095516160',
+  '0x' + 'f'.repeat(64),
+  '0x' + 'F'.repeat(65),
+  '0x' + '1'.repeat(40),
+  '0x' + 'ab'.repeat(32),
+  'ETH',
+  'eth',
+  '1',
+  '31337',
+  'APTOS',
+  'MOVEMENT',
+  'ETH,DEVNET',
+  'json',
+  'json_stream',
+  'csv',
+  'arrow',
+  'xml',
+  'true',
+  'false',
+  'UserTransaction',
+  'é',
+  '%F0%9F%92%A5',
+  '%ZZ',
+  '%',
+  "';--",
+  '../../etc',
+  'a'.repeat(3000),
+  Array.from({ length: 1200 }, (_, i) => i).join(','),
+  'hash,block_number',
+  'nope,hash',
+  '100',
+  '0xc8',
+  '249',
+  '10000',
+  '20000',
 ]
-const ACCEPTS = [undefined, '*/*', 'application/json', 'application/jsonstream', 'text/csv', 'application/vnd.apache.arrow.stream', 'text/html', 'image/*;q=0', 'application/json;q=0.0001, text/csv;q=0', ';;;', 'a/b/c', '*/*;q=abc']
+const ACCEPTS = [
+  undefined,
+  '*/*',
+  'application/json',
+  'application/jsonstream',
+  'text/csv',
+  'application/vnd.apache.arrow.stream',
+  'text/html',
+  'image/*;q=0',
+  'application/json;q=0.0001, text/csv;q=0',
+  ';;;',
+  'a/b/c',
+  '*/*;q=abc',
+]
 const ENCODINGS = [undefined, 'gzip', 'br', 'gzip;q=0', '*', 'identity', 'x-gzip, deflate', 'garbage;;']
-const AUTHS = [basic('dev', 'dev'), basic('dev', 'dev'), basic('dev', 'dev'), basic('dev', 'dev'), undefined, basic('dev', 'x'), 'Basic', 'Basic ====', 'Basic ' + btoa('dev'), 'bearer dev', 'Basic ' + 'A'.repeat(5000)]
+const AUTHS = [
+  basic('dev', 'dev'),
+  basic('dev', 'dev'),
+  basic('dev', 'dev'),
+  basic('dev', 'dev'),
+  undefined,
+  basic('dev', 'x'),
+  'Basic',
+  'Basic ====',
+  'Basic ' + btoa('dev'),
+  'bearer dev',
+  'Basic ' + 'A'.repeat(5000),
+]
 const METHODS = ['GET', 'GET', 'GET', 'GET', 'GET', 'GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'HEAD', 'OPTIONS']
 
 function randomQuery(): string {
@@ -80,7 +186,9 @@ function randomRequest(): { method: string; path: string; host: string; headers:
   if (r() < 0.1) headers.upgrade = 'websocket'
   if (r() < 0.1) headers['x-forwarded-host'] = 'aptos.localhost'
   const method = plausible || r() < 0.5 ? 'GET' : pick(METHODS)
-  const path = plausible ? pick(PATHS.slice(0, 4)) + '?chains=ETH&from_block=' + pick(['100', '0', '140', 'latest']) + randomQuery().replace('?', '&') : pick(PATHS) + randomQuery()
+  const path = plausible
+    ? pick(PATHS.slice(0, 4)) + '?chains=ETH&from_block=' + pick(['100', '0', '140', 'latest']) + randomQuery().replace('?', '&')
+    : pick(PATHS) + randomQuery()
   return { method, path, host: plausible ? 'api.example.com' : pick(HOSTS), headers }
 }
 
@@ -152,7 +260,10 @@ describe('fuzz', () => {
       if (reply === '') continue
       const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(reply)?.[1])
       expect(DOCUMENTED.has(status), `${JSON.stringify(text.slice(0, 60))} → ${reply.slice(0, 80)}`).toBe(true)
-      if (status !== 200) expect(JSON.parse(reply.slice(reply.indexOf('\r\n\r\n') + 4).replace(/^[0-9a-f]+\r\n|\r\n0\r\n\r\n$/g, '')).error.status).toBe(status)
+      if (status !== 200)
+        expect(JSON.parse(reply.slice(reply.indexOf('\r\n\r\n') + 4).replace(/^[0-9a-f]+\r\n|\r\n0\r\n\r\n$/g, '')).error.status).toBe(
+          status,
+        )
     }
     expect(unexpected).toEqual([])
   })

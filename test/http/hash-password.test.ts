@@ -9,7 +9,9 @@ const script = join(import.meta.dirname, '..', '..', 'scripts', 'hash-password.t
 
 function run(args: string[], stdin: string): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise(resolve => {
-    const child = execFile(process.execPath, [script, ...args], (err, stdout, stderr) => resolve({ code: err ? Number(err.code ?? 1) : 0, stdout, stderr }))
+    const child = execFile(process.execPath, [script, ...args], (err, stdout, stderr) =>
+      resolve({ code: err ? Number(err.code ?? 1) : 0, stdout, stderr }),
+    )
     child.stdin!.end(stdin)
   })
 }

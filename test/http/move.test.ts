@@ -36,17 +36,55 @@ const abis = recordedAbis()
 
 /** The spec's Move transaction record, field by field. */
 const RECORD_FIELDS = [
-  'chain', 'block_number', 'block_hash', 'transaction_index', 'hash', 'version', 'parent_transaction_hash', 'timestamp', 'kind', 'gas_used',
-  'status', 'event_root_hash', 'state_change_hash', 'accumulator_root_hash', 'authenticator', 'sender', 'sequence_number', 'max_gas_amount',
-  'gas_unit_price', 'expiration_timestamp_secs', 'tx_chain_id', 'block_metadata_failed_proposer_indices', 'block_metadata_timestamp_usecs', 'payload',
+  'chain',
+  'block_number',
+  'block_hash',
+  'transaction_index',
+  'hash',
+  'version',
+  'parent_transaction_hash',
+  'timestamp',
+  'kind',
+  'gas_used',
+  'status',
+  'event_root_hash',
+  'state_change_hash',
+  'accumulator_root_hash',
+  'authenticator',
+  'sender',
+  'sequence_number',
+  'max_gas_amount',
+  'gas_unit_price',
+  'expiration_timestamp_secs',
+  'tx_chain_id',
+  'block_metadata_failed_proposer_indices',
+  'block_metadata_timestamp_usecs',
+  'payload',
 ]
 /** The spec's decoded record: tx_chain_id renamed chain_id, and the additional nullable fields. */
 const DECODED_FIELDS = [
   ...RECORD_FIELDS.map(f => (f === 'tx_chain_id' ? 'chain_id' : f)),
-  'state_checkpoint_hash', 'state_cemetery_hash', 'genesis_direct', 'genesis_script', 'genesis_execute_as', 'block_metadata_id', 'block_metadata_epoch',
-  'block_metadata_round', 'block_metadata_proposer', 'block_metadata_previous_block_votes_bitvec', 'block_metadata_randomness',
-  'state_checkpoint_transaction_hash', 'validator_transaction', 'block_id', 'block_gas_limit_reached', 'block_output_limit_reached',
-  'block_effective_block_gas_units', 'block_approx_output_size', 'script_decoded', 'multisig_entry_function_decoded', 'entry_function_decoded',
+  'state_checkpoint_hash',
+  'state_cemetery_hash',
+  'genesis_direct',
+  'genesis_script',
+  'genesis_execute_as',
+  'block_metadata_id',
+  'block_metadata_epoch',
+  'block_metadata_round',
+  'block_metadata_proposer',
+  'block_metadata_previous_block_votes_bitvec',
+  'block_metadata_randomness',
+  'state_checkpoint_transaction_hash',
+  'validator_transaction',
+  'block_id',
+  'block_gas_limit_reached',
+  'block_output_limit_reached',
+  'block_effective_block_gas_units',
+  'block_approx_output_size',
+  'script_decoded',
+  'multisig_entry_function_decoded',
+  'entry_function_decoded',
 ]
 
 let store: ObjectStore
@@ -83,7 +121,10 @@ async function records(host: string, path: string): Promise<Json[]> {
   const res = await call(host, path)
   const text = await res.text()
   expect(res.status, text.slice(0, 300)).toBe(200)
-  return text.split('\n').filter(Boolean).map(l => JSON.parse(l))
+  return text
+    .split('\n')
+    .filter(Boolean)
+    .map(l => JSON.parse(l))
 }
 
 async function error(host: string, path: string): Promise<{ status: number; code: string; message: string }> {
@@ -181,7 +222,12 @@ describe('Move transactions on aptos.localhost (recorded mainnet)', () => {
     }
     expect(decoded).toBeGreaterThan(20)
     // Block metadata fields of the decoded record.
-    const bm = mainnet.find(t => t.type === 'block_metadata_transaction') as RestTransaction & { id: string; epoch: string; round: string; proposer: string }
+    const bm = mainnet.find(t => t.type === 'block_metadata_transaction') as RestTransaction & {
+      id: string
+      epoch: string
+      round: string
+      proposer: string
+    }
     const r = got.find(x => x.hash === bm.hash)!
     expect(r.block_metadata_id).toBe(bm.id)
     expect(r.block_metadata_epoch).toBe(hexOf(bm.epoch))
@@ -194,17 +240,38 @@ describe('Move transactions on aptos.localhost (recorded mainnet)', () => {
     for (const t of users(mainnet)) counts.set(long(t.sender), (counts.get(long(t.sender)) ?? 0) + 1)
     const [sender, n] = [...counts].sort((a, b) => b[1] - a[1])[0]
     expect(n).toBeGreaterThan(1)
-    const expected = [...new Set(users(mainnet).filter(t => long(t.sender) === sender).map(t => t.hash))]
+    const expected = [
+      ...new Set(
+        users(mainnet)
+          .filter(t => long(t.sender) === sender)
+          .map(t => t.hash),
+      ),
+    ]
     for (const path of ['transactions', 'transactions/decoded']) {
       const got = await records('aptos.localhost', `/v1/api/${path}?chains=1&${ALL}&sender=${sender}`)
       expect(got.map(r => r.hash)).toEqual(expected)
     }
-    const coin = [...new Set(users(mainnet).filter(t => fn(t) === '0x1::coin::transfer').map(t => t.hash))]
+    const coin = [
+      ...new Set(
+        users(mainnet)
+          .filter(t => fn(t) === '0x1::coin::transfer')
+          .map(t => t.hash),
+      ),
+    ]
     expect(coin.length).toBeGreaterThan(0)
     const got = await records('aptos.localhost', `/v1/api/transactions/decoded?chains=1&${ALL}&entry_function_id=0x1::coin::transfer`)
     expect(got.map(r => r.hash)).toEqual(coin)
-    const two = await records('aptos.localhost', `/v1/api/transactions?chains=1&${ALL}&entry_function_id__in=0x1::coin::transfer,0x1::aptos_account::transfer`)
-    const either = [...new Set(users(mainnet).filter(t => ['0x1::coin::transfer', '0x1::aptos_account::transfer'].includes(fn(t) ?? '')).map(t => t.hash))]
+    const two = await records(
+      'aptos.localhost',
+      `/v1/api/transactions?chains=1&${ALL}&entry_function_id__in=0x1::coin::transfer,0x1::aptos_account::transfer`,
+    )
+    const either = [
+      ...new Set(
+        users(mainnet)
+          .filter(t => ['0x1::coin::transfer', '0x1::aptos_account::transfer'].includes(fn(t) ?? ''))
+          .map(t => t.hash),
+      ),
+    ]
     expect(two.map(r => r.hash)).toEqual(either)
     expect(either.length).toBeGreaterThan(coin.length)
   })
@@ -215,11 +282,17 @@ describe('Move transactions on aptos.localhost (recorded mainnet)', () => {
     expect(expected.length).toBe(4)
     for (const name of ['kind__in', 'transaction_type__in', 'type__in']) {
       const got = await records('aptos.localhost', `/v1/api/transactions?chains=APTOS&${ALL}&${name}=${kinds}`)
-      expect(got.map(r => r.hash), name).toEqual(expected)
+      expect(
+        got.map(r => r.hash),
+        name,
+      ).toEqual(expected)
     }
     const [a, b] = [Number(mainnet[10].version), Number(mainnet[20].version)]
     const byBlock = await records('aptos.localhost', `/v1/api/transactions?chains=APTOS&from_block=${a}&to_block=${b}&format=json_stream`)
-    const byVersion = await records('aptos.localhost', `/v1/api/transactions?chains=APTOS&from_version=${a}&to_version=${b}&format=json_stream`)
+    const byVersion = await records(
+      'aptos.localhost',
+      `/v1/api/transactions?chains=APTOS&from_version=${a}&to_version=${b}&format=json_stream`,
+    )
     expect(byVersion).toEqual(byBlock)
     expect(byBlock.map(r => r.version)).toEqual([...new Set(mainnet.slice(10, 21).map(t => Number(t.version)))])
     const both = await error('aptos.localhost', `/v1/api/transactions?chains=APTOS&from_block=${a}&from_version=${a}`)
@@ -231,12 +304,18 @@ describe('Movement hosts (synthetic sample: the same ingest machinery, signed fo
   it('serves MOVEMENT on movement.localhost with its own chain id, by code, id or name', async () => {
     const expected = movementTxs.filter(t => Number(t.version) >= 100 && Number(t.version) <= 140)
     for (const chains of ['MOVEMENT', '126', 'movement-mainnet']) {
-      const got = await records('movement.localhost', `/v1/api/transactions?chains=${chains}&from_version=100&to_version=140&format=json_stream`)
+      const got = await records(
+        'movement.localhost',
+        `/v1/api/transactions?chains=${chains}&from_version=100&to_version=140&format=json_stream`,
+      )
       expect(got.map(r => r.hash)).toEqual(expected.map(t => t.hash))
       expect(got.every(r => r.chain === 126)).toBe(true)
       expect(got.filter(r => r.kind === 'UserTransaction').every(r => r.tx_chain_id === 126)).toBe(true)
     }
-    const decoded = await records('movement.localhost', `/v1/api/transactions/decoded?chains=MOVEMENT&from_block=100&to_block=140&format=json_stream`)
+    const decoded = await records(
+      'movement.localhost',
+      `/v1/api/transactions/decoded?chains=MOVEMENT&from_block=100&to_block=140&format=json_stream`,
+    )
     expect(decoded.filter(r => r.kind === 'UserTransaction').every(r => r.chain_id === 126)).toBe(true)
     const transfers = decoded.filter(r => r.payload?.entry_function?.function === 'transfer')
     expect(transfers.length).toBeGreaterThan(0)
@@ -253,7 +332,12 @@ describe('Movement hosts (synthetic sample: the same ingest machinery, signed fo
   it('serves MOVEMENT_TESTNET on movement-testnet.localhost, over the Node server too', async () => {
     const body = await new Promise<string>((resolve, reject) => {
       const req = request(
-        { host: '127.0.0.1', port: server.port, path: '/v1/api/transactions?chains=MOVEMENT_TESTNET&from_version=0&to_version=20&format=json_stream', headers: { host: `movement-testnet.localhost:${server.port}`, authorization: AUTH } },
+        {
+          host: '127.0.0.1',
+          port: server.port,
+          path: '/v1/api/transactions?chains=MOVEMENT_TESTNET&from_version=0&to_version=20&format=json_stream',
+          headers: { host: `movement-testnet.localhost:${server.port}`, authorization: AUTH },
+        },
         res => {
           let text = ''
           res.on('data', c => (text += c))
@@ -263,8 +347,13 @@ describe('Movement hosts (synthetic sample: the same ingest machinery, signed fo
       req.on('error', reject)
       req.end()
     })
-    const got = body.split('\n').filter(Boolean).map(l => JSON.parse(l))
-    const expected = sampleChain(sampleSpecOf(MOVEMENT_TESTNET), 10).flatMap(b => b.transactions).filter(t => Number(t.version) <= 20)
+    const got = body
+      .split('\n')
+      .filter(Boolean)
+      .map(l => JSON.parse(l))
+    const expected = sampleChain(sampleSpecOf(MOVEMENT_TESTNET), 10)
+      .flatMap(b => b.transactions)
+      .filter(t => Number(t.version) <= 20)
     expect(got.map(r => r.hash)).toEqual(expected.map(t => t.hash))
     expect(got.every(r => r.chain === 250)).toBe(true)
   })
@@ -309,7 +398,9 @@ describe('hosts never answer with another chain or family', () => {
     expect(eth.length).toBeGreaterThan(0)
     expect(eth.every(r => r.chain === 1 && typeof r.from === 'string')).toBe(true)
     const movement = await records('movement.localhost', '/v1/api/transactions?chains=126&from_block=100&to_block=149&format=json_stream')
-    expect(new Set(movement.map(r => r.hash))).toEqual(new Set(movementTxs.filter(t => Number(t.version) >= 100 && Number(t.version) <= 149).map(t => t.hash)))
+    expect(new Set(movement.map(r => r.hash))).toEqual(
+      new Set(movementTxs.filter(t => Number(t.version) >= 100 && Number(t.version) <= 149).map(t => t.hash)),
+    )
     const aptos = await records('aptos.localhost', `/v1/api/transactions?chains=1&from_block=685&to_block=685&format=json_stream`)
     expect(aptos.map(r => r.hash)).toEqual([mainnet.find(t => t.version === '685')!.hash])
     expect(Object.keys(aptos[0])).toContain('tx_chain_id')

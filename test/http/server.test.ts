@@ -27,7 +27,11 @@ beforeAll(async () => {
   lake = await buildHttpLake(store)
   const env = { ...process.env }
   delete env.API_USERS
-  child = spawn(process.execPath, [join(root, 'scripts', 'serve.ts'), '--data', dir, '--port', '0'], { cwd: root, env, stdio: ['ignore', 'pipe', 'inherit'] })
+  child = spawn(process.execPath, [join(root, 'scripts', 'serve.ts'), '--data', dir, '--port', '0'], {
+    cwd: root,
+    env,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  })
   const rl = createInterface({ input: child.stdout! })
   rl.on('line', line => lines.push(line))
   await new Promise<void>((resolve, reject) => {
@@ -77,19 +81,32 @@ describe('npm run serve', () => {
     expect(messages.at(-1)?.type).toBe('end')
     const rows = messages.filter(m => m.type === 'rows').flatMap(m => m.rows)
     const http = await (await fetch(`${base}/v1/api/logs?chains=ETH&from_block=100&to_block=249`, { headers: auth })).text()
-    expect(rows).toEqual(http.trim().split('\n').map(line => JSON.parse(line)))
+    expect(rows).toEqual(
+      http
+        .trim()
+        .split('\n')
+        .map(line => JSON.parse(line)),
+    )
     expect(rows).toHaveLength(lake.rows.logs.length)
   })
 
   it('routes Move hosts by the Host header', async () => {
     const port = new URL(base).port
-    const { stdout } = await promisify(execFile)('curl', ['-s', '-u', 'dev:dev', '-H', `Host: movement-testnet.localhost:${port}`, `${base}/v1/api/status`])
+    const { stdout } = await promisify(execFile)('curl', [
+      '-s',
+      '-u',
+      'dev:dev',
+      '-H',
+      `Host: movement-testnet.localhost:${port}`,
+      `${base}/v1/api/status`,
+    ])
     expect(JSON.parse(stdout)).toEqual([expect.objectContaining({ chain_code: 'MOVEMENT_TESTNET', chain: 250 })])
   })
 
   it('gives curl --compressed a gzip stream it reads back to the plain body', async () => {
     const url = `${base}/v1/api/logs?chains=ETH&from_block=0&format=csv`
-    const run = (args: string[]) => promisify(execFile)('curl', ['-s', '-S', '-f', '-u', 'dev:dev', ...args, url], { encoding: 'buffer', maxBuffer: 64 * 1024 * 1024 })
+    const run = (args: string[]) =>
+      promisify(execFile)('curl', ['-s', '-S', '-f', '-u', 'dev:dev', ...args, url], { encoding: 'buffer', maxBuffer: 64 * 1024 * 1024 })
     const plain = await run([])
     const compressed = await run(['--compressed', '-D', '-'])
     const text = compressed.stdout.toString('latin1')
@@ -102,7 +119,10 @@ describe('npm run serve', () => {
   it('refuses to serve beyond loopback with the development user', async () => {
     const env = { ...process.env }
     delete env.API_USERS
-    const run = promisify(execFile)(process.execPath, [join(root, 'scripts', 'serve.ts'), '--data', '/nonexistent', '--host', '0.0.0.0'], { cwd: root, env })
+    const run = promisify(execFile)(process.execPath, [join(root, 'scripts', 'serve.ts'), '--data', '/nonexistent', '--host', '0.0.0.0'], {
+      cwd: root,
+      env,
+    })
     const err = (await run.catch(e => e)) as { code: number; stderr: string }
     expect(err.code).toBe(2)
     expect(err.stderr).toMatch(/API_USERS/)

@@ -43,8 +43,18 @@ beforeAll(async () => {
   persist = await mkdtemp(join(tmpdir(), 'wrangler-state-'))
   const port = await freePort()
   base = `http://127.0.0.1:${port}`
-  const env = { ...process.env, PORT: String(port), API_USERS: `ops:${await hashPassword('hunter2', 1000)}`, WRANGLER_SEND_METRICS: 'false', CI: 'true' }
-  child = spawn(process.execPath, [join(root, 'scripts', 'start.ts'), '--data', dir, '--persist-to', persist], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] })
+  const env = {
+    ...process.env,
+    PORT: String(port),
+    API_USERS: `ops:${await hashPassword('hunter2', 1000)}`,
+    WRANGLER_SEND_METRICS: 'false',
+    CI: 'true',
+  }
+  child = spawn(process.execPath, [join(root, 'scripts', 'start.ts'), '--data', dir, '--persist-to', persist], {
+    cwd: root,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
   child.stdout!.on('data', d => (output += d))
   child.stderr!.on('data', d => (output += d))
   await new Promise<void>((resolve, reject) => {
@@ -78,7 +88,9 @@ describe('npm start', () => {
     const res = await fetch(`${base}/v1/api/blocks?chains=ETH&from_block=140&to_block=210&format=csv`, { headers: auth })
     expect(res.status).toBe(200)
     expect(res.headers.get('x-blocks-served')).toBe('140-149,200-210')
-    expect(DECODERS.csv(new Uint8Array(await res.arrayBuffer()), fields)).toEqual(canonicalRecords(inBlocks(lake.rows.blocks, 140, 210), fields, 1))
+    expect(DECODERS.csv(new Uint8Array(await res.arrayBuffer()), fields)).toEqual(
+      canonicalRecords(inBlocks(lake.rows.blocks, 140, 210), fields, 1),
+    )
   })
 
   it('keeps the request host, so Move hosts route to their chain', async () => {

@@ -46,7 +46,10 @@ describe('runIngest from a live anvil devnet', () => {
     const root = (await readManifest(store, DEV))!
     for (const ds of DATASETS) expect(root.datasets[ds].coverage).toEqual([[0, w.head]])
     // Partitions cut at multiples of 4: 0–3, 4–7.
-    expect((await partitionsOf(store, DEV, 'logs')).map(p => [p.from, p.to])).toEqual([[0, 3], [4, 7]])
+    expect((await partitionsOf(store, DEV, 'logs')).map(p => [p.from, p.to])).toEqual([
+      [0, 3],
+      [4, 7],
+    ])
   })
 
   it('stops the given number of confirmations behind the head, and later catches up', async () => {

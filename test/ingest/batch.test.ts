@@ -12,12 +12,20 @@ describe('BatchBuilder', () => {
     const b = new BatchBuilder(logs)
     const { data: _dropped, ...missing } = row(1n, 0n)
     expect(() => b.push(missing)).toThrow('logs: row has no value for column data')
-    expect(() => new BatchBuilder(logs).push({ ...row(1n, 0n), colour: 'red' })).toThrow('logs: row has columns the declaration does not store: colour')
+    expect(() => new BatchBuilder(logs).push({ ...row(1n, 0n), colour: 'red' })).toThrow(
+      'logs: row has columns the declaration does not store: colour',
+    )
   })
 
   it('sorts by the declaration order and slices by block', () => {
     const b = new BatchBuilder(logs)
-    for (const [blk, i] of [[2n, 1n], [1n, 5n], [2n, 0n], [1n, 4n]]) b.push(row(blk, i))
+    for (const [blk, i] of [
+      [2n, 1n],
+      [1n, 5n],
+      [2n, 0n],
+      [1n, 4n],
+    ])
+      b.push(row(blk, i))
     const batch = b.finish()
     expect(batch.columns.block_number).toEqual([1n, 1n, 2n, 2n])
     expect(batch.columns.log_index).toEqual([4n, 5n, 0n, 1n])

@@ -27,8 +27,27 @@ const set = (args: string[], name: string, value: string | null) => {
 
 describe('parseIngestArgs', () => {
   it('reads every option', () => {
-    const a = parseIngestArgs([...base, '--datasets', 'logs, blocks', '--confirmations', '12', '--partition-blocks', '1000', '--concurrency', '8'])
-    expect(a).toMatchObject({ rpc: 'http://127.0.0.1:8545', from: 10, to: 20, out: '/tmp/x', datasets: ['logs', 'blocks'], confirmations: 12, partitionBlocks: 1000, concurrency: 8 })
+    const a = parseIngestArgs([
+      ...base,
+      '--datasets',
+      'logs, blocks',
+      '--confirmations',
+      '12',
+      '--partition-blocks',
+      '1000',
+      '--concurrency',
+      '8',
+    ])
+    expect(a).toMatchObject({
+      rpc: 'http://127.0.0.1:8545',
+      from: 10,
+      to: 20,
+      out: '/tmp/x',
+      datasets: ['logs', 'blocks'],
+      confirmations: 12,
+      partitionBlocks: 1000,
+      concurrency: 8,
+    })
     expect(a.chain.code).toBe('ETH')
     expect(parseIngestArgs(set(base, '--to', 'latest')).to).toBe('latest')
   })
@@ -57,7 +76,11 @@ describe('parseIngestArgs', () => {
 describe('ingestCommand', () => {
   it('answers a usage error with exit code 2 and the usage text', async () => {
     let err = ''
-    const code = await ingestCommand(['--chain', 'ETH'], { stdout: { write: () => true }, stderr: { write: (s: string) => (err += s) }, openStore })
+    const code = await ingestCommand(['--chain', 'ETH'], {
+      stdout: { write: () => true },
+      stderr: { write: (s: string) => (err += s) },
+      openStore,
+    })
     expect(code).toBe(2)
     expect(err).toMatch(/^error: --from is required\nusage: npm run ingest/)
   })
@@ -83,13 +106,32 @@ describe('scripts/ingest.ts against a live devnet', () => {
 
   it('prints one JSON line per published unit and a summary; exit code 0', async () => {
     const dir = tempDir()
-    const out = await run(['--chain', 'DEVNET', '--rpc', w.anvil.url, '--from', '0', '--to', 'latest', '--out', pathToFileURL(dir).href, '--partition-blocks', '2'])
+    const out = await run([
+      '--chain',
+      'DEVNET',
+      '--rpc',
+      w.anvil.url,
+      '--from',
+      '0',
+      '--to',
+      'latest',
+      '--out',
+      pathToFileURL(dir).href,
+      '--partition-blocks',
+      '2',
+    ])
     expect(out.stderr).toBe('')
     expect(out.code).toBe(0)
     const records = out.lines.map(l => JSON.parse(l))
     expect(records.slice(0, -1).every(r => r.event === 'published')).toBe(true)
     expect(records.length - 1).toBe(Math.ceil((w.head + 1) / 2))
-    expect(records.at(-1)).toMatchObject({ event: 'done', from: 0, to: w.head, blocks: w.head + 1, rows: { transactions: w.transactions, logs: w.logs } })
+    expect(records.at(-1)).toMatchObject({
+      event: 'done',
+      from: 0,
+      to: w.head,
+      blocks: w.head + 1,
+      rows: { transactions: w.transactions, logs: w.logs },
+    })
   })
 
   it('fails with exit code 1 and a clear message', async () => {
@@ -113,7 +155,20 @@ describe('scripts/ingest.ts against a live devnet', () => {
     await new Promise<void>(r => proxy.listen(0, '127.0.0.1', r))
     const proxyUrl = `http://127.0.0.1:${(proxy.address() as { port: number }).port}`
     const dir = tempDir()
-    const args = (rpc: string) => ['--chain', 'DEVNET', '--rpc', rpc, '--from', '0', '--to', String(w.head), '--out', dir, '--partition-blocks', '1']
+    const args = (rpc: string) => [
+      '--chain',
+      'DEVNET',
+      '--rpc',
+      rpc,
+      '--from',
+      '0',
+      '--to',
+      String(w.head),
+      '--out',
+      dir,
+      '--partition-blocks',
+      '1',
+    ]
     try {
       const killed = await run(args(proxyUrl), (line, kill) => {
         if (JSON.parse(line).to === 1) kill()

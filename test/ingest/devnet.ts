@@ -27,7 +27,11 @@ export interface Workload {
 }
 
 async function rpc<T>(url: string, method: string, params: unknown[] = []): Promise<T> {
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) })
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+  })
   const body = (await res.json()) as { result: T; error?: { message: string } }
   if (body.error) throw new Error(body.error.message)
   return body.result
@@ -54,14 +58,43 @@ export async function startWorkload(rounds = 5): Promise<Workload> {
     const contract = receipt.contractAddress
     await rpc(anvil.url, 'evm_setAutomine', [false])
     for (let round = 0; round < rounds; round++) {
-      await wallet.sendTransaction({ to: b.address, value: 10n ** 15n + BigInt(round), type: 'legacy', nonce: nonce++, gas: 21_000n, gasPrice: 3_000_000_000n })
       await wallet.sendTransaction({
-        to: contract, data: `0x${'ab'.repeat(round + 1)}`, type: 'eip2930', nonce: nonce++, gas: 100_000n, gasPrice: 3_000_000_000n,
+        to: b.address,
+        value: 10n ** 15n + BigInt(round),
+        type: 'legacy',
+        nonce: nonce++,
+        gas: 21_000n,
+        gasPrice: 3_000_000_000n,
+      })
+      await wallet.sendTransaction({
+        to: contract,
+        data: `0x${'ab'.repeat(round + 1)}`,
+        type: 'eip2930',
+        nonce: nonce++,
+        gas: 100_000n,
+        gasPrice: 3_000_000_000n,
         accessList: [{ address: contract, storageKeys: [`0x${String(round).padStart(64, '0')}` as Hex] }],
       })
-      await wallet.sendTransaction({ to: contract, data: '0x', type: 'eip1559', nonce: nonce++, gas: 100_000n, maxFeePerGas: 4_000_000_000n, maxPriorityFeePerGas: 1_000_000n })
+      await wallet.sendTransaction({
+        to: contract,
+        data: '0x',
+        type: 'eip1559',
+        nonce: nonce++,
+        gas: 100_000n,
+        maxFeePerGas: 4_000_000_000n,
+        maxPriorityFeePerGas: 1_000_000n,
+      })
       const authorization = await wallet.signAuthorization({ account: b, contractAddress: contract })
-      await wallet.sendTransaction({ to: b.address, data: '0x01', type: 'eip7702', authorizationList: [authorization], nonce: nonce++, gas: 200_000n, maxFeePerGas: 4_000_000_000n, maxPriorityFeePerGas: 1_000_000n })
+      await wallet.sendTransaction({
+        to: b.address,
+        data: '0x01',
+        type: 'eip7702',
+        authorizationList: [authorization],
+        nonce: nonce++,
+        gas: 200_000n,
+        maxFeePerGas: 4_000_000_000n,
+        maxPriorityFeePerGas: 1_000_000n,
+      })
       transactions += 4
       logs += 3 // the 2930 and 1559 calls, and the 7702 call into the delegated code
       await rpc(anvil.url, 'evm_mine')

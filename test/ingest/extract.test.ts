@@ -23,7 +23,11 @@ describe('evmExtractor', () => {
     node = await startFakeNode({
       reply: (calls, _n, batch) => {
         if (!calls.some(c => c.method === 'eth_getBlockReceipts')) return undefined
-        const answers = calls.map(c => ({ jsonrpc: '2.0', id: c.id, error: { code: -32601, message: 'the method eth_getBlockReceipts does not exist/is not available' } }))
+        const answers = calls.map(c => ({
+          jsonrpc: '2.0',
+          id: c.id,
+          error: { code: -32601, message: 'the method eth_getBlockReceipts does not exist/is not available' },
+        }))
         return { body: JSON.stringify(batch ? answers : answers[0]) }
       },
     })
@@ -34,12 +38,16 @@ describe('evmExtractor', () => {
     const before = node.calls.length
     await extractor.extract(18000000, 18000000)
     expect(node.calls.slice(before).some(c => c.method === 'eth_getBlockReceipts')).toBe(false)
-    expect(node.calls.slice(before).filter(c => c.method === 'eth_getTransactionReceipt').length).toBe(recordedBlock(18000000).transactions.length)
+    expect(node.calls.slice(before).filter(c => c.method === 'eth_getTransactionReceipt').length).toBe(
+      recordedBlock(18000000).transactions.length,
+    )
   })
 
   it('names a block the node does not have', async () => {
     node = await startFakeNode()
-    const e = await evmExtractor(createRpcClient(node.url, FAST)).extract(18000000, 18000001).catch(e => e)
+    const e = await evmExtractor(createRpcClient(node.url, FAST))
+      .extract(18000000, 18000001)
+      .catch(e => e)
     expect(e).toBeInstanceOf(MissingBlockError)
     expect(e.block).toBe(18000001)
     expect(e.message).toBe('block 18000001: the node returned null for eth_getBlockByNumber: it does not have this block')
@@ -47,13 +55,19 @@ describe('evmExtractor', () => {
 
   it('names a block whose receipts the node does not have', async () => {
     node = await startFakeNode({ result: (call, recorded) => (call.method.includes('Receipt') ? null : recorded) })
-    const e = await evmExtractor(createRpcClient(node.url, FAST)).extract(17000000, 17000000).catch(e => e)
+    const e = await evmExtractor(createRpcClient(node.url, FAST))
+      .extract(17000000, 17000000)
+      .catch(e => e)
     expect(e).toBeInstanceOf(MissingBlockError)
     expect(e.message).toMatch(/^block 17000000: the node has no receipt for transaction 0x/)
   })
 
   it('refuses a node that answers with another block', async () => {
-    node = await startFakeNode({ result: (call, recorded) => (call.method === 'eth_getBlockByNumber' ? recordedBlock(18500000) : recorded) })
-    await expect(evmExtractor(createRpcClient(node.url, FAST)).extract(17000000, 17000000)).rejects.toThrow('block 17000000: the node answered with block 18500000')
+    node = await startFakeNode({
+      result: (call, recorded) => (call.method === 'eth_getBlockByNumber' ? recordedBlock(18500000) : recorded),
+    })
+    await expect(evmExtractor(createRpcClient(node.url, FAST)).extract(17000000, 17000000)).rejects.toThrow(
+      'block 17000000: the node answered with block 18500000',
+    )
   })
 })

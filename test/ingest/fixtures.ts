@@ -26,7 +26,9 @@ export const readJson = (path: string): Json => JSON.parse(readFileSync(path, 'u
 export const recordedBlock = (n: number): Json => readJson(join(DATA, 'blocks', `mainnet_block_${n}_full.json`))
 export const recordedReceipts = (n: number): Json => readJson(join(DATA, 'receipts', `mainnet_receipts_${n}.json`))
 export const recordedFiles = (dir: string, suffix = '.json'): string[] =>
-  readdirSync(join(DATA, dir)).filter(f => f.endsWith(suffix)).map(f => join(DATA, dir, f))
+  readdirSync(join(DATA, dir))
+    .filter(f => f.endsWith(suffix))
+    .map(f => join(DATA, dir, f))
 
 export interface Replay {
   url: string
@@ -89,7 +91,8 @@ export function view(row: Record<string, unknown>): Record<string, unknown> {
 const lower = (hex: string | null | undefined) => (hex === null || hex === undefined ? null : hex.toLowerCase())
 const int = (hex: string | null | undefined) => (hex === null || hex === undefined ? null : BigInt(hex))
 /** A uint256 quantity as the 32-byte big-endian value, in hex. */
-const word = (hex: string | null | undefined) => (hex === null || hex === undefined ? null : '0x' + BigInt(hex).toString(16).padStart(64, '0'))
+const word = (hex: string | null | undefined) =>
+  hex === null || hex === undefined ? null : '0x' + BigInt(hex).toString(16).padStart(64, '0')
 
 /** The block row expected from a recorded block. */
 export function expectedBlock(b: Json): Record<string, unknown> {
@@ -192,7 +195,9 @@ export function expectedLog(b: Json, log: Json): Record<string, unknown> {
 export function expectedRows(blocks: { block: Json; receipts: Json[] }[]) {
   return {
     blocks: blocks.map(({ block }) => expectedBlock(block)),
-    transactions: blocks.flatMap(({ block, receipts }) => block.transactions.map((tx: Json, i: number) => expectedTransaction(block, tx, receipts[i], i))),
+    transactions: blocks.flatMap(({ block, receipts }) =>
+      block.transactions.map((tx: Json, i: number) => expectedTransaction(block, tx, receipts[i], i)),
+    ),
     logs: blocks.flatMap(({ block, receipts }) => receipts.flatMap((r: Json) => r.logs.map((l: Json) => expectedLog(block, l)))),
   }
 }
@@ -280,10 +285,11 @@ export async function startFakeNode(options: FakeNodeOptions = {}): Promise<Fake
   await new Promise<void>(r => server.listen(0, '127.0.0.1', r))
   const address = server.address() as { port: number }
   node.url = `http://127.0.0.1:${address.port}`
-  node.close = () => new Promise<void>(r => {
-    server.closeAllConnections()
-    server.close(() => r())
-  })
+  node.close = () =>
+    new Promise<void>(r => {
+      server.closeAllConnections()
+      server.close(() => r())
+    })
   return node
 }
 
@@ -294,7 +300,13 @@ export async function snapshot(store: ObjectStore, chain: ChainRef): Promise<Rec
   const out: Record<string, unknown> = {}
   for (const ds of ['blocks', 'transactions', 'logs']) {
     out[`${ds}.coverage`] = root.datasets[ds].coverage
-    out[`${ds}.partitions`] = (await partitionsOf(store, chain, ds)).map(p => ({ key: p.key, from: p.from, to: p.to, rows: p.rows, bytes: p.bytes }))
+    out[`${ds}.partitions`] = (await partitionsOf(store, chain, ds)).map(p => ({
+      key: p.key,
+      from: p.from,
+      to: p.to,
+      rows: p.rows,
+      bytes: p.bytes,
+    }))
     out[`${ds}.rows`] = (await readRows(store, chain, ds)).map(view)
   }
   return out

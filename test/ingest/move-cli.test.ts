@@ -33,9 +33,20 @@ beforeAll(async () => {
 })
 afterAll(() => replay?.stop())
 
-
 describe('parseIngestArgs with --rest', () => {
-  const rest = (chain: string, ...more: string[]) => ['--chain', chain, '--rest', 'http://127.0.0.1:8080', '--from', '0', '--to', '9', '--out', '/tmp/x', ...more]
+  const rest = (chain: string, ...more: string[]) => [
+    '--chain',
+    chain,
+    '--rest',
+    'http://127.0.0.1:8080',
+    '--from',
+    '0',
+    '--to',
+    '9',
+    '--out',
+    '/tmp/x',
+    ...more,
+  ]
 
   it('resolves a chain id within the Move-VM family, codes and names in any family', () => {
     expect(parseIngestArgs(rest('1')).chain.code).toBe('APTOS')
@@ -69,7 +80,13 @@ async function snapshot(store: ObjectStore) {
   const root = (await readManifest(store, APTOS))!
   return {
     coverage: root.datasets.move_transactions.coverage,
-    partitions: (await partitionsOf(store, APTOS, 'move_transactions')).map(p => ({ key: p.key, from: p.from, to: p.to, rows: p.rows, bytes: p.bytes })),
+    partitions: (await partitionsOf(store, APTOS, 'move_transactions')).map(p => ({
+      key: p.key,
+      from: p.from,
+      to: p.to,
+      rows: p.rows,
+      bytes: p.bytes,
+    })),
     rows: (await readRows(store, APTOS, 'move_transactions')).map(view),
   }
 }
@@ -79,28 +96,69 @@ describe('npm run ingest --rest against the recorded mainnet (replay node)', () 
     const dir = tempDir()
     const out: string[] = []
     let err = ''
-    const argv = ['--chain', '1', '--rest', replay.url, '--sparse', '--from', String(CLUSTER[0]), '--to', String(CLUSTER[1]), '--out', dir, '--partition-blocks', '100000']
-    const code = await ingestCommand(argv, { stdout: { write: (s: string) => out.push(s) }, stderr: { write: (s: string) => (err += s) }, openStore })
+    const argv = [
+      '--chain',
+      '1',
+      '--rest',
+      replay.url,
+      '--sparse',
+      '--from',
+      String(CLUSTER[0]),
+      '--to',
+      String(CLUSTER[1]),
+      '--out',
+      dir,
+      '--partition-blocks',
+      '100000',
+    ]
+    const code = await ingestCommand(argv, {
+      stdout: { write: (s: string) => out.push(s) },
+      stderr: { write: (s: string) => (err += s) },
+      openStore,
+    })
     expect(err).toBe('')
     expect(code).toBe(0)
-    const records = out.join('').trim().split('\n').map(l => JSON.parse(l))
+    const records = out
+      .join('')
+      .trim()
+      .split('\n')
+      .map(l => JSON.parse(l))
     const published = records.filter(r => r.event === 'published')
     // Units are the 100,000-version windows the range meets.
     expect(published.length).toBe(Math.floor(CLUSTER[1] / 100_000) - Math.floor(CLUSTER[0] / 100_000) + 1)
     const logs: string[] = records.filter(r => r.event === 'log').map(r => r.message)
     const summary = logs.find(m => m.startsWith('move: '))!
-    expect(summary).toMatch(/^move: 8 transactions, 8 hash-verified, 0 stored unverified, \d+ call\(s\) not decoded.*; ABIs: \d+ fetched from the node, 0 from the store$/)
+    expect(summary).toMatch(
+      /^move: 8 transactions, 8 hash-verified, 0 stored unverified, \d+ call\(s\) not decoded.*; ABIs: \d+ fetched from the node, 0 from the store$/,
+    )
     // Each unit with undecoded calls said so as it went; the summary counts them all.
     const perUnit = logs.map(m => /^versions \d+-\d+: (\d+) call\(s\) not decoded/.exec(m)).filter(m => m !== null)
     expect(perUnit.length).toBeGreaterThan(0)
     expect(Number(/(\d+) call\(s\) not decoded/.exec(summary)![1])).toBe(perUnit.reduce((n, m) => n + Number(m[1]), 0))
-    expect(records.at(-1)).toMatchObject({ event: 'done', chain: 'APTOS', from: CLUSTER[0], to: CLUSTER[1], rows: { move_transactions: 8 } })
+    expect(records.at(-1)).toMatchObject({
+      event: 'done',
+      chain: 'APTOS',
+      from: CLUSTER[0],
+      to: CLUSTER[1],
+      rows: { move_transactions: 8 },
+    })
     expect((await readRows(fsStore(dir), APTOS, 'move_transactions')).length).toBe(8)
   })
 
   it('fails with exit code 1 naming the missing version when the source skips one without --sparse', async () => {
     let err = ''
-    const argv = ['--chain', 'APTOS', '--rest', replay.url, '--from', String(CLUSTER[0]), '--to', String(CLUSTER[0] + 5), '--out', tempDir()]
+    const argv = [
+      '--chain',
+      'APTOS',
+      '--rest',
+      replay.url,
+      '--from',
+      String(CLUSTER[0]),
+      '--to',
+      String(CLUSTER[0] + 5),
+      '--out',
+      tempDir(),
+    ]
     const code = await ingestCommand(argv, { stdout: { write: () => true }, stderr: { write: (s: string) => (err += s) }, openStore })
     expect(code).toBe(1)
     expect(err).toMatch(new RegExp(`^error: version ${CLUSTER[0] + 1} is missing: `))
@@ -121,7 +179,21 @@ describe('npm run ingest --rest against the recorded mainnet (replay node)', () 
     await new Promise<void>(r => proxy.listen(0, '127.0.0.1', r))
     const proxyUrl = `http://127.0.0.1:${(proxy.address() as { port: number }).port}`
     const dir = tempDir()
-    const args = (rest: string) => ['--chain', 'APTOS', '--rest', rest, '--sparse', '--from', String(CLUSTER[0]), '--to', String(CLUSTER[1]), '--out', dir, '--partition-blocks', '100000']
+    const args = (rest: string) => [
+      '--chain',
+      'APTOS',
+      '--rest',
+      rest,
+      '--sparse',
+      '--from',
+      String(CLUSTER[0]),
+      '--to',
+      String(CLUSTER[1]),
+      '--out',
+      dir,
+      '--partition-blocks',
+      '100000',
+    ]
     try {
       const killed = await run(args(proxyUrl), (line, kill) => {
         if (JSON.parse(line).event === 'published') kill()

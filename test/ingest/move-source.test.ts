@@ -4,7 +4,14 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Chain } from '../../src/chains/registry.ts'
 import { findChain } from '../../src/chains/registry.ts'
-import { abiKey, ChainMismatchError, MissingVersionError, moveSource, RefusedTransactionsError, type StoredAbi } from '../../src/ingest/move-source.ts'
+import {
+  abiKey,
+  ChainMismatchError,
+  MissingVersionError,
+  moveSource,
+  RefusedTransactionsError,
+  type StoredAbi,
+} from '../../src/ingest/move-source.ts'
 import { runIngest } from '../../src/ingest/run.ts'
 import { rootKey } from '../../src/manifest/keys.ts'
 import { fullnodeClient } from '../../src/move/rest.ts'
@@ -18,7 +25,14 @@ import { readManifest, readRows, view } from './fixtures.ts'
 
 const APTOS = findChain('move', 'APTOS')!
 /** The recorded testnet is Aptos testnet (chain id 2), which the registry does not serve: a chain for the test. */
-const APTOS_TESTNET: Chain = { family: 'move', id: 2, code: 'APTOS_TESTNET', name: 'aptos-testnet', hosts: ['aptos-testnet.localhost'], confirmations: 0 }
+const APTOS_TESTNET: Chain = {
+  family: 'move',
+  id: 2,
+  code: 'APTOS_TESTNET',
+  name: 'aptos-testnet',
+  hosts: ['aptos-testnet.localhost'],
+  confirmations: 0,
+}
 
 const dirs: string[] = []
 const newStore = (): ObjectStore => {
@@ -120,7 +134,12 @@ describe('Move ingest from the recorded mainnet (replay node)', () => {
       const row = view(raw)
       const tx = byVersion.get(String(raw.version))!
       const expected = expectedFromRest(tx, 1)
-      const got = Object.fromEntries(Object.keys(expected).map(k => [k, typeof row[k] === 'string' && ['events', 'changes'].includes(k) ? JSON.parse(row[k] as string) : row[k]]))
+      const got = Object.fromEntries(
+        Object.keys(expected).map(k => [
+          k,
+          typeof row[k] === 'string' && ['events', 'changes'].includes(k) ? JSON.parse(row[k] as string) : row[k],
+        ]),
+      )
       expect(got, `version ${tx.version}`).toEqual(expected)
       if (tx.type === 'user_transaction') expect(row.hash_verified, `version ${tx.version}`).toBe(true)
     }
@@ -144,7 +163,10 @@ describe('Move ingest from the recorded mainnet (replay node)', () => {
       const [address, module] = v.entry_function_id!.split('::')
       if (!abis.module(address, module)) continue
       const d = JSON.parse(row.entry_function_decoded as string)
-      expect(d.args.map((a: string) => JSON.parse(a)), v.version).toEqual(v.arguments_json)
+      expect(
+        d.args.map((a: string) => JSON.parse(a)),
+        v.version,
+      ).toEqual(v.arguments_json)
       decoded++
     }
     expect(decoded).toBeGreaterThanOrEqual(20)
@@ -193,7 +215,9 @@ describe('Move ingest from the recorded mainnet (replay node)', () => {
     const victim = txs.find(t => t.type === 'user_transaction' && t.version === '685') as RestUserTransaction
     const tampered = countingFetch((url, body) => {
       if (!url.includes('/transactions?')) return body
-      return (body as RestTransaction[]).map(t => (t.version === victim.version ? { ...t, sequence_number: String(BigInt((t as RestUserTransaction).sequence_number) + 1n) } : t))
+      return (body as RestTransaction[]).map(t =>
+        t.version === victim.version ? { ...t, sequence_number: String(BigInt((t as RestUserTransaction).sequence_number) + 1n) } : t,
+      )
     })
     const bad = newStore()
     const source = moveSource(fullnodeClient({ url: mainnet.url, fetch: tampered.fetch }), { chain: APTOS, store: bad })
@@ -210,7 +234,9 @@ describe('Move ingest from the recorded mainnet (replay node)', () => {
     const s = newStore()
     const source = moveSource(fullnodeClient({ url: mainnet.url }), { chain: movement, store: s })
     await expect(runIngest({ chain: movement, source, from: 685, to: 685, store: s })).rejects.toThrow(ChainMismatchError)
-    await expect(runIngest({ chain: movement, source, from: 685, to: 685, store: s })).rejects.toThrow('the node serves chain id 1, not MOVEMENT (126)')
+    await expect(runIngest({ chain: movement, source, from: 685, to: 685, store: s })).rejects.toThrow(
+      'the node serves chain id 1, not MOVEMENT (126)',
+    )
   })
 })
 
@@ -223,7 +249,12 @@ describe('Move ingest from the recorded testnet (replay node)', () => {
     expect(txs.slice(0, 3).map(t => t.version)).toEqual(['1', '2', '3'])
     const source = moveSource(fullnodeClient({ url: testnet.url }), { chain: APTOS_TESTNET, store })
     await runIngest({ chain: APTOS_TESTNET, source, from: 1, to: 3, store })
-    await ingestEach(store, APTOS_TESTNET, testnet.url, txs.slice(3).map(t => t.version))
+    await ingestEach(
+      store,
+      APTOS_TESTNET,
+      testnet.url,
+      txs.slice(3).map(t => t.version),
+    )
     const rows = (await readRows(store, APTOS_TESTNET, 'move_transactions')).map(view)
     expect(rows.map(r => String(r.version))).toEqual(txs.map(t => t.version))
     rows.forEach((row, i) => {
@@ -273,14 +304,23 @@ describe('Move ingest from a node that serves whole blocks (synthetic sample nod
   it('pages by at most 100 versions, and in pages of any size gives the same partitions', async () => {
     const calls: [number, number][] = []
     const node = sampleNode(chain.id, blocks)
-    const spy = { ...node, transactions: (start: bigint | number, limit: number) => (calls.push([Number(start), limit]), node.transactions(start, limit)) }
+    const spy = {
+      ...node,
+      transactions: (start: bigint | number, limit: number) => (calls.push([Number(start), limit]), node.transactions(start, limit)),
+    }
     const to = Number(all[all.length - 1].version)
     const a = newStore()
     await runIngest({ chain, source: moveSource(spy, { chain, store: a }), from: 0, to, store: a })
     expect(calls.every(([, limit]) => limit <= 100)).toBe(true)
     expect(calls.map(([s]) => s).sort((x, y) => x - y)).toEqual(Array.from({ length: Math.ceil((to + 1) / 100) }, (_, i) => i * 100))
     const b = newStore()
-    await runIngest({ chain, source: moveSource(sampleNode(chain.id, blocks), { chain, store: b, pageSize: 7, concurrency: 3 }), from: 0, to, store: b })
+    await runIngest({
+      chain,
+      source: moveSource(sampleNode(chain.id, blocks), { chain, store: b, pageSize: 7, concurrency: 3 }),
+      from: 0,
+      to,
+      store: b,
+    })
     const keys = async (s: ObjectStore) => (await s.list('move-126/move_transactions/')).map(o => o.key)
     expect(await keys(b)).toEqual(await keys(a))
     expect((await keys(a)).length).toBe(1)
@@ -288,11 +328,29 @@ describe('Move ingest from a node that serves whole blocks (synthetic sample nod
 
   it('ingests up to the head with to: latest, and then nothing more until the head moves', async () => {
     const store = newStore()
-    const first = await runIngest({ chain, source: moveSource(sampleNode(chain.id, blocks.slice(0, 6)), { chain, store }), from: 0, to: 'latest', store })
+    const first = await runIngest({
+      chain,
+      source: moveSource(sampleNode(chain.id, blocks.slice(0, 6)), { chain, store }),
+      from: 0,
+      to: 'latest',
+      store,
+    })
     expect(first.to).toBe(blocks[5].lastVersion)
-    const again = await runIngest({ chain, source: moveSource(sampleNode(chain.id, blocks.slice(0, 6)), { chain, store }), from: 0, to: 'latest', store })
+    const again = await runIngest({
+      chain,
+      source: moveSource(sampleNode(chain.id, blocks.slice(0, 6)), { chain, store }),
+      from: 0,
+      to: 'latest',
+      store,
+    })
     expect(again.units).toBe(0)
-    const moved = await runIngest({ chain, source: moveSource(sampleNode(chain.id, blocks), { chain, store }), from: 0, to: 'latest', store })
+    const moved = await runIngest({
+      chain,
+      source: moveSource(sampleNode(chain.id, blocks), { chain, store }),
+      from: 0,
+      to: 'latest',
+      store,
+    })
     expect(moved.rows.move_transactions).toBe(all.length - (blocks[5].lastVersion + 1))
     const rows = (await readRows(store, chain, 'move_transactions')).map(view)
     expect(rows.map(r => r.hash)).toEqual(all.map(t => t.hash))
@@ -305,14 +363,25 @@ describe('Move ingest from a node that serves whole blocks (synthetic sample nod
   it('counts calls it cannot decode in its report, and fetches again an ABI that predates a call', async () => {
     const store = newStore()
     const to = Number(all[all.length - 1].version)
-    const mystery = all.filter(t => t.type === 'user_transaction' && (t as RestUserTransaction).payload.type === 'entry_function_payload' && ((t as RestUserTransaction).payload as { function: string }).function.startsWith('0xbadc0de::'))
+    const mystery = all.filter(
+      t =>
+        t.type === 'user_transaction' &&
+        (t as RestUserTransaction).payload.type === 'entry_function_payload' &&
+        ((t as RestUserTransaction).payload as { function: string }).function.startsWith('0xbadc0de::'),
+    )
     expect(mystery.length).toBeGreaterThan(0)
     // A cached "module not found" answer recorded at version 0: every later call to it makes the source ask again, once.
-    await store.put(abiKey(chain, '0xbadc0de', 'mystery'), new TextEncoder().encode(JSON.stringify({ address: '0xbadc0de', name: 'mystery', ledger_version: '0', abi: null })))
+    await store.put(
+      abiKey(chain, '0xbadc0de', 'mystery'),
+      new TextEncoder().encode(JSON.stringify({ address: '0xbadc0de', name: 'mystery', ledger_version: '0', abi: null })),
+    )
     const node = sampleNode(chain.id, blocks)
     const asked: string[] = []
     const lines: string[] = []
-    const source = moveSource({ ...node, moduleAbi: (a, n) => (asked.push(`${a}::${n}`), node.moduleAbi(a, n)) }, { chain, store, log: l => lines.push(l) })
+    const source = moveSource(
+      { ...node, moduleAbi: (a, n) => (asked.push(`${a}::${n}`), node.moduleAbi(a, n)) },
+      { chain, store, log: l => lines.push(l) },
+    )
     await runIngest({ chain, source, from: 0, to, store })
     expect(source.stats.undecoded).toBe(mystery.length)
     expect(source.stats.undecodedSamples[0].reason).toMatch(/0xbadc0de::mystery not found/)

@@ -3,12 +3,29 @@ import { formatDuration, progressLine, progressReporter } from '../../src/ingest
 import type { IngestReport, Progress } from '../../src/ingest/run.ts'
 
 const progress: Progress = {
-  range: [20, 29], blocks: 20, totalBlocks: 80, rows: { blocks: 20, logs: 100 }, bytes: { blocks: 1000, logs: 5000 },
-  elapsedMs: 4000, blocksPerSecond: 5, rowsPerSecond: 30, etaMs: 12_000, generation: 2,
+  range: [20, 29],
+  blocks: 20,
+  totalBlocks: 80,
+  rows: { blocks: 20, logs: 100 },
+  bytes: { blocks: 1000, logs: 5000 },
+  elapsedMs: 4000,
+  blocksPerSecond: 5,
+  rowsPerSecond: 30,
+  etaMs: 12_000,
+  generation: 2,
 }
 const report: IngestReport = {
-  chain: 'ETH', from: 0, to: 79, units: 8, blocks: 80, rows: { blocks: 80, logs: 400 }, bytes: { blocks: 4000, logs: 20000 },
-  putsSkipped: 0, elapsedMs: 16_000, generation: 8, coverage: { blocks: [[0, 79]], logs: [[0, 79]] },
+  chain: 'ETH',
+  from: 0,
+  to: 79,
+  units: 8,
+  blocks: 80,
+  rows: { blocks: 80, logs: 400 },
+  bytes: { blocks: 4000, logs: 20000 },
+  putsSkipped: 0,
+  elapsedMs: 16_000,
+  generation: 8,
+  coverage: { blocks: [[0, 79]], logs: [[0, 79]] },
 }
 
 function capture(isTTY: boolean) {
@@ -43,7 +60,11 @@ describe('progress', () => {
     r.onProgress(progress)
     r.log('hello')
     r.done(report)
-    const lines = c.text().trimEnd().split('\n').map(l => JSON.parse(l))
+    const lines = c
+      .text()
+      .trimEnd()
+      .split('\n')
+      .map(l => JSON.parse(l))
     expect(lines.map(l => l.event)).toEqual(['published', 'log', 'done'])
     expect(lines[0]).toMatchObject({ from: 20, to: 29, blocks: 20, total_blocks: 80, eta_ms: 12000 })
     expect(lines[2]).toMatchObject({ blocks: 80, rows: { blocks: 80, logs: 400 }, coverage: { blocks: [[0, 79]] } })

@@ -3,7 +3,9 @@ import { backoffMs, classifyRpcError, isBatchRejected, isRetryableStatus, retryA
 
 describe('provider quirks', () => {
   it('classifies JSON-RPC errors', () => {
-    expect(classifyRpcError({ code: -32601, message: 'the method eth_getBlockReceipts does not exist/is not available' })).toBe('unsupported')
+    expect(classifyRpcError({ code: -32601, message: 'the method eth_getBlockReceipts does not exist/is not available' })).toBe(
+      'unsupported',
+    )
     expect(classifyRpcError({ code: -32600, message: 'Unsupported method: eth_getBlockReceipts' })).toBe('unsupported')
     expect(classifyRpcError({ code: -32005, message: 'limit exceeded' })).toBe('retry')
     expect(classifyRpcError({ code: 429, message: 'Too Many Requests' })).toBe('retry')

@@ -12,7 +12,10 @@ const start = async (o: FakeNodeOptions = {}) => (node = await startFakeNode(o))
 const block = (n: number) => ({ method: 'eth_getBlockByNumber', params: ['0x' + n.toString(16), false] })
 
 async function rejection(p: Promise<unknown>): Promise<RpcError> {
-  const e = await p.then(() => undefined, (e: unknown) => e)
+  const e = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  )
   expect(e).toBeInstanceOf(RpcError)
   return e as RpcError
 }
@@ -21,7 +24,8 @@ describe('createRpcClient', () => {
   it('sends calls as JSON-RPC batches and returns results in call order', async () => {
     // Answer each batch in reverse order: results are matched by id.
     const n = await start({
-      reply: (calls, _n, batch) => (batch ? { body: JSON.stringify(calls.map(c => ({ jsonrpc: '2.0', id: c.id, result: c.params[0] })).reverse()) } : undefined),
+      reply: (calls, _n, batch) =>
+        batch ? { body: JSON.stringify(calls.map(c => ({ jsonrpc: '2.0', id: c.id, result: c.params[0] })).reverse()) } : undefined,
     })
     const rpc = createRpcClient(n.url, { ...FAST, batchSize: 10 })
     const calls = Array.from({ length: 25 }, (_, i) => ({ method: 'echo', params: [i] }))
@@ -58,7 +62,11 @@ describe('createRpcClient', () => {
   })
 
   it('fails at once on a JSON-RPC error that is not transient', async () => {
-    const n = await start({ reply: calls => ({ body: JSON.stringify({ jsonrpc: '2.0', id: calls[0].id, error: { code: -32000, message: 'missing trie node' } }) }) })
+    const n = await start({
+      reply: calls => ({
+        body: JSON.stringify({ jsonrpc: '2.0', id: calls[0].id, error: { code: -32000, message: 'missing trie node' } }),
+      }),
+    })
     const e = await rejection(createRpcClient(n.url, FAST).request('eth_getBlockReceipts', ['0x1036640']))
     expect(e.message).toBe('eth_getBlockReceipts(0x1036640) failed: JSON-RPC error -32000: missing trie node')
     expect(e.code).toBe(-32000)
@@ -72,11 +80,13 @@ describe('createRpcClient', () => {
         if (i > 0) return undefined
         // First request: the second call is rate limited, the others answered.
         return {
-          body: JSON.stringify(calls.map((c, k) => {
-            if (k !== 1) return { jsonrpc: '2.0', id: c.id, ...recordedResult(c) }
-            limited++
-            return { jsonrpc: '2.0', id: c.id, error: { code: -32005, message: 'request rate exceeded' } }
-          })),
+          body: JSON.stringify(
+            calls.map((c, k) => {
+              if (k !== 1) return { jsonrpc: '2.0', id: c.id, ...recordedResult(c) }
+              limited++
+              return { jsonrpc: '2.0', id: c.id, error: { code: -32005, message: 'request rate exceeded' } }
+            }),
+          ),
         }
       },
     })
@@ -110,7 +120,12 @@ describe('createRpcClient', () => {
   })
 
   it('splits batches for a node that refuses them', async () => {
-    const n = await start({ reply: (_c, _i, batch) => (batch ? { body: JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32600, message: 'batch requests are not supported' } }) } : undefined) })
+    const n = await start({
+      reply: (_c, _i, batch) =>
+        batch
+          ? { body: JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32600, message: 'batch requests are not supported' } }) }
+          : undefined,
+    })
     const rpc = createRpcClient(n.url, FAST)
     const got = await rpc.batch<{ number: string }>([block(17000000), block(18000000), block(18500000)])
     expect(got.map(b => Number(b.number))).toEqual([17000000, 18000000, 18500000])
@@ -121,7 +136,10 @@ describe('createRpcClient', () => {
 
   it('retries a call the node left out of a batch answer', async () => {
     const n = await start({
-      reply: (calls, i, batch) => (i === 0 && batch ? { body: JSON.stringify(calls.slice(1).map(c => ({ jsonrpc: '2.0', id: c.id, ...recordedResult(c) }))) } : undefined),
+      reply: (calls, i, batch) =>
+        i === 0 && batch
+          ? { body: JSON.stringify(calls.slice(1).map(c => ({ jsonrpc: '2.0', id: c.id, ...recordedResult(c) }))) }
+          : undefined,
     })
     const got = await createRpcClient(n.url, FAST).batch<{ number: string }>([block(17000000), block(18000000)])
     expect(got.map(b => Number(b.number))).toEqual([17000000, 18000000])

@@ -11,8 +11,20 @@ import { rootKey } from '../../src/manifest/keys.ts'
 import { fsStore } from '../../src/store/fs.ts'
 import type { ObjectStore } from '../../src/store/types.ts'
 import {
-  ETH, expectedRows, partitionsOf, readManifest, readRows, recordedBlock, recordedReceipts, startFakeNode, startReplay, view,
-  WITH_RECEIPTS, type FakeNodeOptions, type Json, type Replay,
+  ETH,
+  expectedRows,
+  partitionsOf,
+  readManifest,
+  readRows,
+  recordedBlock,
+  recordedReceipts,
+  startFakeNode,
+  startReplay,
+  view,
+  WITH_RECEIPTS,
+  type FakeNodeOptions,
+  type Json,
+  type Replay,
 } from './fixtures.ts'
 
 const chain = findChain('evm', 'ETH')!
@@ -62,7 +74,8 @@ describe('runIngest from recorded mainnet (replay node)', () => {
     expect(unprotected.every(t => t.chain_id === null && t.block_number === 18000000n)).toBe(true)
     // EIP-155 legacy transactions carry chain id 1, as the node says.
     const source = new Map<string, Json>(WITH_RECEIPTS.flatMap(n => recordedBlock(n).transactions.map((t: Json) => [t.hash, t])))
-    for (const t of txs.filter(t => t.type === 0n && t.chain_id !== null)) expect(t.chain_id).toBe(BigInt(source.get(t.hash as string).chainId))
+    for (const t of txs.filter(t => t.type === 0n && t.chain_id !== null))
+      expect(t.chain_id).toBe(BigInt(source.get(t.hash as string).chainId))
     expect(new Set(txs.map(t => t.type))).toEqual(new Set([0n, 2n]))
     // Contract creations: `to` null, contract address from the receipt.
     const creations = txs.filter(t => t.to === null)
@@ -107,7 +120,9 @@ describe('runIngest from recorded mainnet (replay node)', () => {
   })
 
   it('refuses an unknown dataset and a range past the head', async () => {
-    await expect(ingest(newStore(), 17000000, 17000000, { datasets: ['traces'] })).rejects.toThrow('unknown dataset "traces": this chain has blocks, transactions, logs')
+    await expect(ingest(newStore(), 17000000, 17000000, { datasets: ['traces'] })).rejects.toThrow(
+      'unknown dataset "traces": this chain has blocks, transactions, logs',
+    )
     await expect(ingest(newStore(), 30000000, 30000000)).rejects.toThrow(/block 30000000 is past the node's head 24476009/)
   })
 })
@@ -119,41 +134,75 @@ describe('runIngest from a misbehaving node: a clear error and nothing published
     return recorded
   }
   const cases: [string, FakeNodeOptions, (e: unknown) => void][] = [
-    ['null block', { result: (c, r) => (c.method === 'eth_getBlockByNumber' && r && Number(r.number) === 17000000 ? null : r) }, e => {
-      expect(e).toBeInstanceOf(MissingBlockError)
-      expect((e as Error).message).toMatch(/^block 17000000: the node returned null/)
-    }],
-    ['wrong block hash', { result: tamperBlock(b => (b.hash = '0x' + '12'.repeat(32))) }, e => {
-      expect(e).toBeInstanceOf(IngestVerificationError)
-      expect((e as Error).message).toMatch(/^block 17000000: header hash .* does not match/)
-    }],
-    ['changed transaction', { result: tamperBlock(b => (b.transactions[7].input = '0x')) }, e => {
-      expect(e).toBeInstanceOf(IngestVerificationError)
-      expect((e as Error).message).toMatch(/^block 17000000: transaction 7 hashes to/)
-    }],
-    ['changed log', {
-      result: (c, r) => {
-        if (c.method === 'eth_getBlockReceipts' && r && Number(r[0].blockNumber) === 17000000) r.find((x: Json) => x.logs.length).logs[0].topics.reverse()
-        return r
+    [
+      'null block',
+      { result: (c, r) => (c.method === 'eth_getBlockByNumber' && r && Number(r.number) === 17000000 ? null : r) },
+      e => {
+        expect(e).toBeInstanceOf(MissingBlockError)
+        expect((e as Error).message).toMatch(/^block 17000000: the node returned null/)
       },
-    }, e => {
-      expect(e).toBeInstanceOf(IngestVerificationError)
-      expect((e as Error).message).toMatch(/^block 17000000: receipts root/)
-    }],
-    ['malformed JSON', { reply: calls => (calls[0].method === 'eth_getBlockByNumber' ? { body: '{"jsonrpc": "2.0", "result": {' } : undefined) }, e => {
-      expect(e).toBeInstanceOf(RpcError)
-      expect((e as Error).message).toMatch(/^eth_getBlockByNumber\(0x1036640, true\) failed: malformed JSON/)
-    }],
-    ['JSON-RPC error', {
-      reply: calls => (calls[0].method === 'eth_getBlockReceipts' ? { body: JSON.stringify({ jsonrpc: '2.0', id: calls[0].id, error: { code: -32000, message: 'missing trie node' } }) } : undefined),
-    }, e => {
-      expect(e).toBeInstanceOf(RpcError)
-      expect((e as Error).message).toBe('eth_getBlockReceipts(0x1036640) failed: JSON-RPC error -32000: missing trie node')
-    }],
-    ['persistent 500', { reply: calls => (calls[0].method === 'eth_getBlockByNumber' ? { status: 500, body: 'upstream unavailable' } : undefined) }, e => {
-      expect(e).toBeInstanceOf(RpcError)
-      expect((e as Error).message).toMatch(/^eth_getBlockByNumber\(0x1036640, true\) failed: HTTP 500 .*upstream unavailable \(gave up after 3 attempts\)/)
-    }],
+    ],
+    [
+      'wrong block hash',
+      { result: tamperBlock(b => (b.hash = '0x' + '12'.repeat(32))) },
+      e => {
+        expect(e).toBeInstanceOf(IngestVerificationError)
+        expect((e as Error).message).toMatch(/^block 17000000: header hash .* does not match/)
+      },
+    ],
+    [
+      'changed transaction',
+      { result: tamperBlock(b => (b.transactions[7].input = '0x')) },
+      e => {
+        expect(e).toBeInstanceOf(IngestVerificationError)
+        expect((e as Error).message).toMatch(/^block 17000000: transaction 7 hashes to/)
+      },
+    ],
+    [
+      'changed log',
+      {
+        result: (c, r) => {
+          if (c.method === 'eth_getBlockReceipts' && r && Number(r[0].blockNumber) === 17000000)
+            r.find((x: Json) => x.logs.length).logs[0].topics.reverse()
+          return r
+        },
+      },
+      e => {
+        expect(e).toBeInstanceOf(IngestVerificationError)
+        expect((e as Error).message).toMatch(/^block 17000000: receipts root/)
+      },
+    ],
+    [
+      'malformed JSON',
+      { reply: calls => (calls[0].method === 'eth_getBlockByNumber' ? { body: '{"jsonrpc": "2.0", "result": {' } : undefined) },
+      e => {
+        expect(e).toBeInstanceOf(RpcError)
+        expect((e as Error).message).toMatch(/^eth_getBlockByNumber\(0x1036640, true\) failed: malformed JSON/)
+      },
+    ],
+    [
+      'JSON-RPC error',
+      {
+        reply: calls =>
+          calls[0].method === 'eth_getBlockReceipts'
+            ? { body: JSON.stringify({ jsonrpc: '2.0', id: calls[0].id, error: { code: -32000, message: 'missing trie node' } }) }
+            : undefined,
+      },
+      e => {
+        expect(e).toBeInstanceOf(RpcError)
+        expect((e as Error).message).toBe('eth_getBlockReceipts(0x1036640) failed: JSON-RPC error -32000: missing trie node')
+      },
+    ],
+    [
+      'persistent 500',
+      { reply: calls => (calls[0].method === 'eth_getBlockByNumber' ? { status: 500, body: 'upstream unavailable' } : undefined) },
+      e => {
+        expect(e).toBeInstanceOf(RpcError)
+        expect((e as Error).message).toMatch(
+          /^eth_getBlockByNumber\(0x1036640, true\) failed: HTTP 500 .*upstream unavailable \(gave up after 3 attempts\)/,
+        )
+      },
+    ],
   ]
   for (const [name, options, check] of cases) {
     it(name, async () => {
@@ -177,7 +226,9 @@ describe('runIngest from a misbehaving node: a clear error and nothing published
 
   it('retries a node that answers 429 and ends with the same rows', async () => {
     let limited = 0
-    const node = await startFakeNode({ reply: (_c, n) => (n % 2 === 1 && limited++ < 3 ? { status: 429, body: 'rate limited' } : undefined) })
+    const node = await startFakeNode({
+      reply: (_c, n) => (n % 2 === 1 && limited++ < 3 ? { status: 429, body: 'rate limited' } : undefined),
+    })
     try {
       const store = newStore()
       const report = await runIngest({ chain, rpcUrl: node.url, from: 17000000, to: 17000000, store, rpc: FAST })

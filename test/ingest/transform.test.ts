@@ -9,33 +9,53 @@ import type { ColumnBatch } from '../../src/columns/batch.ts'
 
 async function roundTrip(dataset: DatasetDecl, batch: ColumnBatch, from: number, to: number) {
   const { bytes } = writePartition(dataset, batch, { from, to })
-  const rows = await parquetReadObjects({ file: bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length) as ArrayBuffer, utf8: false })
+  const rows = await parquetReadObjects({
+    file: bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length) as ArrayBuffer,
+    utf8: false,
+  })
   return rows.map(view)
 }
 
 /** Receipts made up by the test for blocks recorded without them (fields the transform copies, not checks). */
 function madeUpReceipts(block: Json): Json[] {
   let cumulative = 0n
-  return block.transactions.map((tx: Json, i: number) => {
-    const gasUsed = 21000n + BigInt(i)
-    cumulative += gasUsed
-    return {
-      transactionHash: tx.hash,
-      transactionIndex: tx.transactionIndex,
-      status: i % 5 === 0 ? '0x0' : '0x1',
-      gasUsed: '0x' + gasUsed.toString(16),
-      cumulativeGasUsed: '0x' + cumulative.toString(16),
-      effectiveGasPrice: tx.gasPrice,
-      contractAddress: tx.to ? null : '0x' + (i + 1).toString(16).padStart(40, '0'),
-      logsBloom: '0x' + '00'.repeat(256),
-      logs: i % 7 === 0 ? [] : [{ address: tx.to ?? tx.from, topics: [tx.hash], data: '0x', blockHash: block.hash, blockNumber: block.number, transactionHash: tx.hash, transactionIndex: tx.transactionIndex, logIndex: '0x0', removed: false }],
-    }
-  }).map((r: Json, i: number, all: Json[]) => {
-    // Log indexes run through the block.
-    const before = all.slice(0, i).reduce((n, x) => n + x.logs.length, 0)
-    r.logs.forEach((l: Json, k: number) => (l.logIndex = '0x' + (before + k).toString(16)))
-    return r
-  })
+  return block.transactions
+    .map((tx: Json, i: number) => {
+      const gasUsed = 21000n + BigInt(i)
+      cumulative += gasUsed
+      return {
+        transactionHash: tx.hash,
+        transactionIndex: tx.transactionIndex,
+        status: i % 5 === 0 ? '0x0' : '0x1',
+        gasUsed: '0x' + gasUsed.toString(16),
+        cumulativeGasUsed: '0x' + cumulative.toString(16),
+        effectiveGasPrice: tx.gasPrice,
+        contractAddress: tx.to ? null : '0x' + (i + 1).toString(16).padStart(40, '0'),
+        logsBloom: '0x' + '00'.repeat(256),
+        logs:
+          i % 7 === 0
+            ? []
+            : [
+                {
+                  address: tx.to ?? tx.from,
+                  topics: [tx.hash],
+                  data: '0x',
+                  blockHash: block.hash,
+                  blockNumber: block.number,
+                  transactionHash: tx.hash,
+                  transactionIndex: tx.transactionIndex,
+                  logIndex: '0x0',
+                  removed: false,
+                },
+              ],
+      }
+    })
+    .map((r: Json, i: number, all: Json[]) => {
+      // Log indexes run through the block.
+      const before = all.slice(0, i).reduce((n, x) => n + x.logs.length, 0)
+      r.logs.forEach((l: Json, k: number) => (l.logIndex = '0x' + (before + k).toString(16)))
+      return r
+    })
 }
 
 describe('transformBlocks', () => {
@@ -43,7 +63,11 @@ describe('transformBlocks', () => {
     const raws = WITH_RECEIPTS.map(n => ({ block: recordedBlock(n), receipts: recordedReceipts(n) }))
     const out = transformBlocks(raws)
     const expected = expectedRows(raws)
-    for (const [decl, batch, want] of [[blocks, out.blocks, expected.blocks], [transactions, out.transactions, expected.transactions], [logs, out.logs, expected.logs]] as const) {
+    for (const [decl, batch, want] of [
+      [blocks, out.blocks, expected.blocks],
+      [transactions, out.transactions, expected.transactions],
+      [logs, out.logs, expected.logs],
+    ] as const) {
       expect(Object.keys(batch.columns).sort()).toEqual(storedFields(decl).map(columnOf).sort())
       expect(Object.keys(want[0]).sort()).toEqual(storedFields(decl).map(columnOf).sort())
       const got = await roundTrip(decl, batch, 17000000, 18500000)
@@ -81,7 +105,10 @@ describe('transformBlocks', () => {
     const without = recordedBlock(18000000)
     expect(withTd.totalDifficulty).toBeDefined()
     expect(without.totalDifficulty).toBeUndefined()
-    const out = transformBlocks([{ block: withTd, receipts: madeUpReceipts(withTd) }, { block: without, receipts: recordedReceipts(18000000) }])
+    const out = transformBlocks([
+      { block: withTd, receipts: madeUpReceipts(withTd) },
+      { block: without, receipts: recordedReceipts(18000000) },
+    ])
     const rows = await roundTrip(blocks, out.blocks, 14151203, 18000000)
     expect(BigInt(rows[0].total_difficulty as string)).toBe(BigInt(withTd.totalDifficulty))
     expect(rows[1].total_difficulty).toBeNull()
@@ -91,7 +118,9 @@ describe('transformBlocks', () => {
     const raws = [18500000, 17000000].map(n => ({ block: recordedBlock(n), receipts: recordedReceipts(n) }))
     const out = transformBlocks(raws)
     expect(out.blocks.columns.block_number).toEqual([17000000n, 18500000n])
-    const txKeys = out.transactions.columns.block_number.map((b, i) => [b, out.transactions.columns.transaction_index[i]] as [bigint, bigint])
+    const txKeys = out.transactions.columns.block_number.map(
+      (b, i) => [b, out.transactions.columns.transaction_index[i]] as [bigint, bigint],
+    )
     expect(txKeys).toEqual([...txKeys].sort((a, b) => (a[0] === b[0] ? Number(a[1] - b[1]) : Number(a[0] - b[0]))))
     expect(out.logs.columns.block_number[0]).toBe(17000000n)
   })

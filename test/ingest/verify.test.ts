@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest'
 import { keccak256 } from 'viem'
-import { computeBlockHash, encodeReceipt, encodeTransaction, encodeWithdrawal, headerFields, IngestVerificationError, verifyBlock } from '../../src/ingest/verify.ts'
+import {
+  computeBlockHash,
+  encodeReceipt,
+  encodeTransaction,
+  encodeWithdrawal,
+  headerFields,
+  IngestVerificationError,
+  verifyBlock,
+} from '../../src/ingest/verify.ts'
 import { orderedTrieRoot } from '../../src/ingest/trie.ts'
 import { recordedBlock, recordedFiles, recordedReceipts, readJson, WITH_RECEIPTS, type Json } from './fixtures.ts'
 
@@ -37,7 +45,14 @@ describe('block hash', () => {
     const block = recordedBlock(18500000)
     for (const field of ['parentHash', 'stateRoot', 'gasUsed', 'timestamp', 'extraData', 'baseFeePerGas', 'withdrawalsRoot', 'nonce']) {
       const bad = clone(block)
-      bad[field] = field === 'extraData' ? '0x01' : field === 'nonce' ? '0x0000000000000001' : field.endsWith('Hash') || field.endsWith('Root') ? '0x' + '11'.repeat(32) : '0x2'
+      bad[field] =
+        field === 'extraData'
+          ? '0x01'
+          : field === 'nonce'
+            ? '0x0000000000000001'
+            : field.endsWith('Hash') || field.endsWith('Root')
+              ? '0x' + '11'.repeat(32)
+              : '0x2'
       expect(computeBlockHash(bad), field).not.toBe(block.hash)
     }
   })

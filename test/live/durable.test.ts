@@ -55,9 +55,15 @@ describe('the live Durable Object under wrangler dev', () => {
     const client = await wsClient(`${ws}/v1/api/logs?chains=DEVNET&topic2=${addressTopic(a)}`, { headers: ALICE })
     const subscribed = await client.waitFor(m => m.type === 'subscribed')
     const from = subscribed.from_block as number
-    await chain.mine([[1, '0x01'], [2, '0x02']])
+    await chain.mine([
+      [1, '0x01'],
+      [2, '0x02'],
+    ])
     await chain.mine([[2, '0x03']])
-    const last = await chain.mine([[1, '0x04'], [1, '0x05']])
+    const last = await chain.mine([
+      [1, '0x04'],
+      [1, '0x05'],
+    ])
     await client.waitFor(m => m.type === 'progress' && m.cursor === last)
     const expected = await chain.logRecords(from, last, { topics: [TOPIC0, null, addressTopic(a)] })
     expect(expected.length).toBe(3)
@@ -85,7 +91,10 @@ describe('the live Durable Object under wrangler dev', () => {
     const client = await wsClient(`${ws}/v1/api/logs?chains=DEVNET`, { headers: ALICE })
     await client.waitFor(m => m.type === 'subscribed')
     const b1 = await chain.mine([[1, '0x41']])
-    const b2 = await chain.mine([[2, '0x42'], [1, '0x43']])
+    const b2 = await chain.mine([
+      [2, '0x42'],
+      [1, '0x43'],
+    ])
     await client.waitFor(m => m.type === 'progress' && m.cursor === b2)
     const oldRows = await chain.logRecords(b2, b2)
     const oldHash = await chain.blockHash(b2)
@@ -103,7 +112,10 @@ describe('the live Durable Object under wrangler dev', () => {
 
   it('serves a bounded range to a browser-style client (subprotocol credentials), then end and a 1000 close frame', async () => {
     const to = await chain.head()
-    const client = await globalClient(`${ws}/v1/api/logs?chains=DEVNET&from_block=${to - 4}&to_block=${to}`, [PROTOCOL, credentialProtocol('bob', 'hunter2')])
+    const client = await globalClient(`${ws}/v1/api/logs?chains=DEVNET&from_block=${to - 4}&to_block=${to}`, [
+      PROTOCOL,
+      credentialProtocol('bob', 'hunter2'),
+    ])
     expect(await client.waitFor(m => m.type === 'end')).toEqual({ type: 'end', cursor: to })
     expect(rowsOf(client.messages)).toEqual(await chain.logRecords(to - 4, to))
     client.close()
@@ -122,8 +134,13 @@ describe('the live Durable Object under wrangler dev', () => {
     await ok.waitFor(m => m.type === 'progress' && m.cursor === head)
     expect(rowsOf(ok.messages).at(-1)).toEqual({ block_number: '0x' + head.toString(16), hash: await chain.blockHash(head) })
     ok.close()
-    await expect(wsClient(`${ws}/v1/api/logs?chains=DEVNET`, { headers: { authorization: basic('bob', 'nope') } })).rejects.toMatchObject({ status: 401 })
-    await expect(wsClient(`${ws}/v1/api/logs?chains=DEVNET&topic0=0x12`, { headers: ALICE })).rejects.toMatchObject({ status: 400, body: { error: { parameter: 'topic0' } } })
+    await expect(wsClient(`${ws}/v1/api/logs?chains=DEVNET`, { headers: { authorization: basic('bob', 'nope') } })).rejects.toMatchObject({
+      status: 401,
+    })
+    await expect(wsClient(`${ws}/v1/api/logs?chains=DEVNET&topic0=0x12`, { headers: ALICE })).rejects.toMatchObject({
+      status: 400,
+      body: { error: { parameter: 'topic0' } },
+    })
     const bad = await globalClient(`${ws}/v1/api/logs?chains=DEVNET`)
     bad.send(JSON.stringify({ type: 'auth', user: 'bob', password: 'nope' }))
     expect((await bad.closed).code).toBe(4401)

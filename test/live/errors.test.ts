@@ -40,7 +40,10 @@ async function drained(): Promise<void> {
 
 describe('refused at the upgrade, as HTTP errors', () => {
   it('wrong or missing Basic credentials: 401 with WWW-Authenticate', async () => {
-    await expect(wsClient(logsUrl, { headers: { authorization: basic('alice', 'wrong') } })).rejects.toMatchObject({ status: 401, body: { error: { code: 'unauthorized' } } })
+    await expect(wsClient(logsUrl, { headers: { authorization: basic('alice', 'wrong') } })).rejects.toMatchObject({
+      status: 401,
+      body: { error: { code: 'unauthorized' } },
+    })
     await expect(wsClient(logsUrl, { headers: { authorization: 'Bearer x' } })).rejects.toMatchObject({ status: 401 })
     const err = await wsClient(logsUrl, { headers: { authorization: basic('mallory', 'secret') } }).catch(e => e)
     expect(err.headers['www-authenticate']).toMatch(/^Basic realm=/)
@@ -48,16 +51,34 @@ describe('refused at the upgrade, as HTTP errors', () => {
 
   it('wrong credentials in the subprotocol: 401; our subprotocol missing from the offer: 400', async () => {
     await expect(wsClient(logsUrl, { protocols: [PROTOCOL, credentialProtocol('bob', 'nope')] })).rejects.toMatchObject({ status: 401 })
-    await expect(wsClient(logsUrl, { protocols: [credentialProtocol('bob', 'hunter2')] })).rejects.toMatchObject({ status: 400, body: { error: { code: 'invalid_protocol' } } })
+    await expect(wsClient(logsUrl, { protocols: [credentialProtocol('bob', 'hunter2')] })).rejects.toMatchObject({
+      status: 400,
+      body: { error: { code: 'invalid_protocol' } },
+    })
     await expect(wsClient(logsUrl, { protocols: [PROTOCOL, 'basic.%%%'] })).rejects.toMatchObject({ status: 401 })
   })
 
   it('bad parameters: 400 naming the parameter, as over HTTP', async () => {
-    await expect(wsClient(`${logsUrl}&address__in=0x12`, { headers: ALICE })).rejects.toMatchObject({ status: 400, body: { error: { parameter: 'address__in' } } })
-    await expect(wsClient(`${server.wsUrl}/v1/api/logs?chains=NOPE`, { headers: ALICE })).rejects.toMatchObject({ status: 400, body: { error: { parameter: 'chains' } } })
-    await expect(wsClient(`${logsUrl}&limit=5`, { headers: ALICE })).rejects.toMatchObject({ status: 400, body: { error: { parameter: 'limit' } } })
-    await expect(wsClient(`${logsUrl}&format=csv`, { headers: ALICE })).rejects.toMatchObject({ status: 400, body: { error: { parameter: 'format' } } })
-    await expect(wsClient(`${logsUrl}&from_block=5&cursor_hash=0x12`, { headers: ALICE })).rejects.toMatchObject({ status: 400, body: { error: { parameter: 'cursor_hash' } } })
+    await expect(wsClient(`${logsUrl}&address__in=0x12`, { headers: ALICE })).rejects.toMatchObject({
+      status: 400,
+      body: { error: { parameter: 'address__in' } },
+    })
+    await expect(wsClient(`${server.wsUrl}/v1/api/logs?chains=NOPE`, { headers: ALICE })).rejects.toMatchObject({
+      status: 400,
+      body: { error: { parameter: 'chains' } },
+    })
+    await expect(wsClient(`${logsUrl}&limit=5`, { headers: ALICE })).rejects.toMatchObject({
+      status: 400,
+      body: { error: { parameter: 'limit' } },
+    })
+    await expect(wsClient(`${logsUrl}&format=csv`, { headers: ALICE })).rejects.toMatchObject({
+      status: 400,
+      body: { error: { parameter: 'format' } },
+    })
+    await expect(wsClient(`${logsUrl}&from_block=5&cursor_hash=0x12`, { headers: ALICE })).rejects.toMatchObject({
+      status: 400,
+      body: { error: { parameter: 'cursor_hash' } },
+    })
     await expect(wsClient(`${server.wsUrl}/v1/api/nothing?chains=DEVNET`, { headers: ALICE })).rejects.toMatchObject({ status: 404 })
     await expect(wsClient(`${server.wsUrl}/v1/api/status`, { headers: ALICE })).rejects.toMatchObject({ status: 404 })
     await drained()
@@ -115,7 +136,10 @@ describe('too many subscriptions per user', () => {
     const two = await wsClient(logsUrl, { headers: ALICE })
     await one.waitFor(m => m.type === 'subscribed')
     await two.waitFor(m => m.type === 'subscribed')
-    await expect(wsClient(logsUrl, { headers: ALICE })).rejects.toMatchObject({ status: 429, body: { error: { code: 'too_many_subscriptions' } } })
+    await expect(wsClient(logsUrl, { headers: ALICE })).rejects.toMatchObject({
+      status: 429,
+      body: { error: { code: 'too_many_subscriptions' } },
+    })
     const third = await globalClient(logsUrl)
     third.send(JSON.stringify({ type: 'auth', user: 'alice', password: 'secret' }))
     expect((await third.closed).code).toBe(4429)

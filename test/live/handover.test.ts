@@ -18,7 +18,13 @@ let live: LiveChain
 /** Mines `n` blocks with one to three logs each. */
 async function mineSome(n: number): Promise<number> {
   let head = 0
-  for (let i = 0; i < n; i++) head = await chain.mine(Array.from({ length: 1 + (i % 3) }, (_, k) => [1 + ((i + k) % 3), `0x${(i * 16 + k).toString(16).padStart(4, '0')}`] as [number, `0x${string}`]))
+  for (let i = 0; i < n; i++)
+    head = await chain.mine(
+      Array.from(
+        { length: 1 + (i % 3) },
+        (_, k) => [1 + ((i + k) % 3), `0x${(i * 16 + k).toString(16).padStart(4, '0')}`] as [number, `0x${string}`],
+      ),
+    )
   return head
 }
 
@@ -107,7 +113,10 @@ describe('replay from partitions through the window to the head', () => {
 
   it('blocks and transactions replay across the boundary too', async () => {
     const head = await chain.head()
-    const blocks = await wsClient(`${server.wsUrl}/v1/api/blocks?chains=DEVNET&from_block=0&to_block=${head}&fields=block_number,hash,parent_hash`, { headers: ALICE })
+    const blocks = await wsClient(
+      `${server.wsUrl}/v1/api/blocks?chains=DEVNET&from_block=0&to_block=${head}&fields=block_number,hash,parent_hash`,
+      { headers: ALICE },
+    )
     expect((await blocks.closed).code).toBe(1000)
     const rows = rowsOf(blocks.messages)
     expect(rows.map(r => r.block_number)).toEqual(Array.from({ length: head + 1 }, (_, i) => '0x' + i.toString(16)))

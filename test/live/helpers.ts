@@ -25,7 +25,11 @@ export const TOPIC0 = '0x' + '77'.repeat(32)
 export type Json = any
 
 export async function rpc<T = Json>(url: string, method: string, params: unknown[] = []): Promise<T> {
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) })
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+  })
   const body = (await res.json()) as { result: T; error?: { message: string } }
   if (body.error) throw new Error(`${method}: ${body.error.message}`)
   return body.result
@@ -49,7 +53,15 @@ export class Chainlet {
     try {
       await rpc(anvil.url, 'evm_setAutomine', [false])
       const deployer = mnemonicToAccount(DEVNET_MNEMONIC, { addressIndex: 0 })
-      const raw = await deployer.signTransaction({ chainId: 31337, nonce: 0, gas: 200_000n, maxFeePerGas: 10_000_000_000n, maxPriorityFeePerGas: 1_000_000_000n, data: INIT, type: 'eip1559' })
+      const raw = await deployer.signTransaction({
+        chainId: 31337,
+        nonce: 0,
+        gas: 200_000n,
+        maxFeePerGas: 10_000_000_000n,
+        maxPriorityFeePerGas: 1_000_000_000n,
+        data: INIT,
+        type: 'eip1559',
+      })
       const hash = await rpc<Hex>(anvil.url, 'eth_sendRawTransaction', [raw])
       await rpc(anvil.url, 'evm_mine')
       const receipt = await rpc<{ contractAddress: Hex }>(anvil.url, 'eth_getTransactionReceipt', [hash])
@@ -71,8 +83,14 @@ export class Chainlet {
   /** A signed call to the emitter from account `from` (its next nonce), emitting `data`. */
   async signedCall(from: number, data: Hex): Promise<Hex> {
     return this.accounts[from].signTransaction({
-      chainId: 31337, nonce: this.nonces[from]++, to: this.contract, data, gas: 60_000n + 40n * BigInt(data.length),
-      maxFeePerGas: 10_000_000_000n, maxPriorityFeePerGas: 1_000_000_000n, type: 'eip1559',
+      chainId: 31337,
+      nonce: this.nonces[from]++,
+      to: this.contract,
+      data,
+      gas: 60_000n + 40n * BigInt(data.length),
+      maxFeePerGas: 10_000_000_000n,
+      maxPriorityFeePerGas: 1_000_000_000n,
+      type: 'eip1559',
     })
   }
 
@@ -94,7 +112,9 @@ export class Chainlet {
 
   /** Forgets the nonces used by blocks a reorg dropped: reads them back from the node. */
   async syncNonces(): Promise<void> {
-    this.nonces = await Promise.all(this.accounts.map(async a => Number(BigInt(await rpc<string>(this.url, 'eth_getTransactionCount', [a.address, 'latest'])))))
+    this.nonces = await Promise.all(
+      this.accounts.map(async a => Number(BigInt(await rpc<string>(this.url, 'eth_getTransactionCount', [a.address, 'latest'])))),
+    )
   }
 
   async blockHash(n: number): Promise<string> {
@@ -103,7 +123,9 @@ export class Chainlet {
 
   /** The node's logs of `from`..`to` as the API's JSON records (independent of our encoders). */
   async logRecords(from: number, to: number, filter: { topics?: (string | null)[]; address?: string } = {}): Promise<Json[]> {
-    const logs = await rpc<Json[]>(this.url, 'eth_getLogs', [{ fromBlock: '0x' + from.toString(16), toBlock: '0x' + to.toString(16), ...filter }])
+    const logs = await rpc<Json[]>(this.url, 'eth_getLogs', [
+      { fromBlock: '0x' + from.toString(16), toBlock: '0x' + to.toString(16), ...filter },
+    ])
     return logs.map(logRecord)
   }
 
@@ -145,13 +167,36 @@ export interface LiveServer {
 }
 
 /** The Node server with the live service on 127.0.0.1. */
-export async function startLiveServer(opts: { store?: ObjectStore; follow?: FollowSpec[]; limits?: Partial<LiveLimits>; pollIntervalMs?: number; closeGraceMs?: number; log?: (line: string) => void } = {}): Promise<LiveServer> {
+export async function startLiveServer(
+  opts: {
+    store?: ObjectStore
+    follow?: FollowSpec[]
+    limits?: Partial<LiveLimits>
+    pollIntervalMs?: number
+    closeGraceMs?: number
+    log?: (line: string) => void
+  } = {},
+): Promise<LiveServer> {
   const store = opts.store ?? (await tempStore()).store
   const users = await parseUsers(USERS)
-  const running = await startNodeServer({ store, users, follow: opts.follow, limits: opts.limits, pollIntervalMs: opts.pollIntervalMs ?? 20, closeGraceMs: opts.closeGraceMs, log: opts.log ?? (() => {}) })
-  return { url: running.url, wsUrl: running.url.replace('http', 'ws'), port: running.port, service: running.live, store, close: () => running.close() }
+  const running = await startNodeServer({
+    store,
+    users,
+    follow: opts.follow,
+    limits: opts.limits,
+    pollIntervalMs: opts.pollIntervalMs ?? 20,
+    closeGraceMs: opts.closeGraceMs,
+    log: opts.log ?? (() => {}),
+  })
+  return {
+    url: running.url,
+    wsUrl: running.url.replace('http', 'ws'),
+    port: running.port,
+    service: running.live,
+    store,
+    close: () => running.close(),
+  }
 }
-
 
 /** What the server sent, and how the socket ended. */
 export interface Recorder {
@@ -165,7 +210,13 @@ export interface Recorder {
   kill(): void
 }
 
-function recorder(onMessage: (cb: (text: string) => void) => void, send: (d: string | Buffer) => void, close: () => void, kill: () => void, closed: Promise<{ code: number; reason: string }>): Recorder {
+function recorder(
+  onMessage: (cb: (text: string) => void) => void,
+  send: (d: string | Buffer) => void,
+  close: () => void,
+  kill: () => void,
+  closed: Promise<{ code: number; reason: string }>,
+): Recorder {
   const messages: Json[] = []
   const waiters: { test: (m: Json) => boolean; from: number; resolve: (m: Json) => void }[] = []
   onMessage(text => {
@@ -196,16 +247,32 @@ function recorder(onMessage: (cb: (text: string) => void) => void, send: (d: str
 export function wsClient(url: string, opts: { headers?: Record<string, string>; protocols?: string[] } = {}): Promise<Recorder> {
   return new Promise((resolve, reject) => {
     const ws = new WebSocket(url, opts.protocols ?? [], { headers: opts.headers })
-    const closed = new Promise<{ code: number; reason: string }>(r => ws.on('close', (code, reason) => r({ code, reason: reason.toString() })))
+    const closed = new Promise<{ code: number; reason: string }>(r =>
+      ws.on('close', (code, reason) => r({ code, reason: reason.toString() })),
+    )
     let onText: (text: string) => void = () => {}
     ws.on('message', data => onText(data.toString()))
     ws.once('unexpected-response', (_req, res) => {
       let body = ''
       res.on('data', (c: Buffer) => (body += c))
-      res.on('end', () => reject(Object.assign(new Error(`HTTP ${res.statusCode}`), { status: res.statusCode, body: JSON.parse(body || 'null'), headers: res.headers })))
+      res.on('end', () =>
+        reject(
+          Object.assign(new Error(`HTTP ${res.statusCode}`), {
+            status: res.statusCode,
+            body: JSON.parse(body || 'null'),
+            headers: res.headers,
+          }),
+        ),
+      )
     })
     ws.once('error', reject)
-    const rec = recorder(cb => (onText = cb), d => ws.send(d), () => ws.close(), () => ws.terminate(), closed)
+    const rec = recorder(
+      cb => (onText = cb),
+      d => ws.send(d),
+      () => ws.close(),
+      () => ws.terminate(),
+      closed,
+    )
     ws.once('open', () => resolve(rec))
   })
 }
@@ -214,14 +281,22 @@ export function wsClient(url: string, opts: { headers?: Record<string, string>; 
 export function globalClient(url: string, protocols: string[] = []): Promise<Recorder> {
   return new Promise((resolve, reject) => {
     const ws = new globalThis.WebSocket(url, protocols)
-    const closed = new Promise<{ code: number; reason: string }>(r => ws.addEventListener('close', e => r({ code: e.code, reason: e.reason })))
+    const closed = new Promise<{ code: number; reason: string }>(r =>
+      ws.addEventListener('close', e => r({ code: e.code, reason: e.reason })),
+    )
     let onText: (text: string) => void = () => {}
     ws.addEventListener('message', e => onText(String(e.data)))
     let opened = false
     ws.addEventListener('error', () => {
       if (!opened) reject(new Error('connection failed'))
     })
-    const rec = recorder(cb => (onText = cb), d => ws.send(d), () => ws.close(), () => ws.close(), closed)
+    const rec = recorder(
+      cb => (onText = cb),
+      d => ws.send(d),
+      () => ws.close(),
+      () => ws.close(),
+      closed,
+    )
     ws.addEventListener('open', () => {
       opened = true
       resolve(rec)
@@ -258,7 +333,19 @@ export async function rawClient(port: number, path: string, headers: Record<stri
   const socket = connect(port, '127.0.0.1')
   await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject))
   const key = Buffer.from('0123456789abcdef').toString('base64')
-  socket.write([`GET ${path} HTTP/1.1`, `Host: 127.0.0.1:${port}`, 'Upgrade: websocket', 'Connection: Upgrade', `Sec-WebSocket-Key: ${key}`, 'Sec-WebSocket-Version: 13', ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`), '', ''].join('\r\n'))
+  socket.write(
+    [
+      `GET ${path} HTTP/1.1`,
+      `Host: 127.0.0.1:${port}`,
+      'Upgrade: websocket',
+      'Connection: Upgrade',
+      `Sec-WebSocket-Key: ${key}`,
+      'Sec-WebSocket-Version: 13',
+      ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`),
+      '',
+      '',
+    ].join('\r\n'),
+  )
   let buf = Buffer.alloc(0)
   let status = 0
   const messages: Json[] = []

@@ -76,7 +76,10 @@ async function httpRecords(store: ObjectStore, path: string): Promise<Json[]> {
   const res = await app.fetch(new Request(`http://aptos.localhost${path}`, { headers: { authorization: AUTH } }))
   const text = await res.text()
   expect(res.status, text).toBe(200)
-  return text.split('\n').filter(l => l.trim() !== '').map(l => JSON.parse(l))
+  return text
+    .split('\n')
+    .filter(l => l.trim() !== '')
+    .map(l => JSON.parse(l))
 }
 
 const progressAt = (client: Recorder, cursor: number) => client.waitFor(m => m.type === 'progress' && m.cursor >= cursor)
@@ -133,7 +136,9 @@ describe('a Move-VM chain followed live', () => {
 
   it('delivers only the rows a filter selects, on transactions/decoded', async () => {
     const sender = sampleAccount(SPEC, 3)
-    const client = await wsClient(`${server.wsUrl}/v1/api/transactions/decoded?chains=APTOS&from_block=0&sender=${sender}`, { headers: HEADERS })
+    const client = await wsClient(`${server.wsUrl}/v1/api/transactions/decoded?chains=APTOS&from_block=0&sender=${sender}`, {
+      headers: HEADERS,
+    })
     await progressAt(client, node.last)
     const last = node.append(4)
     await progressAt(client, last)
@@ -144,7 +149,12 @@ describe('a Move-VM chain followed live', () => {
     expect(rows.every(r => r.sender === sender && r.version.startsWith('0x'))).toBe(true)
     const lake = (await tempStore()).store
     await ingest(lake, node.client, 0, last)
-    expect(rows).toEqual(await httpRecords(lake, `/v1/api/transactions/decoded?chains=APTOS&from_block=0&to_block=${last}&sender=${sender}&format=json_stream`))
+    expect(rows).toEqual(
+      await httpRecords(
+        lake,
+        `/v1/api/transactions/decoded?chains=APTOS&from_block=0&to_block=${last}&sender=${sender}&format=json_stream`,
+      ),
+    )
     client.close()
   })
 
@@ -156,7 +166,9 @@ describe('a Move-VM chain followed live', () => {
     await first.closed
     const cursor = first.messages.filter(m => m.type === 'progress').at(-1).cursor as number
     const last = node.append(3)
-    const second = await wsClient(`${server.wsUrl}/v1/api/transactions?chains=APTOS&from_block=${cursor + 1}&fields=version,hash`, { headers: HEADERS })
+    const second = await wsClient(`${server.wsUrl}/v1/api/transactions?chains=APTOS&from_block=${cursor + 1}&fields=version,hash`, {
+      headers: HEADERS,
+    })
     await progressAt(second, last)
     const before = rowsOf(first.messages).filter(r => r.version <= cursor)
     const after = rowsOf(second.messages)
@@ -182,7 +194,9 @@ describe('the Move live source', () => {
     const lagging = new GrowingNode()
     lagging.append(1)
     await expect(new HeadFollower(forked, window).tick(() => {})).rejects.toThrow(FinalityError)
-    await expect(new HeadFollower(moveLiveSource(lagging.client, { chain: APTOS, store: (await tempStore()).store }), window).tick(() => {})).rejects.toThrow(FinalityError)
+    await expect(
+      new HeadFollower(moveLiveSource(lagging.client, { chain: APTOS, store: (await tempStore()).store }), window).tick(() => {}),
+    ).rejects.toThrow(FinalityError)
     expect(window.tip.number).toBe(last)
   })
 })

@@ -28,9 +28,16 @@ describe('live subscriptions over the Node server', () => {
     const client = await wsClient(url, { headers: ALICE })
     const subscribed = await client.waitFor(m => m.type === 'subscribed')
     expect(subscribed).toMatchObject({ chain: 'DEVNET', chain_id: 31337, dataset: 'logs', from_block: head + 1, to_block: null })
-    const first = await chain.mine([[1, '0x01'], [2, '0x02'], [1, '0x0303']])
+    const first = await chain.mine([
+      [1, '0x01'],
+      [2, '0x02'],
+      [1, '0x0303'],
+    ])
     const second = await chain.mine([[2, '0x04']])
-    const third = await chain.mine([[3, '0x05'], [1, '0x06']])
+    const third = await chain.mine([
+      [3, '0x05'],
+      [1, '0x06'],
+    ])
     await client.waitFor(m => m.type === 'progress' && m.cursor === third)
     const expected = await chain.logRecords(head + 1, third, { topics: [TOPIC0, null, addressTopic(a)] })
     expect(expected.length).toBe(3)
@@ -45,7 +52,10 @@ describe('live subscriptions over the Node server', () => {
 
   it('with to_block sends the range, then end, then closes normally', async () => {
     const from = await chain.mine([[1, '0xaa']])
-    const to = await chain.mine([[2, '0xbb'], [3, '0xcc']])
+    const to = await chain.mine([
+      [2, '0xbb'],
+      [3, '0xcc'],
+    ])
     const client = await wsClient(`${server.wsUrl}/v1/api/logs?chains=DEVNET&from_block=${from}&to_block=${to}`, { headers: ALICE })
     const closed = await client.closed
     expect(closed.code).toBe(1000)
@@ -55,17 +65,28 @@ describe('live subscriptions over the Node server', () => {
 
   it('accepts a browser-style client: built-in WebSocket with credentials in a subprotocol', async () => {
     const from = await chain.mine([[1, '0x11']])
-    const client = await globalClient(`${server.wsUrl}/v1/api/logs?chains=DEVNET&from_block=${from}&to_block=${from}`, [PROTOCOL, credentialProtocol('bob', 'hunter2')])
+    const client = await globalClient(`${server.wsUrl}/v1/api/logs?chains=DEVNET&from_block=${from}&to_block=${from}`, [
+      PROTOCOL,
+      credentialProtocol('bob', 'hunter2'),
+    ])
     expect((await client.closed).code).toBe(1000)
     expect(rowsOf(client.messages)).toEqual(await chain.logRecords(from, from))
   })
 
   it('accepts a browser-style client that sends an auth message first', async () => {
     const from = await chain.mine([[2, '0x12']])
-    const client = await globalClient(`${server.wsUrl}/v1/api/transactions?chains=DEVNET&from_block=${from}&to_block=${from}&fields=hash,from`)
+    const client = await globalClient(
+      `${server.wsUrl}/v1/api/transactions?chains=DEVNET&from_block=${from}&to_block=${from}&fields=hash,from`,
+    )
     client.send(JSON.stringify({ type: 'auth', user: 'bob', password: 'hunter2' }))
     expect((await client.closed).code).toBe(1000)
-    const block = await (await fetch(chain.url, { method: 'POST', body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_getBlockByNumber', params: ['0x' + from.toString(16), true] }), headers: { 'content-type': 'application/json' } })).json() as { result: { transactions: { hash: string; from: string }[] } }
+    const block = (await (
+      await fetch(chain.url, {
+        method: 'POST',
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_getBlockByNumber', params: ['0x' + from.toString(16), true] }),
+        headers: { 'content-type': 'application/json' },
+      })
+    ).json()) as { result: { transactions: { hash: string; from: string }[] } }
     expect(rowsOf(client.messages)).toEqual(block.result.transactions.map(t => ({ hash: t.hash, from: t.from.toLowerCase() })))
   })
 })

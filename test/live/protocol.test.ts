@@ -34,7 +34,11 @@ describe('client messages', () => {
 
 describe('credentials in a subprotocol', () => {
   it('round-trips user and password (any UTF-8) into a Basic header value', () => {
-    for (const [user, password] of [['bob', 'hunter2'], ['ünï', 'p:a:ss/+=?'], ['a', '']]) {
+    for (const [user, password] of [
+      ['bob', 'hunter2'],
+      ['ünï', 'p:a:ss/+=?'],
+      ['a', ''],
+    ]) {
       const header = basicFromProtocols(offeredProtocols(`edge-chain-data.v1, ${credentialProtocol(user, password)}`))!
       expect(header.startsWith('Basic ')).toBe(true)
       expect(Buffer.from(header.slice(6), 'base64').toString('utf8')).toBe(`${user}:${password}`)
@@ -81,7 +85,9 @@ describe('AckWindow', () => {
 
 describe('LIVE_CHAINS', () => {
   it('parses followed chains by code, id or name', () => {
-    const chains = parseLiveChains('{"DEVNET":{"rpc":"http://127.0.0.1:8545","finality":4,"compact_blocks":8},"1":{"rpc":"https://node.example/key","poll_ms":2000}}')
+    const chains = parseLiveChains(
+      '{"DEVNET":{"rpc":"http://127.0.0.1:8545","finality":4,"compact_blocks":8},"1":{"rpc":"https://node.example/key","poll_ms":2000}}',
+    )
     expect(chains.map(c => [c.chain.code, c.rpc, c.finality, c.compactBlocks, c.pollMs]).sort()).toEqual([
       ['DEVNET', 'http://127.0.0.1:8545', 4, 8, undefined],
       ['ETH', 'https://node.example/key', undefined, undefined, 2000],

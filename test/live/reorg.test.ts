@@ -26,12 +26,20 @@ describe('reorgs detected by parent hash', () => {
     server = await startLiveServer({ follow: [{ chain: DEVNET, rpcUrl: chain.url, options: { finalityDepth: 8, compactBlocks: 2 } }] })
     const start = (await chain.head()) + 1
     const all = await wsClient(`${server.wsUrl}/v1/api/logs?chains=DEVNET&from_block=${start}`, { headers: ALICE })
-    const one = await wsClient(`${server.wsUrl}/v1/api/logs?chains=DEVNET&from_block=${start}&topic2=${addressTopic(chain.address(1))}`, { headers: ALICE })
+    const one = await wsClient(`${server.wsUrl}/v1/api/logs?chains=DEVNET&from_block=${start}&topic2=${addressTopic(chain.address(1))}`, {
+      headers: ALICE,
+    })
     await all.waitFor(m => m.type === 'subscribed')
     await one.waitFor(m => m.type === 'subscribed')
-    const b1 = await chain.mine([[1, '0x01'], [2, '0x02']])
+    const b1 = await chain.mine([
+      [1, '0x01'],
+      [2, '0x02'],
+    ])
     const b2 = await chain.mine([[1, '0x03']])
-    const b3 = await chain.mine([[2, '0x04'], [1, '0x05']])
+    const b3 = await chain.mine([
+      [2, '0x04'],
+      [1, '0x05'],
+    ])
     await all.waitFor(m => m.type === 'progress' && m.cursor === b3)
     await one.waitFor(m => m.type === 'progress' && m.cursor === b3)
     const oldRows = await chain.logRecords(b2, b3)
@@ -46,18 +54,25 @@ describe('reorgs detected by parent hash', () => {
     await progressAfter(all)
     await progressAfter(one)
 
-    const dropped = [{ block_number: b2, hash: oldHashes[0] }, { block_number: b3, hash: oldHashes[1] }]
+    const dropped = [
+      { block_number: b2, hash: oldHashes[0] },
+      { block_number: b3, hash: oldHashes[1] },
+    ]
     for (const client of [all, one]) {
       const reorgs = client.messages.filter(m => m.type === 'reorg')
       expect(reorgs).toEqual([{ type: 'reorg', fork_point: b1, dropped, cursor: b1 }])
     }
     const newRows = await chain.logRecords(b2, b3)
-    const removedAll = afterReorg(all.messages).filter(m => m.type === 'rows' && m.removed).flatMap(m => m.rows)
+    const removedAll = afterReorg(all.messages)
+      .filter(m => m.type === 'rows' && m.removed)
+      .flatMap(m => m.rows)
     expect(removedAll).toEqual(oldRows.map(r => ({ ...r, removed: true })))
     expect(rowsOf(afterReorg(all.messages))).toEqual(newRows)
 
     const mine = (r: Json) => r.topic2 === addressTopic(chain!.address(1))
-    const removedOne = afterReorg(one.messages).filter(m => m.type === 'rows' && m.removed).flatMap(m => m.rows)
+    const removedOne = afterReorg(one.messages)
+      .filter(m => m.type === 'rows' && m.removed)
+      .flatMap(m => m.rows)
     expect(removedOne).toEqual(oldRows.filter(mine).map(r => ({ ...r, removed: true })))
     expect(rowsOf(afterReorg(one.messages))).toEqual(newRows.filter(mine))
 
@@ -80,7 +95,10 @@ describe('reorgs detected by parent hash', () => {
     const live = server.service.chains.get(chainKey(DEVNET))!
     const start = (await chain.head()) + 1
     await chain.mine([[1, '0x01']])
-    const b2 = await chain.mine([[1, '0x02'], [2, '0x03']])
+    const b2 = await chain.mine([
+      [1, '0x02'],
+      [2, '0x03'],
+    ])
     const first = await wsClient(`${server.wsUrl}/v1/api/logs?chains=DEVNET&from_block=${start}`, { headers: ALICE })
     const progress = await first.waitFor(m => m.type === 'progress' && m.cursor === b2)
     first.close()
@@ -92,12 +110,23 @@ describe('reorgs detected by parent hash', () => {
     const newHash = await chain.blockHash(b2)
     while (live.window()!.hashAt(b2) !== newHash) await new Promise(r => setTimeout(r, 10))
 
-    const canonical = await wsClient(`${server.wsUrl}/v1/api/logs?chains=DEVNET&from_block=${b2}&cursor_hash=${await chain.blockHash(b2 - 1)}`, { headers: ALICE })
-    const resumed = await wsClient(`${server.wsUrl}/v1/api/logs?chains=DEVNET&from_block=${b2 + 1}&cursor_hash=${progress.hash}`, { headers: ALICE })
-    const unknown = await wsClient(`${server.wsUrl}/v1/api/logs?chains=DEVNET&from_block=${b2 + 1}&cursor_hash=0x${'ab'.repeat(32)}`, { headers: ALICE })
+    const canonical = await wsClient(
+      `${server.wsUrl}/v1/api/logs?chains=DEVNET&from_block=${b2}&cursor_hash=${await chain.blockHash(b2 - 1)}`,
+      { headers: ALICE },
+    )
+    const resumed = await wsClient(`${server.wsUrl}/v1/api/logs?chains=DEVNET&from_block=${b2 + 1}&cursor_hash=${progress.hash}`, {
+      headers: ALICE,
+    })
+    const unknown = await wsClient(`${server.wsUrl}/v1/api/logs?chains=DEVNET&from_block=${b2 + 1}&cursor_hash=0x${'ab'.repeat(32)}`, {
+      headers: ALICE,
+    })
     await resumed.waitFor(m => m.type === 'progress' && m.cursor === b2 && m.hash === newHash)
-    expect(resumed.messages.filter(m => m.type === 'reorg')).toEqual([{ type: 'reorg', fork_point: b2 - 1, dropped: [{ block_number: b2, hash: progress.hash }], cursor: b2 - 1 }])
-    expect(resumed.messages.filter(m => m.type === 'rows' && m.removed).flatMap(m => m.rows)).toEqual(oldRows.map(r => ({ ...r, removed: true })))
+    expect(resumed.messages.filter(m => m.type === 'reorg')).toEqual([
+      { type: 'reorg', fork_point: b2 - 1, dropped: [{ block_number: b2, hash: progress.hash }], cursor: b2 - 1 },
+    ])
+    expect(resumed.messages.filter(m => m.type === 'rows' && m.removed).flatMap(m => m.rows)).toEqual(
+      oldRows.map(r => ({ ...r, removed: true })),
+    )
     expect(rowsOf(resumed.messages)).toEqual(await chain.logRecords(b2, b2))
     const applied = [...held.filter(r => Number(BigInt(r.block_number)) < b2), ...rowsOf(resumed.messages)]
     expect(applied).toEqual(await chain.logRecords(start, b2))
@@ -132,7 +161,10 @@ describe('reorgs detected by parent hash', () => {
     const error = client.messages.at(-1)
     expect(error).toMatchObject({ type: 'error', code: 'reorg_too_deep' })
     expect(client.messages.some(m => m.type === 'reorg')).toBe(false)
-    await expect(wsClient(`${server.wsUrl}/v1/api/logs?chains=DEVNET`, { headers: ALICE })).rejects.toMatchObject({ status: 503, body: { error: { code: 'reorg_too_deep' } } })
+    await expect(wsClient(`${server.wsUrl}/v1/api/logs?chains=DEVNET`, { headers: ALICE })).rejects.toMatchObject({
+      status: 503,
+      body: { error: { code: 'reorg_too_deep' } },
+    })
     expect(live.subscriptions.size).toBe(0)
   })
 })

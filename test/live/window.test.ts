@@ -37,7 +37,8 @@ const plainBatch = (b: { length: number; columns: Record<string, unknown[]> }) =
   Array.from({ length: b.length }, (_, i) => Object.fromEntries(Object.entries(b.columns).map(([k, v]) => [k, plain(v[i] as never)])))
 
 /** A RowBatch's rows as plainBatch gives them, its vectors read back as values. */
-const plainRowBatch = (b: RowBatch) => plainBatch({ length: b.length, columns: Object.fromEntries(Object.entries(b.columns).map(([k, v]) => [k, valuesOf(v)])) })
+const plainRowBatch = (b: RowBatch) =>
+  plainBatch({ length: b.length, columns: Object.fromEntries(Object.entries(b.columns).map(([k, v]) => [k, valuesOf(v)])) })
 
 /** A fake chain of `n` headers on top of `parent`, each holding the same recorded rows. */
 function chainOf(from: number, n: number, parent: string, rows: EvmBatches, tag = 'a'): WindowBlock[] {
@@ -64,7 +65,11 @@ describe('block codec', () => {
     const perBlock = recorded.map(r => EVM_DATASETS.reduce((n, d) => n + encodeRows(d, r.batches[d.storage as keyof EvmBatches]).length, 0))
     const hundred = (perBlock.reduce((a, b) => a + b, 0) / perBlock.length) * 100
     // The JSON-RPC text of the same blocks, which the rows come from, for scale.
-    const source = RECORDED.map(n => readFileSync(join(DATA, `blocks/mainnet_block_${n}_full.json`)).length + readFileSync(join(DATA, `receipts/mainnet_receipts_${n}.json`)).length)
+    const source = RECORDED.map(
+      n =>
+        readFileSync(join(DATA, `blocks/mainnet_block_${n}_full.json`)).length +
+        readFileSync(join(DATA, `receipts/mainnet_receipts_${n}.json`)).length,
+    )
     expect(hundred).toBeLessThan(16 * 1024 * 1024)
     expect(hundred / 100).toBeLessThan(source.reduce((a, b) => a + b, 0) / source.length / 3)
   })
@@ -128,11 +133,19 @@ describe('live rows are HTTP rows', () => {
   })
 
   it('filters exactly like the reference: __in lists, equality, null topics, virtual chain', () => {
-    const logsJson = recorded[2].rpc.receipts.flatMap((r: { logs: unknown[] }) => r.logs) as { address: string; topics: string[]; logIndex: string }[]
+    const logsJson = recorded[2].rpc.receipts.flatMap((r: { logs: unknown[] }) => r.logs) as {
+      address: string
+      topics: string[]
+      logIndex: string
+    }[]
     const hot = logsJson[0].address
     const topic0 = logsJson[0].topics[0]
     const field = (name: string) => logs.fields.find(f => f.name === name)!
-    const p = (name: string, op: Predicate['op'], values: (string | null)[]): Predicate => ({ field: field(name), op, values: values.map(v => (v === null ? null : KINDS[field(name).kind].parse(v))) })
+    const p = (name: string, op: Predicate['op'], values: (string | null)[]): Predicate => ({
+      field: field(name),
+      op,
+      values: values.map(v => (v === null ? null : KINDS[field(name).kind].parse(v))),
+    })
     const fields = [field('log_index'), field('address'), field('topic3')]
     const cases: [Predicate[], (l: (typeof logsJson)[number]) => boolean][] = [
       [[p('address', 'in', [hot, '0x' + '00'.repeat(20)])], l => l.address.toLowerCase() === hot.toLowerCase()],
@@ -143,7 +156,9 @@ describe('live rows are HTTP rows', () => {
     ]
     for (const [predicates, keep] of cases) {
       const out = rowSelector(predicates, fields, ETH.id).select(block.logs)
-      const expected = logsJson.filter(keep).map(l => ({ log_index: l.logIndex, address: l.address.toLowerCase(), topic3: l.topics[3] ?? null }))
+      const expected = logsJson
+        .filter(keep)
+        .map(l => ({ log_index: l.logIndex, address: l.address.toLowerCase(), topic3: l.topics[3] ?? null }))
       expect(out.length).toBe(expected.length)
       expect(rowsMessages(fields, out, 10_000).flatMap(m => JSON.parse(m).rows)).toEqual(expected)
     }
@@ -153,14 +168,22 @@ describe('live rows are HTTP rows', () => {
 describe('compaction', () => {
   it('cuts contiguous runs at shard boundaries', () => {
     const at = (...ns: number[]) => ns.map(number => ({ number }))
-    expect(partitionRanges(at(5, 6, 7, 9, 10), 100)).toEqual([[5, 7], [9, 10]])
-    expect(partitionRanges(at(98, 99, 100, 101), 100)).toEqual([[98, 99], [100, 101]])
+    expect(partitionRanges(at(5, 6, 7, 9, 10), 100)).toEqual([
+      [5, 7],
+      [9, 10],
+    ])
+    expect(partitionRanges(at(98, 99, 100, 101), 100)).toEqual([
+      [98, 99],
+      [100, 101],
+    ])
   })
 
   it('writes and publishes partitions the engine reads back, and a rerun publishes nothing new', async () => {
     const store = (await tempStore()).store
     const ref = { family: 'evm' as const, id: ETH.id, code: ETH.code }
-    const blocksHeld = recorded.map(r => windowBlock({ number: r.n, hash: r.rpc.block.hash, parentHash: r.rpc.block.parentHash }, EVM_DATASETS, { ...r.batches }))
+    const blocksHeld = recorded.map(r =>
+      windowBlock({ number: r.n, hash: r.rpc.block.hash, parentHash: r.rpc.block.parentHash }, EVM_DATASETS, { ...r.batches }),
+    )
     const first = await compactBlocks(store, ref, EVM_DATASETS, blocksHeld)
     expect(first.ranges).toEqual(RECORDED.map(n => [n, n]))
     const second = await compactBlocks(store, ref, EVM_DATASETS, blocksHeld)
@@ -168,11 +191,16 @@ describe('compaction', () => {
     const manifest = new ManifestReader(store)
     for (const d of [blocks, transactions, logs]) {
       const fields = d.fields.filter(f => f.virtual === undefined)
-      const result = await runQuery({ store, manifest }, { chain: ETH, dataset: d, from: RECORDED[0], to: RECORDED[2], predicates: [], fields })
+      const result = await runQuery(
+        { store, manifest },
+        { chain: ETH, dataset: d, from: RECORDED[0], to: RECORDED[2], predicates: [], fields },
+      )
       const got: RowBatch[] = []
       for await (const b of result.batches) got.push(b)
       const rows = got.flatMap(b => plainRowBatch(b))
-      const expected = recorded.flatMap(r => plainBatch(r.batches[d.storage as keyof EvmBatches])).map(row => Object.fromEntries(fields.map(f => [f.name, row[columnOf(f)]])))
+      const expected = recorded
+        .flatMap(r => plainBatch(r.batches[d.storage as keyof EvmBatches]))
+        .map(row => Object.fromEntries(fields.map(f => [f.name, row[columnOf(f)]])))
       expect(rows, d.name).toEqual(expected)
     }
   })

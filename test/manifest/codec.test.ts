@@ -20,7 +20,12 @@ const withBlooms: PartitionEntry = {
 const { footerOffset: _f, blooms: _b, ...legacy } = withBlooms
 const withLookup: PartitionEntry = {
   ...withBlooms,
-  lookup: { column: 'address', key: 'evm-1/logs/by-address/000000000000-000000000099-bbbbbbbbbbbbbbbb.parquet', bytes: 4100, tailOffset: 3500 },
+  lookup: {
+    column: 'address',
+    key: 'evm-1/logs/by-address/000000000000-000000000099-bbbbbbbbbbbbbbbb.parquet',
+    bytes: 4100,
+    tailOffset: 3500,
+  },
 }
 
 const shardOf = (partitions: PartitionEntry[]): ManifestShard => ({
@@ -64,7 +69,8 @@ describe('shard codec', () => {
     expect(Object.keys(lookup).sort()).toEqual(Object.keys(declared.properties).sort())
     expect(declared.required.slice().sort()).toEqual(Object.keys(lookup).sort())
     expect(declared.additionalProperties).toBe(false)
-    const schemaSays = (k: string, v: unknown) => (declared.properties[k].$ref === '#/$defs/count' ? Number.isInteger(v) && (v as number) >= 0 : typeof v === declared.properties[k].type)
+    const schemaSays = (k: string, v: unknown) =>
+      declared.properties[k].$ref === '#/$defs/count' ? Number.isInteger(v) && (v as number) >= 0 : typeof v === declared.properties[k].type
     expect(Object.entries(lookup).filter(([k, v]) => !schemaSays(k, v))).toEqual([])
     expect(stored.partitions[1]).not.toHaveProperty('lookup')
     expect(decodeShard(stored)).toEqual(shardOf([withLookup, withBlooms]))

@@ -3,22 +3,65 @@ import { alignedChunks, intersectRanges, mergeRanges, subtractRanges } from '../
 
 describe('coverage arithmetic', () => {
   it('merges touching and overlapping ranges', () => {
-    expect(mergeRanges([[10, 20], [0, 4], [5, 7], [19, 30], [40, 40]])).toEqual([[0, 7], [10, 30], [40, 40]])
+    expect(
+      mergeRanges([
+        [10, 20],
+        [0, 4],
+        [5, 7],
+        [19, 30],
+        [40, 40],
+      ]),
+    ).toEqual([
+      [0, 7],
+      [10, 30],
+      [40, 40],
+    ])
   })
 
   it('finds the gaps of a range', () => {
-    expect(subtractRanges([0, 100], [[10, 20], [30, 40]])).toEqual([[0, 9], [21, 29], [41, 100]])
+    expect(
+      subtractRanges(
+        [0, 100],
+        [
+          [10, 20],
+          [30, 40],
+        ],
+      ),
+    ).toEqual([
+      [0, 9],
+      [21, 29],
+      [41, 100],
+    ])
     expect(subtractRanges([12, 15], [[10, 20]])).toEqual([])
-    expect(subtractRanges([5, 25], [[10, 20]])).toEqual([[5, 9], [21, 25]])
+    expect(subtractRanges([5, 25], [[10, 20]])).toEqual([
+      [5, 9],
+      [21, 25],
+    ])
     expect(subtractRanges([5, 9], [])).toEqual([[5, 9]])
   })
 
   it('intersects a range with coverage', () => {
-    expect(intersectRanges([15, 35], [[10, 20], [30, 40], [50, 60]])).toEqual([[15, 20], [30, 35]])
+    expect(
+      intersectRanges(
+        [15, 35],
+        [
+          [10, 20],
+          [30, 40],
+          [50, 60],
+        ],
+      ),
+    ).toEqual([
+      [15, 20],
+      [30, 35],
+    ])
   })
 
   it('cuts ranges at aligned boundaries so reruns make the same partitions', () => {
-    expect(alignedChunks([95, 230], 100)).toEqual([[95, 99], [100, 199], [200, 230]])
+    expect(alignedChunks([95, 230], 100)).toEqual([
+      [95, 99],
+      [100, 199],
+      [200, 230],
+    ])
     expect(alignedChunks([100, 100], 100)).toEqual([[100, 100]])
   })
 

@@ -34,8 +34,15 @@ describe('publish', () => {
     await publish(store, chain, { logs: [entry(0, 99), entry(300, 399)] }, { shardSpan: 1000 })
     const { root } = await publish(store, chain, { logs: [entry(1000, 1099)], blocks: [entry(0, 99)] }, { shardSpan: 1000 })
     expect(root.generation).toBe(2)
-    expect(root.datasets.logs.coverage).toEqual([[0, 99], [300, 399], [1000, 1099]])
-    expect(root.datasets.logs.shards.map(s => [s.index, s.from, s.to, s.partitions])).toEqual([[0, 0, 399, 2], [1, 1000, 1099, 1]])
+    expect(root.datasets.logs.coverage).toEqual([
+      [0, 99],
+      [300, 399],
+      [1000, 1099],
+    ])
+    expect(root.datasets.logs.shards.map(s => [s.index, s.from, s.to, s.partitions])).toEqual([
+      [0, 0, 399, 2],
+      [1, 1000, 1099, 1],
+    ])
     expect(root.datasets.blocks.coverage).toEqual([[0, 99]])
 
     const reader = new ManifestReader(store)
@@ -64,7 +71,9 @@ describe('publish', () => {
   })
 
   it('lets concurrent publishers all land exactly once, through conditional writes', async () => {
-    const writers = Array.from({ length: 8 }, (_, i) => publish(fsStore(dir), chain, { logs: [entry(i * 100, i * 100 + 99)] }, { shardSpan: 1000 }))
+    const writers = Array.from({ length: 8 }, (_, i) =>
+      publish(fsStore(dir), chain, { logs: [entry(i * 100, i * 100 + 99)] }, { shardSpan: 1000 }),
+    )
     await Promise.all(writers)
     const root = parseRoot((await store.get(rootKey(chain)))!.body)
     // Losers move to higher generations, so the count can pass 8; every publication landed once.

@@ -18,7 +18,10 @@ const entry = (from: number, to: number): PartitionEntry => ({
   rows: 10,
   bytes: 1000,
   tailOffset: 900,
-  rowGroups: [{ from, to: from + 49, rows: 5, offset: 4, length: 400 }, { from: from + 50, to, rows: 5, offset: 404, length: 496 }],
+  rowGroups: [
+    { from, to: from + 49, rows: 5, offset: 4, length: 400 },
+    { from: from + 50, to, rows: 5, offset: 404, length: 496 },
+  ],
 })
 
 /** A store that logs when each shard read starts and ends, in one sequence with the consumer's events. */
@@ -44,7 +47,8 @@ describe('ManifestReader.scanPartitions', () => {
   beforeEach(async () => {
     dir = await mkdtemp(join(tmpdir(), 'manifest-read-'))
     store = fsStore(dir)
-    root = (await publish(store, chain, { logs: Array.from({ length: 10 }, (_, i) => entry(i * 100, i * 100 + 99)) }, { shardSpan: 200 })).root
+    root = (await publish(store, chain, { logs: Array.from({ length: 10 }, (_, i) => entry(i * 100, i * 100 + 99)) }, { shardSpan: 200 }))
+      .root
   })
   afterEach(() => rm(dir, { recursive: true, force: true }))
 

@@ -11,14 +11,24 @@ const abis = recordedAbis()
 const vectors = userVectors()
 const hex = (h: string) => (h.startsWith('0x') ? h : '0x' + h).toLowerCase()
 /** ULEB128 of a small count, written out independently of the code under test. */
-const uleb = (n: number) => (n < 128 ? n.toString(16).padStart(2, '0') : (() => { throw new Error('test helper: count too large') })())
+const uleb = (n: number) =>
+  n < 128
+    ? n.toString(16).padStart(2, '0')
+    : (() => {
+        throw new Error('test helper: count too large')
+      })()
 
 describe('verifyUserTransaction against the hash-verified BCS vectors', () => {
   const supported = vectors.filter(v => restOf(v))
 
   it('finds REST JSON for every vector but the two recorded only as BCS', () => {
     // 36173264 (blockpi docs) and 152087597 (getblock docs): their REST JSON is not in the shared data.
-    expect(vectors.filter(v => !restOf(v)).map(v => v.version).sort()).toEqual(['152087597', '36173264'])
+    expect(
+      vectors
+        .filter(v => !restOf(v))
+        .map(v => v.version)
+        .sort(),
+    ).toEqual(['152087597', '36173264'])
     expect(supported.length).toBe(46)
   })
 
@@ -54,7 +64,11 @@ describe('verifyUserTransaction against the hash-verified BCS vectors', () => {
       .filter(v => v.payload_decoded.EntryFunction)
       .map(v => {
         const r = verifyUserTransaction(restOf(v) as RestUserTransaction, { abis: none, chainId: v.chain_id })
-        return r.ok && r.raw.argsSource === 'inferred' && r.raw.payload.entry_function?.args?.join() === v.payload_decoded.EntryFunction?.args_bcs_hex.map(hex).join()
+        return (
+          r.ok &&
+          r.raw.argsSource === 'inferred' &&
+          r.raw.payload.entry_function?.args?.join() === v.payload_decoded.EntryFunction?.args_bcs_hex.map(hex).join()
+        )
       })
     expect(found.every(Boolean)).toBe(true)
   })
@@ -103,11 +117,23 @@ describe('verifyUserTransaction on a multisig payload', () => {
   const raw = hexToBytes(v.raw_transaction_bcs_hex)
   const entryFunction = raw.subarray(32 + 8 + 1, raw.length - 25)
   const multisigAddress = '0x' + '42'.repeat(32)
-  const multisigRaw = Uint8Array.from([...raw.subarray(0, 40), 3, ...hexToBytes(multisigAddress), 1, 0, ...entryFunction, ...raw.subarray(raw.length - 25)])
+  const multisigRaw = Uint8Array.from([
+    ...raw.subarray(0, 40),
+    3,
+    ...hexToBytes(multisigAddress),
+    1,
+    0,
+    ...entryFunction,
+    ...raw.subarray(raw.length - 25),
+  ])
   const signed = Uint8Array.from([...multisigRaw, ...hexToBytes(v.authenticator_bcs_hex)])
   const hash = bytesToHex(hashValues([hashValues(['APTOS::Transaction']), Uint8Array.of(0), signed]))
   const tx = restOf(v) as RestUserTransaction
-  const multisig = { ...tx, hash, payload: { type: 'multisig_payload', multisig_address: multisigAddress, transaction_payload: tx.payload } } as RestUserTransaction
+  const multisig = {
+    ...tx,
+    hash,
+    payload: { type: 'multisig_payload', multisig_address: multisigAddress, transaction_payload: tx.payload },
+  } as RestUserTransaction
 
   it('rebuilds it byte for byte', () => {
     const r = verifyUserTransaction(multisig, { abis, chainId: 1 })
@@ -123,7 +149,9 @@ describe('verifyUserTransaction on a multisig payload', () => {
     const { batch, report } = toMoveRows([multisig], { abis, chainId: 1 })
     expect(report.refused).toEqual([])
     expect(batch.columns.entry_function_decoded).toEqual([null])
-    expect(JSON.parse(batch.columns.multisig_entry_function_decoded[0] as string).args.map((a: string) => JSON.parse(a))).toEqual(v.arguments_json)
+    expect(JSON.parse(batch.columns.multisig_entry_function_decoded[0] as string).args.map((a: string) => JSON.parse(a))).toEqual(
+      v.arguments_json,
+    )
     expect(batch.columns.entry_function_id).toEqual(['0x1::stake::update_network_and_fullnode_addresses'])
   })
 })

@@ -47,14 +47,26 @@ describe('Move dataset declarations', () => {
   })
 
   it('declares the decoded record: hex quantities, chain_id, and the additional fields', () => {
-    const hexed = ['transaction_index', 'version', 'gas_used', 'sequence_number', 'max_gas_amount', 'gas_unit_price', 'expiration_timestamp_secs']
+    const hexed = [
+      'transaction_index',
+      'version',
+      'gas_used',
+      'sequence_number',
+      'max_gas_amount',
+      'gas_unit_price',
+      'expiration_timestamp_secs',
+    ]
     const expected = [
       ...specRecord().map(([name]) => (name === 'tx_chain_id' ? 'chain_id' : name)),
       ...specDecodedAdditions(),
       'entry_function_decoded',
     ]
     expect(specDecodedAdditions()).toHaveLength(20)
-    expect(defaults(moveDecodedTransactions.fields).map(f => f.name).sort()).toEqual(expected.sort())
+    expect(
+      defaults(moveDecodedTransactions.fields)
+        .map(f => f.name)
+        .sort(),
+    ).toEqual(expected.sort())
     for (const name of hexed) expect(moveDecodedTransactions.fields.find(f => f.name === name)?.kind).toBe('u64hex')
     expect(moveDecodedTransactions.fields.find(f => f.name === 'timestamp')?.kind).toBe('u64int')
     expect(moveDecodedTransactions.fields.find(f => f.name === 'chain_id')).toMatchObject({ kind: 'u64int', column: 'tx_chain_id' })
@@ -62,7 +74,8 @@ describe('Move dataset declarations', () => {
   })
 
   it('shares one storage: both declarations derive the same Parquet schema', () => {
-    for (const d of MOVE_DATASETS) expect(d).toMatchObject({ family: 'move', storage: 'move_transactions', rangeKey: 'version', orderBy: ['version'] })
+    for (const d of MOVE_DATASETS)
+      expect(d).toMatchObject({ family: 'move', storage: 'move_transactions', rangeKey: 'version', orderBy: ['version'] })
     expect(parquetSchemaOf(moveDecodedTransactions)).toEqual(parquetSchemaOf(moveTransactions))
   })
 

@@ -27,7 +27,12 @@ describe('decodeEntryFunction on the verified vectors', () => {
       const tx = restOf(v) as RestUserTransaction
       const call = tx.payload as RestEntryFunctionPayload
       const ef = v.payload_decoded.EntryFunction!
-      const r = decodeEntryFunction(call, parseTypeArgs(call.type_arguments), ef.args_bcs_hex.map(h => hexToBytes(h)), abis)
+      const r = decodeEntryFunction(
+        call,
+        parseTypeArgs(call.type_arguments),
+        ef.args_bcs_hex.map(h => hexToBytes(h)),
+        abis,
+      )
       if (!r.ok) throw new Error(r.reason)
       expect(r.decoded.args.map(a => JSON.parse(a))).toEqual(v.arguments_json)
       expect(r.decoded.type_args.map(t => render(JSON.parse(t)))).toEqual(call.type_arguments)
@@ -36,9 +41,13 @@ describe('decodeEntryFunction on the verified vectors', () => {
       params.forEach((p, i) => {
         const layout = JSON.parse(r.decoded.args_abi[i])
         if (/^(u\d+|bool|address)$/.test(p)) expect(layout).toBe(p)
-        if (p === '0x1::string::String') expect(layout).toEqual({ struct: { type: '0x1::string::String', fields: [{ name: 'bytes', layout: { vector: 'u8' } }] } })
+        if (p === '0x1::string::String')
+          expect(layout).toEqual({ struct: { type: '0x1::string::String', fields: [{ name: 'bytes', layout: { vector: 'u8' } }] } })
         if (p === 'vector<vector<u8>>') expect(layout).toEqual({ vector: { vector: 'u8' } })
-        if (p === '0x1::object::Object<T0>') expect(layout).toEqual({ struct: { type: `0x1::object::Object<${call.type_arguments[0]}>`, fields: [{ name: 'inner', layout: 'address' }] } })
+        if (p === '0x1::object::Object<T0>')
+          expect(layout).toEqual({
+            struct: { type: `0x1::object::Object<${call.type_arguments[0]}>`, fields: [{ name: 'inner', layout: 'address' }] },
+          })
       })
     })
   }
@@ -54,7 +63,12 @@ describe('decodeEntryFunction without a fitting ABI', () => {
   })
 
   it('returns a reason when the bytes do not fit the parameter types', () => {
-    const r = decodeEntryFunction(call, [], args.map(a => a.subarray(0, a.length - 1)), abis)
+    const r = decodeEntryFunction(
+      call,
+      [],
+      args.map(a => a.subarray(0, a.length - 1)),
+      abis,
+    )
     expect(r.ok).toBe(false)
   })
 
@@ -86,14 +100,26 @@ describe('values of generic structs, enums and options', () => {
     name: 'm',
     exposed_functions: [],
     structs: [
-      { name: 'Pair', fields: [{ name: 'left', type: 'T0' }, { name: 'right', type: 'vector<T1>' }] },
+      {
+        name: 'Pair',
+        fields: [
+          { name: 'left', type: 'T0' },
+          { name: 'right', type: 'vector<T1>' },
+        ],
+      },
       {
         name: 'Shape',
         is_enum: true,
         fields: [],
         variants: [
           { name: 'Circle', fields: [{ name: 'radius', type: 'u64' }] },
-          { name: 'Square', fields: [{ name: 'side', type: 'u16' }, { name: 'label', type: '0x1::option::Option<0x1::string::String>' }] },
+          {
+            name: 'Square',
+            fields: [
+              { name: 'side', type: 'u16' },
+              { name: 'label', type: '0x1::option::Option<0x1::string::String>' },
+            ],
+          },
         ],
       },
     ],
@@ -102,12 +128,26 @@ describe('values of generic structs, enums and options', () => {
 
   it('encodes and decodes back to the same JSON, with the BCS written out by hand', () => {
     const tag = parseType('0xcafe::m::Pair<u8, 0xcafe::m::Shape>')
-    const value = { left: 7, right: [{ __variant__: 'Circle', radius: '5' }, { __variant__: 'Square', side: 3, label: { vec: ['hi'] } }] }
+    const value = {
+      left: 7,
+      right: [
+        { __variant__: 'Circle', radius: '5' },
+        { __variant__: 'Square', side: 3, label: { vec: ['hi'] } },
+      ],
+    }
     const bytes = encodeArgument(tag, value, cache)
     // left u8 7 | 2 shapes | variant 0, u64 5 | variant 1, u16 3, option some, "hi"
     expect(Array.from(bytes)).toEqual([7, 2, 0, 5, 0, 0, 0, 0, 0, 0, 0, 1, 3, 0, 1, 2, 104, 105])
     expect(decodeArgument(bytes, tag, cache)).toEqual(value)
-    expect(typeLayout(tag, cache)).toMatchObject({ struct: { type: '0xcafe::m::Pair<u8, 0xcafe::m::Shape>', fields: [{ name: 'left', layout: 'u8' }, { name: 'right', layout: { vector: { enum: { type: '0xcafe::m::Shape' } } } }] } })
+    expect(typeLayout(tag, cache)).toMatchObject({
+      struct: {
+        type: '0xcafe::m::Pair<u8, 0xcafe::m::Shape>',
+        fields: [
+          { name: 'left', layout: 'u8' },
+          { name: 'right', layout: { vector: { enum: { type: '0xcafe::m::Shape' } } } },
+        ],
+      },
+    })
   })
 
   it('refuses a value that does not fit its type, and bytes left over', () => {

@@ -51,11 +51,32 @@ describe('argumentCandidates', () => {
 
 describe('combinations', () => {
   it('yields all first choices first, then by the sum of ranks', () => {
-    expect([...combinations([['a', 'b'], ['x', 'y']], 10)]).toEqual([['a', 'x'], ['a', 'y'], ['b', 'x'], ['b', 'y']])
+    expect([
+      ...combinations(
+        [
+          ['a', 'b'],
+          ['x', 'y'],
+        ],
+        10,
+      ),
+    ]).toEqual([
+      ['a', 'x'],
+      ['a', 'y'],
+      ['b', 'x'],
+      ['b', 'y'],
+    ])
   })
 
   it('stops at the limit and yields nothing when an argument has no candidate', () => {
-    expect([...combinations([[1, 2, 3], [4, 5, 6]], 4)]).toHaveLength(4)
+    expect([
+      ...combinations(
+        [
+          [1, 2, 3],
+          [4, 5, 6],
+        ],
+        4,
+      ),
+    ]).toHaveLength(4)
     expect([...combinations([[1], []], 10)]).toEqual([])
     expect([...combinations([], 10)]).toEqual([[]])
   })

@@ -98,15 +98,31 @@ describe('fullnodeClient retries', () => {
     return new Promise<void>(r => server.close(() => r()))
   })
 
-  const status = (code: number, body: unknown, headers: Record<string, string> = {}) => (res: http.ServerResponse) => {
-    res.writeHead(code, { 'content-type': 'application/json', ...headers })
-    res.end(JSON.stringify(body))
+  const status =
+    (code: number, body: unknown, headers: Record<string, string> = {}) =>
+    (res: http.ServerResponse) => {
+      res.writeHead(code, { 'content-type': 'application/json', ...headers })
+      res.end(JSON.stringify(body))
+    }
+  const ledger = {
+    chain_id: 126,
+    ledger_version: '10',
+    oldest_ledger_version: '0',
+    epoch: '1',
+    ledger_timestamp: '1',
+    node_role: 'full_node',
+    oldest_block_height: '0',
+    block_height: '1',
   }
-  const ledger = { chain_id: 126, ledger_version: '10', oldest_ledger_version: '0', epoch: '1', ledger_timestamp: '1', node_role: 'full_node', oldest_block_height: '0', block_height: '1' }
 
   it('retries 429 and 5xx answers until the node answers', async () => {
     hits = 0
-    script = [status(503, { message: 'busy' }), status(429, { message: 'slow down' }, { 'retry-after': '0' }), status(502, 'bad gateway'), status(200, ledger)]
+    script = [
+      status(503, { message: 'busy' }),
+      status(429, { message: 'slow down' }, { 'retry-after': '0' }),
+      status(502, 'bad gateway'),
+      status(200, ledger),
+    ]
     const info = await fullnodeClient({ url, retries: 3, backoffMs: 1 }).ledgerInfo()
     expect(info.chain_id).toBe(126)
     expect(hits).toBe(4)
@@ -114,8 +130,13 @@ describe('fullnodeClient retries', () => {
 
   it('gives up after its retries, naming the URL, the status and the attempts', async () => {
     hits = 0
-    script = [status(500, { message: 'boom', error_code: 'internal_error' }), status(500, { message: 'boom', error_code: 'internal_error' })]
-    const e = await fullnodeClient({ url: url + '/v1/', retries: 1, backoffMs: 1 }).transactions(7, 10).catch(x => x)
+    script = [
+      status(500, { message: 'boom', error_code: 'internal_error' }),
+      status(500, { message: 'boom', error_code: 'internal_error' }),
+    ]
+    const e = await fullnodeClient({ url: url + '/v1/', retries: 1, backoffMs: 1 })
+      .transactions(7, 10)
+      .catch(x => x)
     expect(e).toBeInstanceOf(FullnodeError)
     expect(e.status).toBe(500)
     expect(e.message).toBe(`${url}/v1/transactions?start=7&limit=10: HTTP 500 internal_error: boom (2 attempts)`)
@@ -125,7 +146,9 @@ describe('fullnodeClient retries', () => {
   it('does not retry a client error', async () => {
     hits = 0
     script = [status(400, { message: 'bad start', error_code: 'invalid_input' }), status(200, [])]
-    const e = await fullnodeClient({ url, retries: 3, backoffMs: 1 }).transactions(1, 1).catch(x => x)
+    const e = await fullnodeClient({ url, retries: 3, backoffMs: 1 })
+      .transactions(1, 1)
+      .catch(x => x)
     expect(e).toMatchObject({ status: 400, code: 'invalid_input' })
     expect(hits).toBe(1)
     script = []
@@ -134,7 +157,9 @@ describe('fullnodeClient retries', () => {
   it('times out a stalled request and retries it', async () => {
     hits = 0
     script = []
-    const e = await fullnodeClient({ url, retries: 1, backoffMs: 1, timeoutMs: 50 }).ledgerInfo().catch(x => x)
+    const e = await fullnodeClient({ url, retries: 1, backoffMs: 1, timeoutMs: 50 })
+      .ledgerInfo()
+      .catch(x => x)
     expect(e).toBeInstanceOf(FullnodeError)
     expect(e.status).toBe(0)
     expect(e.message).toMatch(/timed out after 50 ms \(2 attempts\)/)
@@ -146,7 +171,9 @@ describe('fullnodeClient retries', () => {
     await new Promise<void>(r => closed.listen(0, '127.0.0.1', () => r()))
     const port = (closed.address() as AddressInfo).port
     await new Promise<void>(r => closed.close(() => r()))
-    const e = await fullnodeClient({ url: `http://127.0.0.1:${port}`, retries: 0 }).ledgerInfo().catch(x => x)
+    const e = await fullnodeClient({ url: `http://127.0.0.1:${port}`, retries: 0 })
+      .ledgerInfo()
+      .catch(x => x)
     expect(e).toMatchObject({ status: 0, url: `http://127.0.0.1:${port}/v1` })
   })
 })

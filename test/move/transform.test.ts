@@ -34,7 +34,9 @@ describe('toMoveRows on every recorded network', () => {
     it(`transforms, writes and reads back every ${network} transaction`, async () => {
       const txs = restTransactions(network)
       const { batch, report } = toMoveRows(txs, { abis, chainId: CHAIN_IDS[network] })
-      const manifest = JSON.parse(fs.readFileSync(path.join(DATA, 'rest', network, 'manifest.json'), 'utf8')) as { by_type: Record<string, number> }
+      const manifest = JSON.parse(fs.readFileSync(path.join(DATA, 'rest', network, 'manifest.json'), 'utf8')) as {
+        by_type: Record<string, number>
+      }
       expect(report.refused).toEqual([])
       expect(report.byKind).toEqual(Object.fromEntries(Object.entries(manifest.by_type).map(([t, n]) => [KIND[t], n])))
       expect(batch.length).toBe(txs.length)
@@ -139,7 +141,9 @@ describe('toMoveRows across versions', () => {
   })
 
   it('fills the genesis, block metadata and block epilogue fields of a local network', async () => {
-    const txs = ['GenesisTransaction', 'BlockMetadataTransaction', 'BlockEpilogueTransaction'].map(k => sample(`transactions_test__TestTransaction_${k}.json`))
+    const txs = ['GenesisTransaction', 'BlockMetadataTransaction', 'BlockEpilogueTransaction'].map(k =>
+      sample(`transactions_test__TestTransaction_${k}.json`),
+    )
     const { batch, report } = toMoveRows(txs, { abis, chainId: 4 })
     expect(report.byKind).toEqual({ GenesisTransaction: 1, BlockMetadataTransaction: 1, BlockEpilogueTransaction: 1 })
     const rows = await readBack(writePartition(moveDecodedTransactions, batch, { from: 0, to: 2 }).bytes)

@@ -3,7 +3,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { serve, type RunningServer } from '../../src/node/serve.ts'
 
 /** Raw HTTP exchange, so the test sees exactly what went over the socket. */
-function exchange(url: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: Record<string, unknown>; body: Buffer; aborted: boolean }> {
+function exchange(
+  url: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; headers: Record<string, unknown>; body: Buffer; aborted: boolean }> {
   return new Promise(resolve => {
     const req = httpRequest(url, { headers }, res => {
       const chunks: Buffer[] = []
@@ -11,7 +14,9 @@ function exchange(url: string, headers: Record<string, string> = {}): Promise<{ 
       res.on('data', c => chunks.push(c))
       res.on('aborted', () => (aborted = true))
       res.on('error', () => (aborted = true))
-      res.on('close', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks), aborted: aborted || !res.complete }))
+      res.on('close', () =>
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks), aborted: aborted || !res.complete }),
+      )
     })
     // A connection dropped before the status line arrived is an abort too.
     req.on('error', () => resolve({ status: 0, headers: {}, body: Buffer.alloc(0), aborted: true }))

@@ -53,7 +53,12 @@ describe('writeLookup', () => {
   const GROUP = 7
   const dataset: DatasetDecl & { lookup: LookupDecl } = { ...logs, lookup: { column: 'address', rowGroupSize: GROUP } }
   const r = rng(21)
-  const rows = makeRows(logs, Array.from({ length: 40 }, (_, i) => 500 + i), r, makePools(r))
+  const rows = makeRows(
+    logs,
+    Array.from({ length: 40 }, (_, i) => 500 + i),
+    r,
+    makePools(r),
+  )
   const written = writeLookup(dataset, toColumns(logs, rows), { from: 500, to: 539 })
 
   async function readBack(): Promise<Row[]> {
@@ -83,7 +88,10 @@ describe('writeLookup', () => {
     expect(groups.map(g => Number(g.num_rows))).toEqual(groups.map((_, i) => Math.min(GROUP, rows.length - i * GROUP)))
     groups.forEach((g, i) => {
       const stats = g.columns.find(c => c.meta_data?.path_in_schema[0] === 'address')!.meta_data!.statistics!
-      expect([plain(stats.min_value as Uint8Array), plain(stats.max_value as Uint8Array)]).toEqual([plain(back[i * GROUP].address), plain(back[Math.min(rows.length, (i + 1) * GROUP) - 1].address)])
+      expect([plain(stats.min_value as Uint8Array), plain(stats.max_value as Uint8Array)]).toEqual([
+        plain(back[i * GROUP].address),
+        plain(back[Math.min(rows.length, (i + 1) * GROUP) - 1].address),
+      ])
     })
   })
 
@@ -97,7 +105,13 @@ describe('writeLookup', () => {
 
   it('records the range and row count, and a tail after the last data page', () => {
     expect(written.entry).toMatchObject({ from: 500, to: 539, rows: rows.length, bytes: written.bytes.length })
-    const dataEnd = Math.max(...written.metadata.row_groups.flatMap(g => g.columns.map(c => Number(c.meta_data!.dictionary_page_offset ?? c.meta_data!.data_page_offset) + Number(c.meta_data!.total_compressed_size))))
+    const dataEnd = Math.max(
+      ...written.metadata.row_groups.flatMap(g =>
+        g.columns.map(
+          c => Number(c.meta_data!.dictionary_page_offset ?? c.meta_data!.data_page_offset) + Number(c.meta_data!.total_compressed_size),
+        ),
+      ),
+    )
     expect(written.entry.tailOffset).toBe(dataEnd)
   })
 })

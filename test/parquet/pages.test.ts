@@ -9,7 +9,14 @@ import { parquetReadObjects, readOffsetIndex, type ColumnMetaData, type FileMeta
 import { describe, expect, it } from 'vitest'
 import { blocks, logs, transactions } from '../../src/datasets/evm.ts'
 import { moveTransactions } from '../../src/datasets/move.ts'
-import { decodeCodes, decodeDictionary, decodeHybrid, decodePages, UnsupportedPageError, type ChunkLayout } from '../../src/parquet/pages.ts'
+import {
+  decodeCodes,
+  decodeDictionary,
+  decodeHybrid,
+  decodePages,
+  UnsupportedPageError,
+  type ChunkLayout,
+} from '../../src/parquet/pages.ts'
 import { storedFields, writePartition, type LayoutOptions } from '../../src/parquet/write.ts'
 import { shapeOf, valuesOf, type Vector } from '../../src/columns/vector.ts'
 import { mulberry32 } from '../../scripts/dev/random.ts'
@@ -106,7 +113,10 @@ function distinctValue(f: FieldDecl, r: Rng, i: number): StoredValue {
       return randomU64(r)
     case 'bytes': {
       const x = r()
-      return randomBytes(r, x < 0.1 ? 0 : x < 0.7 ? 1 + Math.floor(r() * 40) : x < 0.95 ? 100 + Math.floor(r() * 600) : 1_500 + Math.floor(r() * 1_500))
+      return randomBytes(
+        r,
+        x < 0.1 ? 0 : x < 0.7 ? 1 + Math.floor(r() * 40) : x < 0.95 ? 100 + Math.floor(r() * 600) : 1_500 + Math.floor(r() * 1_500),
+      )
     }
     case 'bool':
       return r() < 0.5
@@ -193,7 +203,17 @@ function chunksOf(dataset: DatasetDecl, bytes: Uint8Array, metadata: FileMetaDat
         const view = new DataView(bytes.buffer, bytes.byteOffset + Number(column.offset_index_offset), column.offset_index_length!)
         pages = readOffsetIndex({ view, offset: 0 }).page_locations
       }
-      out.push({ field, layout, meta, groupStart, rows: Number(rg.num_rows), data: bytes.subarray(dataStart, end), whole: bytes.subarray(start, end), dictionary, pages })
+      out.push({
+        field,
+        layout,
+        meta,
+        groupStart,
+        rows: Number(rg.num_rows),
+        data: bytes.subarray(dataStart, end),
+        whole: bytes.subarray(start, end),
+        dictionary,
+        pages,
+      })
     }
     groupStart += Number(rg.num_rows)
   }
@@ -254,7 +274,12 @@ function windowsOf(c: Chunk, r: Rng, count: number): [number, number][] {
   const bounds = pageBounds(c)
   const near = () => Math.min(c.rows, Math.max(0, pick(r, bounds) + pick(r, [-1, 0, 0, 1])))
   const any = () => Math.floor(r() * (c.rows + 1))
-  const out: [number, number][] = [[0, 0], [c.rows, c.rows], [0, 1], [c.rows - 1, c.rows]]
+  const out: [number, number][] = [
+    [0, 0],
+    [c.rows, c.rows],
+    [0, 1],
+    [c.rows - 1, c.rows],
+  ]
   while (out.length < count) {
     const x = r()
     const a = x < 0.4 ? near() : any()
@@ -274,7 +299,14 @@ interface Seen {
 }
 
 /** Compares every chunk of a file with hyparquet's values; records which chunk shapes occurred. */
-function checkFile(dataset: DatasetDecl, bytes: Uint8Array, metadata: FileMetaData, reference: Record<string, unknown[]>, r: Rng, seen: Seen): void {
+function checkFile(
+  dataset: DatasetDecl,
+  bytes: Uint8Array,
+  metadata: FileMetaData,
+  reference: Record<string, unknown[]>,
+  r: Rng,
+  seen: Seen,
+): void {
   for (const c of chunksOf(dataset, bytes, metadata)) {
     const column = columnOf(c.field)
     const expected = reference[column].slice(c.groupStart, c.groupStart + c.rows)
@@ -283,7 +315,9 @@ function checkFile(dataset: DatasetDecl, bytes: Uint8Array, metadata: FileMetaDa
     if (encodings.includes('RLE_DICTIONARY')) seen.dictionary.add(column)
     else if (encodings.includes('RLE')) seen.rle.add(column)
     else seen.plain.add(column)
-    expect(c.dictionary !== undefined, `${at}: a dictionary page exactly when dictionary-encoded`).toBe(encodings.includes('RLE_DICTIONARY'))
+    expect(c.dictionary !== undefined, `${at}: a dictionary page exactly when dictionary-encoded`).toBe(
+      encodings.includes('RLE_DICTIONARY'),
+    )
     if (c.pages && c.pages.length > 1) seen.multiPage.add(column)
     if (expected.every(x => x === null)) seen.allNull.add(column)
     else if (expected.includes(null)) seen.someNull.add(column)
@@ -293,9 +327,19 @@ function checkFile(dataset: DatasetDecl, bytes: Uint8Array, metadata: FileMetaDa
     expect(codes !== null, `${at}: codes exactly when dictionary-encoded`).toBe(c.dictionary !== undefined)
     if (codes && c.dictionary) {
       const dictionary = valuesOf(c.dictionary).map(comparable)
-      expect(firstDifference(Array.from(codes, k => (k < 0 ? null : dictionary[k])), expected), `${at}: codes name the values`).toBeNull()
+      expect(
+        firstDifference(
+          Array.from(codes, k => (k < 0 ? null : dictionary[k])),
+          expected,
+        ),
+        `${at}: codes name the values`,
+      ).toBeNull()
     }
-    expectRows(decodePages(c.layout, c.whole, c.groupStart, c.groupStart, c.groupStart + c.rows, c.dictionary), expected, `${at}: whole chunk, dictionary page included, file rows`)
+    expectRows(
+      decodePages(c.layout, c.whole, c.groupStart, c.groupStart, c.groupStart + c.rows, c.dictionary),
+      expected,
+      `${at}: whole chunk, dictionary page included, file rows`,
+    )
 
     for (const [a, b] of windowsOf(c, r, 24)) {
       const base = r() < 0.5 ? 0 : c.groupStart
@@ -305,7 +349,11 @@ function checkFile(dataset: DatasetDecl, bytes: Uint8Array, metadata: FileMetaDa
     if (!c.pages) continue
     const bounds = pageBounds(c)
     const last = c.pages.length - 1
-    const runs: [number, number][] = [[0, last], [last, last], [0, 0]]
+    const runs: [number, number][] = [
+      [0, last],
+      [last, last],
+      [0, 0],
+    ]
     for (let i = 0; i < 6; i++) {
       const p0 = Math.floor(r() * c.pages.length)
       runs.push([p0, Math.min(last, p0 + Math.floor(r() * 4))])
@@ -319,9 +367,20 @@ function checkFile(dataset: DatasetDecl, bytes: Uint8Array, metadata: FileMetaDa
       expectRows(decodePages(c.layout, bytesOfRun, base + first, base + first, base + end, c.dictionary), expected.slice(first, end), run)
       const a = first + Math.floor(r() * (end - first + 1))
       const b = a + Math.floor(r() * (end - a + 1))
-      expectRows(decodePages(c.layout, bytesOfRun, base + first, base + a, base + b, c.dictionary), expected.slice(a, b), `${run}, rows [${a}, ${b})`)
-      expect(() => decodePages(c.layout, bytesOfRun, base + first, base + first, base + end + 1, c.dictionary), `${run}: a row past the pages`).toThrow()
-      if (p0 > 0) expect(() => decodePages(c.layout, bytesOfRun, base + first, base + first - 1, base + end, c.dictionary), `${run}: a row before the pages`).toThrow()
+      expectRows(
+        decodePages(c.layout, bytesOfRun, base + first, base + a, base + b, c.dictionary),
+        expected.slice(a, b),
+        `${run}, rows [${a}, ${b})`,
+      )
+      expect(
+        () => decodePages(c.layout, bytesOfRun, base + first, base + first, base + end + 1, c.dictionary),
+        `${run}: a row past the pages`,
+      ).toThrow()
+      if (p0 > 0)
+        expect(
+          () => decodePages(c.layout, bytesOfRun, base + first, base + first - 1, base + end, c.dictionary),
+          `${run}: a row before the pages`,
+        ).toThrow()
     }
   }
 }
@@ -331,7 +390,14 @@ const DATASETS = [blocks, transactions, logs, moveTransactions]
 describe('decodePages against hyparquet, on written partitions', () => {
   for (const [d, dataset] of DATASETS.entries()) {
     it(`decodes every column of ${dataset.name} (${dataset.family}) like hyparquet`, async () => {
-      const seen: Seen = { dictionary: new Set(), plain: new Set(), rle: new Set(), multiPage: new Set(), allNull: new Set(), someNull: new Set() }
+      const seen: Seen = {
+        dictionary: new Set(),
+        plain: new Set(),
+        rle: new Set(),
+        multiPage: new Set(),
+        allNull: new Set(),
+        someNull: new Set(),
+      }
       const coverage = { empty: false, long: false, above32: false, above53: false, nonAscii: false }
       for (const [v, variant] of VARIANTS.entries()) {
         const r = mulberry32(1_000 * d + v + 1)
@@ -368,7 +434,11 @@ describe('decodePages against hyparquet, on written partitions', () => {
           expect([seen.dictionary.has(column), seen.plain.has(column)], `${column}: dictionary and PLAIN chunks`).toEqual([true, true])
         }
         expect(seen.multiPage.has(column), `${column}: a chunk of several pages`).toBe(true)
-        if (f.nullable) expect([seen.someNull.has(column), seen.allNull.has(column)], `${column}: chunks with some and all rows null`).toEqual([true, true])
+        if (f.nullable)
+          expect([seen.someNull.has(column), seen.allNull.has(column)], `${column}: chunks with some and all rows null`).toEqual([
+            true,
+            true,
+          ])
       }
     })
   }

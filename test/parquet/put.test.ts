@@ -20,7 +20,13 @@ async function recorded(): Promise<{ store: ObjectStore; puts: { key: string; op
 
 const rowsOf = (dataset: DatasetDecl, from: number, to: number, seed: number): Row[] => {
   const r = rng(seed)
-  return makeRows(dataset, Array.from({ length: to - from + 1 }, (_, i) => from + i), r, makePools(r), 30)
+  return makeRows(
+    dataset,
+    Array.from({ length: to - from + 1 }, (_, i) => from + i),
+    r,
+    makePools(r),
+    30,
+  )
 }
 
 async function stored(store: ObjectStore, key: string): Promise<Uint8Array> {
@@ -34,7 +40,12 @@ const buffer = (b: Uint8Array) => b.buffer.slice(b.byteOffset, b.byteOffset + b.
 /** Logs with lookup groups of 128 rows, so a partition of a few thousand rows gets a copy (real logs need 16 × 1,024). */
 const LOGS = { ...logs, lookup: { column: 'address', rowGroupSize: 128 } }
 
-const text = (row: Row) => JSON.stringify(Object.keys(row).sort().map(c => plain(row[c])))
+const text = (row: Row) =>
+  JSON.stringify(
+    Object.keys(row)
+      .sort()
+      .map(c => plain(row[c])),
+  )
 
 describe('putPartition', () => {
   it('stores a logs partition and its lookup copy under content keys, and the entry describes both', async () => {
@@ -60,10 +71,18 @@ describe('putPartition', () => {
     expect(lookup.tailOffset).toBeLessThan(lookup.bytes)
     // The tail alone opens the copy: it ends where its last column chunk ends.
     const metadata = parquetMetadata(buffer(copy.subarray(lookup.tailOffset)))
-    const dataEnd = Math.max(...metadata.row_groups.flatMap(g => g.columns.map(c => Number(c.meta_data!.dictionary_page_offset ?? c.meta_data!.data_page_offset) + Number(c.meta_data!.total_compressed_size))))
+    const dataEnd = Math.max(
+      ...metadata.row_groups.flatMap(g =>
+        g.columns.map(
+          c => Number(c.meta_data!.dictionary_page_offset ?? c.meta_data!.data_page_offset) + Number(c.meta_data!.total_compressed_size),
+        ),
+      ),
+    )
     expect(dataEnd).toBe(lookup.tailOffset)
     const groups = Math.ceil(rows.length / 128)
-    expect(metadata.row_groups.map(g => Number(g.num_rows))).toEqual(Array.from({ length: groups }, (_, i) => (i < groups - 1 ? 128 : rows.length - 128 * (groups - 1))))
+    expect(metadata.row_groups.map(g => Number(g.num_rows))).toEqual(
+      Array.from({ length: groups }, (_, i) => (i < groups - 1 ? 128 : rows.length - 128 * (groups - 1))),
+    )
     const back = (await parquetReadObjects({ file: buffer(copy), utf8: false })) as Row[]
     expect(back.map(text).sort()).toEqual(rows.map(text).sort())
   })

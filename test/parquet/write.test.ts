@@ -29,7 +29,11 @@ describe('writePartition', () => {
     }
     const w = writePartition(logs, { length: n, columns }, { from: 100, to: 104 }, { rowGroupSize: 10 })
     expect(w.entry.rows).toBe(25)
-    expect(w.entry.rowGroups.map(g => [g.from, g.to, g.rows])).toEqual([[100, 101, 10], [102, 103, 10], [104, 104, 5]])
+    expect(w.entry.rowGroups.map(g => [g.from, g.to, g.rows])).toEqual([
+      [100, 101, 10],
+      [102, 103, 10],
+      [104, 104, 5],
+    ])
     expect(w.entry.tailOffset).toBeLessThan(w.entry.bytes)
     const buf = w.bytes.buffer.slice(w.bytes.byteOffset, w.bytes.byteOffset + w.bytes.length) as ArrayBuffer
     const rows = await parquetReadObjects({ file: buf, utf8: false })
@@ -79,17 +83,23 @@ describe('partition layout', () => {
     // 10,000 dictionary indexes of ~4 bytes: one page at 64 KiB, five or more at 8 KiB.
     expect(chunk.column_index_offset).toBeDefined()
     const at = Number(chunk.offset_index_offset)
-    const pages = readOffsetIndex({ view: new DataView(w.bytes.buffer, w.bytes.byteOffset + at, chunk.offset_index_length!), offset: 0 }).page_locations
+    const pages = readOffsetIndex({
+      view: new DataView(w.bytes.buffer, w.bytes.byteOffset + at, chunk.offset_index_length!),
+      offset: 0,
+    }).page_locations
     expect(pages.length).toBeGreaterThanOrEqual(5)
   })
 
-  it('writes each column\'s bloom filters contiguously, in column order, just before the footer, and records where', () => {
+  it("writes each column's bloom filters contiguously, in column order, just before the footer, and records where", () => {
     const w = writePartition(logs, logsBatch(5_000), { from: 1000, to: 1049 }, { rowGroupSize: 1_000 })
     const { metadata, entry, bytes } = w
-    const changed = 'hyparquet-writer changed how ParquetWriter.finish() lays out bloom filters: see clusterByColumn in src/parquet/write.ts'
+    const changed =
+      'hyparquet-writer changed how ParquetWriter.finish() lays out bloom filters: see clusterByColumn in src/parquet/write.ts'
     expect(entry.footerOffset).toBe(bytes.length - 8 - metadata.metadata_length)
     expect(parquetMetadata(bytes.slice(entry.footerOffset)).num_rows).toBe(5_000n)
-    const bloomColumns = storedFields(logs).filter(f => f.bloom).map(columnOf)
+    const bloomColumns = storedFields(logs)
+      .filter(f => f.bloom)
+      .map(columnOf)
     expect(Object.keys(entry.blooms ?? {}), changed).toEqual(bloomColumns)
     let next = entry.blooms![bloomColumns[0]].offset
     for (const column of bloomColumns) {
@@ -106,7 +116,10 @@ describe('partition layout', () => {
     const bloomStart = entry.blooms![bloomColumns[0]].offset
     for (const rg of metadata.row_groups) {
       for (const c of rg.columns) {
-        for (const [offset, length] of [[c.column_index_offset, c.column_index_length], [c.offset_index_offset, c.offset_index_length]]) {
+        for (const [offset, length] of [
+          [c.column_index_offset, c.column_index_length],
+          [c.offset_index_offset, c.offset_index_length],
+        ]) {
           if (offset === undefined) continue
           expect(Number(offset)).toBeGreaterThanOrEqual(entry.tailOffset)
           expect(Number(offset) + Number(length)).toBeLessThanOrEqual(bloomStart)
@@ -117,11 +130,15 @@ describe('partition layout', () => {
 
   it('records no bloom spans for a file whose blooms are not grouped by column', () => {
     const w = writePartition(logs, logsBatch(3_000), { from: 1000, to: 1029 }, { rowGroupSize: 1_000 })
-    const [a, b] = [w.metadata.row_groups[0].columns, w.metadata.row_groups[1].columns].map(cs => cs.find(c => c.meta_data?.path_in_schema[0] === 'address')!.meta_data!)
+    const [a, b] = [w.metadata.row_groups[0].columns, w.metadata.row_groups[1].columns].map(
+      cs => cs.find(c => c.meta_data?.path_in_schema[0] === 'address')!.meta_data!,
+    )
     const swapped = { ...a, bloom_filter_offset: b.bloom_filter_offset, bloom_filter_length: b.bloom_filter_length }
     const moved: FileMetaData = {
       ...w.metadata,
-      row_groups: w.metadata.row_groups.map((rg, g) => (g === 0 ? { ...rg, columns: rg.columns.map(c => (c.meta_data === a ? { ...c, meta_data: swapped } : c)) } : rg)),
+      row_groups: w.metadata.row_groups.map((rg, g) =>
+        g === 0 ? { ...rg, columns: rg.columns.map(c => (c.meta_data === a ? { ...c, meta_data: swapped } : c)) } : rg,
+      ),
     }
     expect(bloomSpans(w.metadata, w.entry.footerOffset!)).toBeDefined()
     expect(bloomSpans(moved, w.entry.footerOffset!)).toBeUndefined()
@@ -176,14 +193,26 @@ describe('DuckDB reads a partition and its column-grouped bloom filters', () => 
     await writeFile(path, w.bytes)
     const rows = async (sql: string) => (await (await db.run(sql)).getRowObjectsJson()) as Record<string, unknown>[]
 
-    const located = await rows(`SELECT row_group_id::INT AS g, path_in_schema AS c, bloom_filter_offset::BIGINT AS o FROM parquet_metadata('${path}') WHERE bloom_filter_offset IS NOT NULL ORDER BY o`)
-    expect(located.map(r => [r.c, r.g])).toEqual(['label', 'owner', 'seq'].flatMap(c => [[c, 0], [c, 1], [c, 2]]))
+    const located = await rows(
+      `SELECT row_group_id::INT AS g, path_in_schema AS c, bloom_filter_offset::BIGINT AS o FROM parquet_metadata('${path}') WHERE bloom_filter_offset IS NOT NULL ORDER BY o`,
+    )
+    expect(located.map(r => [r.c, r.g])).toEqual(
+      ['label', 'owner', 'seq'].flatMap(c => [
+        [c, 0],
+        [c, 1],
+        [c, 2],
+      ]),
+    )
     // Compared through hex(): DuckDB 1.5 hashes BLOB constants wrongly for bloom probes (duckdb/duckdb#23829), whatever the layout.
-    expect(await rows(`SELECT count(*)::INT AS n, sum(seq)::BIGINT AS s FROM '${path}' WHERE hex(owner) = '${'00'.repeat(28)}000005DC'`)).toEqual([{ n: 1, s: '10500' }])
+    expect(
+      await rows(`SELECT count(*)::INT AS n, sum(seq)::BIGINT AS s FROM '${path}' WHERE hex(owner) = '${'00'.repeat(28)}000005DC'`),
+    ).toEqual([{ n: 1, s: '10500' }])
     expect(await rows(`SELECT count(*)::INT AS n FROM '${path}' WHERE label = 'v1500'`)).toEqual([{ n: 1 }])
     expect(await rows(`SELECT count(*)::INT AS n FROM '${path}' WHERE seq = 10500`)).toEqual([{ n: 1 }])
     const probe = async (column: string, value: string) =>
-      (await rows(`SELECT bloom_filter_excludes AS x FROM parquet_bloom_probe('${path}', '${column}', ${value}) ORDER BY row_group_id`)).map(r => r.x)
+      (
+        await rows(`SELECT bloom_filter_excludes AS x FROM parquet_bloom_probe('${path}', '${column}', ${value}) ORDER BY row_group_id`)
+      ).map(r => r.x)
     expect(await probe('label', `'v1500'`)).toEqual([true, false, true])
     expect(await probe('label', `'absent'`)).toEqual([true, true, true])
     expect(await probe('seq', '10500')).toEqual([true, false, true])

@@ -11,7 +11,19 @@ import type { ScanOptions } from '../../src/query/scan.ts'
 import { InvalidRangeError, NoDataError } from '../../src/query/errors.ts'
 import type { Operator } from '../../src/schema/kinds.ts'
 import type { Predicate, QuerySpec } from '../../src/query/types.ts'
-import { batchRows, buildLake, bytesWithin, collect, expected, legacyEntry, makePools, makeRows, rng, type Pools, type Row } from './lake.ts'
+import {
+  batchRows,
+  buildLake,
+  bytesWithin,
+  collect,
+  expected,
+  legacyEntry,
+  makePools,
+  makeRows,
+  rng,
+  type Pools,
+  type Row,
+} from './lake.ts'
 import { recordingStore, rounds, type ReadRecord } from '../support/recording.ts'
 import { ETH } from '../support/chains.ts'
 import { removeTempDirs, tempStore } from '../support/stores.ts'
@@ -39,7 +51,12 @@ const things: DatasetDecl = {
 
 // Partitions with a gap (1200-1299) between the second and third; 100-row groups of
 // 256-byte pages, so range-key chunks have several pages and page indexes.
-const SPANS: [number, number][] = [[1000, 1099], [1100, 1199], [1300, 1399], [1400, 1499]]
+const SPANS: [number, number][] = [
+  [1000, 1099],
+  [1100, 1199],
+  [1300, 1399],
+  [1400, 1499],
+]
 const LAYOUT = { rowGroupSize: 100, pageSize: 256 }
 const blocksOf = ([a, b]: [number, number]) => Array.from({ length: b - a + 1 }, (_, i) => a + i)
 
@@ -73,7 +90,11 @@ const field = (d: DatasetDecl, name: string): FieldDecl => {
   if (!f) throw new Error(`no field ${name}`)
   return f
 }
-const pred = (d: DatasetDecl, name: string, op: Operator, ...values: (StoredValue | null)[]): Predicate => ({ field: field(d, name), op, values })
+const pred = (d: DatasetDecl, name: string, op: Operator, ...values: (StoredValue | null)[]): Predicate => ({
+  field: field(d, name),
+  op,
+  values,
+})
 
 function spec(dataset: DatasetDecl, predicates: Predicate[], extra: Partial<QuerySpec> = {}): QuerySpec {
   return { chain: ETH, dataset, from: 1000, to: 1499, predicates, fields: [...dataset.fields], ...extra }
@@ -113,12 +134,34 @@ describe('runQuery results equal a plain filter over the same rows', () => {
   const cases: [string, DatasetDecl, () => Predicate[]][] = [
     ['logs, no filter', logs, () => []],
     ['address eq (rare)', logs, () => [pred(logs, 'address', 'eq', valueSeen(lake.rows.logs, 'address', 1))]],
-    ['address in (hot, rare, absent)', logs, () => [pred(logs, 'address', 'in', lake.pools.hot.get(20)![0], lake.pools.warm.get(20)![5], valueSeen(lake.rows.logs, 'address', 1), new Uint8Array(20).fill(9))]],
+    [
+      'address in (hot, rare, absent)',
+      logs,
+      () => [
+        pred(
+          logs,
+          'address',
+          'in',
+          lake.pools.hot.get(20)![0],
+          lake.pools.warm.get(20)![5],
+          valueSeen(lake.rows.logs, 'address', 1),
+          new Uint8Array(20).fill(9),
+        ),
+      ],
+    ],
     ['topic0 is null', logs, () => [pred(logs, 'topic0', 'in', null)]],
     ['topic0 null or value', logs, () => [pred(logs, 'topic0', 'in', null, lake.pools.hot.get(32)![1])]],
-    ['topic1 eq and address in', logs, () => [pred(logs, 'topic1', 'eq', lake.pools.warm.get(32)![3]), pred(logs, 'address', 'in', ...lake.pools.hot.get(20)!)]],
+    [
+      'topic1 eq and address in',
+      logs,
+      () => [pred(logs, 'topic1', 'eq', lake.pools.warm.get(32)![3]), pred(logs, 'address', 'in', ...lake.pools.hot.get(20)!)],
+    ],
     ['block_number gte and lte', logs, () => [pred(logs, 'block_number', 'gte', 1150n), pred(logs, 'block_number', 'lte', 1320n)]],
-    ['log_index gte, transaction_index lte', logs, () => [pred(logs, 'log_index', 'gte', 5n), pred(logs, 'transaction_index', 'lte', 300n)]],
+    [
+      'log_index gte, transaction_index lte',
+      logs,
+      () => [pred(logs, 'log_index', 'gte', 5n), pred(logs, 'transaction_index', 'lte', 300n)],
+    ],
     ['u64 beyond 2^63', logs, () => [pred(logs, 'block_timestamp', 'gte', 1n << 63n)]],
     ['u64 in', logs, () => [pred(logs, 'transaction_index', 'in', 1n, 2n, 999n)]],
     ['bytes eq empty', logs, () => [pred(logs, 'data', 'eq', new Uint8Array(0))]],
@@ -129,10 +172,18 @@ describe('runQuery results equal a plain filter over the same rows', () => {
     ['hash absent', logs, () => [pred(logs, 'topic3', 'eq', new Uint8Array(32).fill(1))]],
     ['u256pad gte', transactions, () => [pred(transactions, 'value', 'gte', u256(1n << 200n))]],
     ['u256pad lte', transactions, () => [pred(transactions, 'value', 'lte', u256(1n << 100n))]],
-    ['u256hex nullable between', transactions, () => [pred(transactions, 'gas_price', 'gte', u256(1n << 64n)), pred(transactions, 'gas_price', 'lte', u256(1n << 240n))]],
+    [
+      'u256hex nullable between',
+      transactions,
+      () => [pred(transactions, 'gas_price', 'gte', u256(1n << 64n)), pred(transactions, 'gas_price', 'lte', u256(1n << 240n))],
+    ],
     ['to is null (deployments)', transactions, () => [pred(transactions, 'to', 'in', null)]],
     ['to null or hot', transactions, () => [pred(transactions, 'to', 'in', null, lake.pools.hot.get(20)![2])]],
-    ['virtual null in null', transactions, () => [pred(transactions, 'raw', 'in', null), pred(transactions, 'from', 'eq', lake.pools.hot.get(20)![0])]],
+    [
+      'virtual null in null',
+      transactions,
+      () => [pred(transactions, 'raw', 'in', null), pred(transactions, 'from', 'eq', lake.pools.hot.get(20)![0])],
+    ],
     ['virtual null eq value', transactions, () => [pred(transactions, 'raw', 'eq', 'x')]],
     ['string eq and lte', things, () => [pred(things, 'label', 'lte', 'ab'), pred(things, 'label', 'in', 'a', 'ab', 'z', null)]],
     ['string gte, null excluded', things, () => [pred(things, 'label', 'gte', 'b')]],
@@ -154,7 +205,10 @@ describe('runQuery results equal a plain filter over the same rows', () => {
   })
 
   it('keeps (block, index) order and bounded batches', async () => {
-    const result = await runQuery({ store: lake.store, manifest: new ManifestReader(lake.store), scan: { maxBatchRows: 40 } }, spec(logs, []))
+    const result = await runQuery(
+      { store: lake.store, manifest: new ManifestReader(lake.store), scan: { maxBatchRows: 40 } },
+      spec(logs, []),
+    )
     const batches = await collect(result.batches)
     expect(Math.max(...batches.map(b => b.length))).toBeLessThanOrEqual(40)
     const keys = batchRows(batches).map(r => [BigInt(r.block_number as string), BigInt(r.log_index as string)] as const)
@@ -170,22 +224,37 @@ describe('range resolution and coverage', () => {
   it('resolves latest to the highest covered block and reports the served parts of a range with gaps', async () => {
     const { result } = await check(spec(logs, [], { from: 1150, to: 'latest' }))
     expect(result.range).toEqual([1150, 1499])
-    expect(result.served).toEqual([[1150, 1199], [1300, 1499]])
+    expect(result.served).toEqual([
+      [1150, 1199],
+      [1300, 1499],
+    ])
     const latest = await check(spec(logs, [], { from: 'latest', to: 'latest' }))
     expect(latest.result.range).toEqual([1499, 1499])
   })
 
   it('throws NoDataError with the coverage for a range with nothing stored', async () => {
-    const err = await runQuery({ store: lake.store, manifest: new ManifestReader(lake.store) }, spec(logs, [], { from: 1210, to: 1290 })).catch(e => e)
+    const err = await runQuery(
+      { store: lake.store, manifest: new ManifestReader(lake.store) },
+      spec(logs, [], { from: 1210, to: 1290 }),
+    ).catch(e => e)
     expect(err).toBeInstanceOf(NoDataError)
-    expect(err.coverage).toEqual([[1000, 1199], [1300, 1499]])
-    const other = await runQuery({ store: lake.store, manifest: new ManifestReader(lake.store) }, spec(logs, [], { chain: { ...ETH, id: 99 } })).catch(e => e)
+    expect(err.coverage).toEqual([
+      [1000, 1199],
+      [1300, 1499],
+    ])
+    const other = await runQuery(
+      { store: lake.store, manifest: new ManifestReader(lake.store) },
+      spec(logs, [], { chain: { ...ETH, id: 99 } }),
+    ).catch(e => e)
     expect(other).toBeInstanceOf(NoDataError)
     expect(other.coverage).toEqual([])
   })
 
   it('throws InvalidRangeError when from is after to once latest is resolved', async () => {
-    const err = await runQuery({ store: lake.store, manifest: new ManifestReader(lake.store) }, spec(logs, [], { from: 1600, to: 'latest' })).catch(e => e)
+    const err = await runQuery(
+      { store: lake.store, manifest: new ManifestReader(lake.store) },
+      spec(logs, [], { from: 1600, to: 'latest' }),
+    ).catch(e => e)
     expect(err).toBeInstanceOf(InvalidRangeError)
   })
 })
@@ -228,7 +297,13 @@ describe('storage failures', () => {
       ...lake.store,
       get: (key, range) => {
         // The read that ends a file is the one fetching its footer (data pages never reach the end).
-        if (key.endsWith('.parquet') && range && 'offset' in range && lake.entries.logs.some(e => e.key === key && range.offset + (range.length ?? 0) === e.bytes) && ++tails > 1) {
+        if (
+          key.endsWith('.parquet') &&
+          range &&
+          'offset' in range &&
+          lake.entries.logs.some(e => e.key === key && range.offset + (range.length ?? 0) === e.bytes) &&
+          ++tails > 1
+        ) {
           return Promise.reject(new StorageError('gone'))
         }
         return lake.store.get(key, range)
@@ -254,7 +329,10 @@ describe('limit pages at block boundaries', () => {
 
   for (const limit of [1, 7, 50, 333]) {
     it(`limit ${limit}: concatenated pages equal the whole, no block split, each page within the limit unless one block`, async () => {
-      for (const s of [spec(logs, [], { from: 1150, to: 1320 }), spec(logs, [pred(logs, 'address', 'in', ...lake.pools.hot.get(20)!)], { from: 1050 })]) {
+      for (const s of [
+        spec(logs, [], { from: 1150, to: 1320 }),
+        spec(logs, [pred(logs, 'address', 'in', ...lake.pools.hot.get(20)!)], { from: 1050 }),
+      ]) {
         const whole = expected(lake.rows.logs, s.predicates, s.fields, [s.from as number, s.to as number], 'block_number', ETH.id)
         const ps = await pages(s, limit)
         expect(ps.flatMap(p => p.rows)).toEqual(whole)
@@ -269,17 +347,22 @@ describe('limit pages at block boundaries', () => {
           }
         }
         const blockPages = new Map<unknown, number>()
-        ps.forEach((p, i) => p.rows.forEach(r => {
-          const seen = blockPages.get(r.block_number)
-          expect(seen === undefined || seen === i).toBe(true)
-          blockPages.set(r.block_number, i)
-        }))
+        ps.forEach((p, i) =>
+          p.rows.forEach(r => {
+            const seen = blockPages.get(r.block_number)
+            expect(seen === undefined || seen === i).toBe(true)
+            blockPages.set(r.block_number, i)
+          }),
+        )
       }
     })
   }
 
   it('gives no nextFrom when the limit is not reached', async () => {
-    const r = await runQuery({ store: lake.store, manifest: new ManifestReader(lake.store) }, spec(logs, [], { from: 1000, to: 1003, limit: 10_000 }))
+    const r = await runQuery(
+      { store: lake.store, manifest: new ManifestReader(lake.store) },
+      spec(logs, [], { from: 1000, to: 1003, limit: 10_000 }),
+    )
     expect(r.nextFrom).toBeUndefined()
     expect(batchRows(await collect(r.batches))).toEqual(expected(lake.rows.logs, [], logs.fields, [1000, 1003], 'block_number', ETH.id))
   })
@@ -293,9 +376,11 @@ describe('pushdown, proven by counting reads', () => {
   const inTail = (e: PartitionEntry) => (r: ReadRecord) => r.offset >= e.tailOffset && r.offset + r.length <= e.bytes
   const isLookup = (key: string) => key.includes('/by-address/')
   /** Reads of block-ordered partitions below their tails: data pages, not metadata. */
-  const partitionData = (reads: ReadRecord[]) => reads.filter(r => isPartition(r.key) && !isLookup(r.key) && looked.entries.some(e => e.key === r.key && r.offset < e.tailOffset))
+  const partitionData = (reads: ReadRecord[]) =>
+    reads.filter(r => isPartition(r.key) && !isLookup(r.key) && looked.entries.some(e => e.key === r.key && r.offset < e.tailOffset))
   /** Reads of the row groups of `e`'s lookup copy (anything before its tail). */
-  const groupReads = (reads: ReadRecord[], e: PartitionEntry) => reads.filter(r => r.key === e.lookup!.key && r.offset < e.lookup!.tailOffset)
+  const groupReads = (reads: ReadRecord[], e: PartitionEntry) =>
+    reads.filter(r => r.key === e.lookup!.key && r.offset < e.lookup!.tailOffset)
 
   // The same logs in two more lakes: one whose manifest predates lookup copies, one with
   // copies in row groups of GROUP rows. The declared 1,024-row groups would leave these
@@ -304,11 +389,18 @@ describe('pushdown, proven by counting reads', () => {
   let unlooked: { store: ObjectStore; entries: PartitionEntry[] }
   let looked: { store: ObjectStore; entries: PartitionEntry[] }
   beforeAll(async () => {
-    const parts = SPANS.map(([from, to]) => ({ from, to, rows: lake.rows.logs.filter(r => Number(r.block_number) >= from && Number(r.block_number) <= to) }))
+    const parts = SPANS.map(([from, to]) => ({
+      from,
+      to,
+      rows: lake.rows.logs.filter(r => Number(r.block_number) >= from && Number(r.block_number) <= to),
+    }))
     const plain = (await tempStore()).store
     unlooked = { store: plain, entries: await buildLake(plain, ETH, logs, parts, LAYOUT, { entry: ({ lookup: _, ...e }) => e }) }
     const copied = (await tempStore()).store
-    looked = { store: copied, entries: await buildLake(copied, ETH, { ...logs, lookup: { column: 'address', rowGroupSize: GROUP } }, parts, LAYOUT) }
+    looked = {
+      store: copied,
+      entries: await buildLake(copied, ETH, { ...logs, lookup: { column: 'address', rowGroupSize: GROUP } }, parts, LAYOUT),
+    }
   })
 
   /** A row with a topic0 whose address no other row has. */
@@ -404,7 +496,7 @@ describe('pushdown, proven by counting reads', () => {
   })
 
   describe('through lookup copies', () => {
-    it('a rare address and topic0 read no data of the partitions, in two rounds: the tails (partitions and copies), then the copies\' row groups that may hold the address', async () => {
+    it("a rare address and topic0 read no data of the partitions, in two rounds: the tails (partitions and copies), then the copies' row groups that may hold the address", async () => {
       const rare = rareRow()
       const { store, reads } = recordingStore(looked.store, 5)
       const s = spec(logs, [pred(logs, 'address', 'eq', rare.address), pred(logs, 'topic0', 'eq', rare.topic0)])
@@ -416,7 +508,9 @@ describe('pushdown, proven by counting reads', () => {
       for (const e of looked.entries) {
         const copy = e.lookup!
         const mine = parts.filter(r => r.key === copy.key)
-        expect(mine.filter(r => r.offset + r.length > copy.tailOffset).map(r => [r.offset, r.offset + r.length])).toEqual([[copy.tailOffset, copy.bytes]])
+        expect(mine.filter(r => r.offset + r.length > copy.tailOffset).map(r => [r.offset, r.offset + r.length])).toEqual([
+          [copy.tailOffset, copy.bytes],
+        ])
         expect(groupReads(parts, e).length).toBeLessThanOrEqual(2)
       }
       const home = looked.entries.find(e => e.from <= Number(rare.block_number) && Number(rare.block_number) <= e.to)!
@@ -425,7 +519,7 @@ describe('pushdown, proven by counting reads', () => {
       expect(result.stats.partitionsRead).toBe(looked.entries.length)
     })
 
-    it('absent addresses read tails only: the bounds of the copies\' row groups or the partitions\' bloom filters rule them out', async () => {
+    it("absent addresses read tails only: the bounds of the copies' row groups or the partitions' bloom filters rule them out", async () => {
       // Below and above every address: no group's bounds hold them.
       const outside = [new Uint8Array(20), new Uint8Array(20).fill(0xff)]
       const { store, reads } = recordingStore(looked.store)
@@ -468,7 +562,10 @@ describe('pushdown, proven by counting reads', () => {
       expect(partitionData(reads)).toEqual([])
       expectBlockOrder(got)
       // Only the address and the range key: the order columns are not among the output ones.
-      await check(spec(logs, [pred(logs, 'address', 'in', ...addresses)], { fields: ['address', 'block_number'].map(n => field(logs, n)) }), looked.store)
+      await check(
+        spec(logs, [pred(logs, 'address', 'in', ...addresses)], { fields: ['address', 'block_number'].map(n => field(logs, n)) }),
+        looked.store,
+      )
 
       const cut = recordingStore(looked.store)
       const inRange = await check(spec(logs, [pred(logs, 'address', 'in', ...addresses)], { from: 1050, to: 1420 }), cut.store, exact)
@@ -499,7 +596,9 @@ describe('pushdown, proven by counting reads', () => {
         }
         expect(pages.length).toBeGreaterThan(1)
         expect(pages.flat()).toEqual(whole)
-        expect(reads.some(r => isLookup(r.key) && looked.entries.some(e => r.key === e.lookup!.key && r.offset < e.lookup!.tailOffset))).toBe(true)
+        expect(
+          reads.some(r => isLookup(r.key) && looked.entries.some(e => r.key === e.lookup!.key && r.offset < e.lookup!.tailOffset)),
+        ).toBe(true)
       })
     }
   })
@@ -545,7 +644,11 @@ describe('the manifest is walked shard by shard', () => {
   beforeAll(async () => {
     store = (await tempStore()).store
     const r = rng(5)
-    const parts = Array.from({ length: 10 }, (_, i) => ({ from: i * 100, to: i * 100 + 99, rows: makeRows(logs, blocksOf([i * 100, i * 100 + 99]), r, lake.pools, 3) }))
+    const parts = Array.from({ length: 10 }, (_, i) => ({
+      from: i * 100,
+      to: i * 100 + 99,
+      rows: makeRows(logs, blocksOf([i * 100, i * 100 + 99]), r, lake.pools, 3),
+    }))
     rows = parts.flatMap(p => p.rows)
     await buildLake(store, ETH, logs, parts, LAYOUT, { shardSpan: 200 })
   })

@@ -9,7 +9,11 @@ import type { Predicate } from '../../src/query/types.ts'
 import { compareBytes } from '../../src/columns/compare.ts'
 
 const field = (d: DatasetDecl, name: string): FieldDecl => d.fields.find(f => f.name === name)!
-const pred = (d: DatasetDecl, name: string, op: Operator, ...values: (StoredValue | null)[]): Predicate => ({ field: field(d, name), op, values })
+const pred = (d: DatasetDecl, name: string, op: Operator, ...values: (StoredValue | null)[]): Predicate => ({
+  field: field(d, name),
+  op,
+  values,
+})
 const b = (...xs: number[]) => new Uint8Array(xs)
 
 describe('valueTest', () => {
@@ -98,14 +102,19 @@ describe('rowTest', () => {
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]
   const u64s = [0n, 1n, 0xffffffffn, 0x100000000n, (1n << 53n) + 1n, (1n << 64n) - 1n]
   const bytesOf = (width: number) => {
-    const pool = Array.from({ length: 8 }, (_, k) => Uint8Array.from({ length: width }, (_, j) => (j < width - 2 ? k % 3 : (k * 37 + j) & 0xff)))
+    const pool = Array.from({ length: 8 }, (_, k) =>
+      Uint8Array.from({ length: width }, (_, j) => (j < width - 2 ? k % 3 : (k * 37 + j) & 0xff)),
+    )
     return () => pick(pool)
   }
   const makers: Record<string, { field: FieldDecl; make: () => StoredValue }> = {
     u64: { field: { name: 'n', kind: 'u64int', nullable: true }, make: () => pick(u64s) },
     fixed32: { field: { name: 'h', kind: 'u256pad', nullable: true }, make: bytesOf(32) },
     fixed20: { field: { name: 'a', kind: 'address', nullable: true }, make: bytesOf(20) },
-    bytes: { field: { name: 'd', kind: 'bytes', nullable: true }, make: () => pick([new Uint8Array(0), Uint8Array.of(1), Uint8Array.of(1, 2)]) },
+    bytes: {
+      field: { name: 'd', kind: 'bytes', nullable: true },
+      make: () => pick([new Uint8Array(0), Uint8Array.of(1), Uint8Array.of(1, 2)]),
+    },
     string: { field: { name: 's', kind: 'string', nullable: true }, make: () => pick(['', 'a', 'b', 'é']) },
     bool: { field: { name: 'f', kind: 'bool', nullable: true }, make: () => pick([true, false]) },
   }
@@ -153,7 +162,10 @@ describe('selectCodes', () => {
     const random = mulberry32(11)
     const dictionary = vectorOf('address', [addr(1), addr(2), addr(3), addr(4)])
     const codes = Int32Array.from({ length: 300 }, () => Math.floor(random() * 5) - 1)
-    const decoded = vectorOf('address', Array.from(codes, c => (c < 0 ? null : addr(c + 1))))
+    const decoded = vectorOf(
+      'address',
+      Array.from(codes, c => (c < 0 ? null : addr(c + 1))),
+    )
     const cases: Predicate[][] = [
       [pred(logs, 'address', 'eq', addr(2))],
       [pred(logs, 'address', 'in', addr(1), addr(4), null)],

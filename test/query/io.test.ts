@@ -7,7 +7,8 @@ import { removeTempDirs, tempStore } from '../support/stores.ts'
 afterAll(removeTempDirs)
 
 const bytes = Uint8Array.from({ length: 100_000 }, (_, i) => i % 251)
-const expectSlice = (got: ArrayBuffer | Uint8Array, start: number, end: number) => expect(new Uint8Array(got)).toEqual(bytes.slice(start, end))
+const expectSlice = (got: ArrayBuffer | Uint8Array, start: number, end: number) =>
+  expect(new Uint8Array(got)).toEqual(bytes.slice(start, end))
 
 describe('ReadQueue', () => {
   it('merges reads of one turn that lie close together, keeps far ones apart, and serves each its bytes', async () => {
@@ -16,10 +17,20 @@ describe('ReadQueue', () => {
     await fs.put('b', bytes)
     const { store, reads } = recordingStore(fs)
     const queue = new ReadQueue(store, { maxGap: 100 })
-    const asks: [string, number, number][] = [['a', 0, 10], ['a', 50, 60], ['a', 55, 58], ['a', 1000, 1010], ['b', 5, 6]]
+    const asks: [string, number, number][] = [
+      ['a', 0, 10],
+      ['a', 50, 60],
+      ['a', 55, 58],
+      ['a', 1000, 1010],
+      ['b', 5, 6],
+    ]
     const got = await Promise.all(asks.map(([k, s, e]) => queue.read(k, s, e)))
     asks.forEach(([, s, e], i) => expectSlice(got[i], s, e))
-    expect(reads.map(r => [r.key, r.offset, r.length])).toEqual([['a', 0, 60], ['a', 1000, 10], ['b', 5, 1]])
+    expect(reads.map(r => [r.key, r.offset, r.length])).toEqual([
+      ['a', 0, 60],
+      ['a', 1000, 10],
+      ['b', 5, 1],
+    ])
   })
 
   it('serves resident slices from memory and other slices through the queue', async () => {

@@ -36,8 +36,14 @@ export function makePools(r: () => number): Pools {
   const hot = new Map<number, Uint8Array[]>()
   const warm = new Map<number, Uint8Array[]>()
   for (const w of [20, 32]) {
-    hot.set(w, Array.from({ length: 3 }, () => randomBytes(r, w)))
-    warm.set(w, Array.from({ length: 40 }, () => randomBytes(r, w)))
+    hot.set(
+      w,
+      Array.from({ length: 3 }, () => randomBytes(r, w)),
+    )
+    warm.set(
+      w,
+      Array.from({ length: 40 }, () => randomBytes(r, w)),
+    )
   }
   return { hot, warm }
 }
@@ -114,7 +120,14 @@ export interface BuildOptions {
 }
 
 /** Writes and publishes partitions; returns their manifest entries as published. */
-export async function buildLake(store: ObjectStore, chain: Chain, dataset: DatasetDecl, parts: PartSpec[], layout: LayoutOptions = {}, options: BuildOptions = {}): Promise<PartitionEntry[]> {
+export async function buildLake(
+  store: ObjectStore,
+  chain: Chain,
+  dataset: DatasetDecl,
+  parts: PartSpec[],
+  layout: LayoutOptions = {},
+  options: BuildOptions = {},
+): Promise<PartitionEntry[]> {
   const entries: PartitionEntry[] = []
   for (const p of parts) {
     const { entry } = await putPartition(store, chain, dataset, toColumns(dataset, p.rows), { from: p.from, to: p.to }, layout)
@@ -130,7 +143,11 @@ export function legacyEntry({ footerOffset: _f, blooms: _b, lookup: _l, ...entry
 }
 
 /** Bytes of `reads` of object `key` that fall inside `[offset, offset + length)`. */
-export function bytesWithin(reads: readonly { key: string; offset: number; length: number }[], key: string, span: { offset: number; length: number }): number {
+export function bytesWithin(
+  reads: readonly { key: string; offset: number; length: number }[],
+  key: string,
+  span: { offset: number; length: number },
+): number {
   let n = 0
   for (const r of reads) {
     if (r.key !== key) continue
@@ -176,7 +193,14 @@ export function batchRows(batches: RowBatch[]): Record<string, unknown>[] {
 }
 
 /** The expected output rows: reference filter over the source rows, fields projected. */
-export function expected(rows: Row[], predicates: Predicate[], fields: readonly FieldDecl[], range: [number, number], rangeKey: string, chainId: number): Record<string, unknown>[] {
+export function expected(
+  rows: Row[],
+  predicates: Predicate[],
+  fields: readonly FieldDecl[],
+  range: [number, number],
+  rangeKey: string,
+  chainId: number,
+): Record<string, unknown>[] {
   return rows
     .filter(row => {
       const b = Number(row[rangeKey] as bigint)
@@ -194,4 +218,3 @@ export async function collect(batches: AsyncIterable<RowBatch>): Promise<RowBatc
   for await (const b of batches) out.push(b)
   return out
 }
-

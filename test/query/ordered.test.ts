@@ -51,9 +51,11 @@ describe('mapOrdered', () => {
       return i
     })
     const seen: number[] = []
-    await expect((async () => {
-      for await (const x of failing) seen.push(x)
-    })()).rejects.toThrow('boom')
+    await expect(
+      (async () => {
+        for await (const x of failing) seen.push(x)
+      })(),
+    ).rejects.toThrow('boom')
     expect(seen).toEqual([0, 1])
     async function* breaking() {
       yield 1
@@ -61,9 +63,11 @@ describe('mapOrdered', () => {
       throw new Error('source broke')
     }
     const before: number[] = []
-    await expect((async () => {
-      for await (const x of mapOrdered(breaking(), async i => i)) before.push(x)
-    })()).rejects.toThrow('source broke')
+    await expect(
+      (async () => {
+        for await (const x of mapOrdered(breaking(), async i => i)) before.push(x)
+      })(),
+    ).rejects.toThrow('source broke')
     expect(before).toEqual([1, 2])
     for await (const x of mapOrdered(counted(), async i => i, { count: 4, rampUp: true })) if (x === 2) break
     expect(pulled).toBeLessThanOrEqual(7)

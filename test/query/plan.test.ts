@@ -7,7 +7,13 @@ import { ETH } from '../support/chains.ts'
 
 const group = (from: number, to: number, rows = 100): RowGroupEntry => ({ from, to, rows, offset: 4, length: 1 })
 const partition = (key: string, from: number, to: number, rowGroups: RowGroupEntry[]): PartitionEntry => ({
-  key, from, to, rows: rowGroups.reduce((n, g) => n + g.rows, 0), bytes: 1000, tailOffset: 900, rowGroups,
+  key,
+  from,
+  to,
+  rows: rowGroups.reduce((n, g) => n + g.rows, 0),
+  bytes: 1000,
+  tailOffset: 900,
+  rowGroups,
 })
 const field = (name: string): FieldDecl => logs.fields.find(f => f.name === name)!
 
@@ -45,7 +51,10 @@ describe('planScan', () => {
   it('reads filter columns, output columns and the range key; drops virtual fields', () => {
     const address = { field: field('address'), op: 'eq' as const, values: [new Uint8Array(20)] }
     const chain = { field: field('chain'), op: 'eq' as const, values: [1n] }
-    const plan = planScan({ chain: ETH, dataset: logs, predicates: [address, chain], fields: [field('chain'), field('data'), field('address')] }, [0, 500])
+    const plan = planScan(
+      { chain: ETH, dataset: logs, predicates: [address, chain], fields: [field('chain'), field('data'), field('address')] },
+      [0, 500],
+    )
     expect({ filter: plan.filterColumns, output: plan.outputColumns, all: plan.columns, sorted: plan.sortedByRange }).toEqual({
       filter: ['address'],
       output: ['data', 'address'],
@@ -60,19 +69,32 @@ describe('planScan', () => {
 
   it('orders filter columns by likely selectivity: bloom-filtered equality, other equality, order', () => {
     const p = (name: string, op: 'eq' | 'in' | 'gte', values: unknown[]) => ({ field: field(name), op, values: values as never[] })
-    const predicates = [p('log_index', 'gte', [1n]), p('topic1', 'in', [null]), p('removed', 'eq', [true]), p('topic0', 'eq', [new Uint8Array(32)])]
+    const predicates = [
+      p('log_index', 'gte', [1n]),
+      p('topic1', 'in', [null]),
+      p('removed', 'eq', [true]),
+      p('topic0', 'eq', [new Uint8Array(32)]),
+    ]
     const plan = planScan({ chain: ETH, dataset: logs, predicates, fields: [] }, [0, 500])
     expect(plan.filterColumns).toEqual(['topic0', 'topic1', 'removed', 'log_index'])
   })
 
   it('plans nothing when a virtual predicate excludes every row', () => {
-    const plan = planScan({ chain: ETH, dataset: logs, predicates: [{ field: field('chain'), op: 'eq', values: [2n] }], fields: [field('address')] }, [0, 500])
+    const plan = planScan(
+      { chain: ETH, dataset: logs, predicates: [{ field: field('chain'), op: 'eq', values: [2n] }], fields: [field('address')] },
+      [0, 500],
+    )
     expect(plan.empty).toBe(true)
   })
 
   it('names the columns whose bloom filters pruning reads: pushed equality only', () => {
     const p = (name: string, op: 'eq' | 'in' | 'gte', values: unknown[]) => ({ field: field(name), op, values: values as never[] })
-    const predicates = [p('address', 'in', [new Uint8Array(20)]), p('topic0', 'eq', [new Uint8Array(32)]), p('topic1', 'in', [null]), p('block_number', 'gte', [3n])]
+    const predicates = [
+      p('address', 'in', [new Uint8Array(20)]),
+      p('topic0', 'eq', [new Uint8Array(32)]),
+      p('topic1', 'in', [null]),
+      p('block_number', 'gte', [3n]),
+    ]
     expect(planScan({ chain: ETH, dataset: logs, predicates, fields: [] }, [0, 500]).bloomColumns).toEqual(['address', 'topic0'])
     expect(planScan({ chain: ETH, dataset: logs, predicates: [], fields: [] }, [0, 500]).bloomColumns).toEqual([])
   })

@@ -7,7 +7,10 @@ describe('pageRuns', () => {
   it('reads only the pages holding matching rows, merging rows in the same or adjacent pages', () => {
     expect(pageRuns([1005, 1010], starts, 1000, 100, 1000, 1100)).toEqual([[1000, 1030]])
     expect(pageRuns([1005, 1035], starts, 1000, 100, 1000, 1100)).toEqual([[1000, 1060]])
-    expect(pageRuns([1005, 1065, 1095], starts, 1000, 100, 1000, 1100)).toEqual([[1000, 1030], [1060, 1100]])
+    expect(pageRuns([1005, 1065, 1095], starts, 1000, 100, 1000, 1100)).toEqual([
+      [1000, 1030],
+      [1060, 1100],
+    ])
   })
   it('clips runs to the unit and falls back to the matching span without an offset index', () => {
     expect(pageRuns([1040], starts, 1000, 100, 1035, 1050)).toEqual([[1035, 1050]])

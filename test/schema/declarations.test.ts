@@ -72,9 +72,13 @@ describe('EVM declarations match the spec', () => {
 
   it('stores the extras peers ask for, outside the default field set', () => {
     const extra = (d: DatasetDecl) => d.fields.filter(f => f.extra).map(f => f.name)
-    expect(extra(transactions)).toEqual(expect.arrayContaining(['block_timestamp', 'y_parity', 'access_list', 'chain_id', 'max_fee_per_blob_gas', 'blob_versioned_hashes']))
+    expect(extra(transactions)).toEqual(
+      expect.arrayContaining(['block_timestamp', 'y_parity', 'access_list', 'chain_id', 'max_fee_per_blob_gas', 'blob_versioned_hashes']),
+    )
     expect(extra(logs)).toContain('block_timestamp')
-    expect(extra(blocks)).toEqual(expect.arrayContaining(['withdrawals_root', 'blob_gas_used', 'excess_blob_gas', 'parent_beacon_block_root']))
+    expect(extra(blocks)).toEqual(
+      expect.arrayContaining(['withdrawals_root', 'blob_gas_used', 'excess_blob_gas', 'parent_beacon_block_root']),
+    )
   })
 })
 
@@ -110,7 +114,16 @@ describe('every derivation covers every field of every dataset', () => {
     it(`${dataset.name}: CSV header and JSON keys are the field names`, async () => {
       const one = (f: FieldDecl) => (f.nullable ? null : sample(f.kind))
       const batch: RowBatch = batchOf(dataset.fields, Object.fromEntries(dataset.fields.map(f => [f.name, [one(f)]])), 1)
-      const text = async (format: 'csv' | 'json') => new Response(encodeRows(format, dataset.fields, (async function* () { yield batch })())).text()
+      const text = async (format: 'csv' | 'json') =>
+        new Response(
+          encodeRows(
+            format,
+            dataset.fields,
+            (async function* () {
+              yield batch
+            })(),
+          ),
+        ).text()
       expect((await text('csv')).split('\n')[0]).toBe(dataset.fields.map(f => f.name).join(','))
       expect(Object.keys(JSON.parse(await text('json'))[0])).toEqual(dataset.fields.map(f => f.name))
     })

@@ -74,7 +74,10 @@ export function objectStoreContract(name: string, make: () => ObjectStore | Prom
       for (const c of cases) {
         const got = await store.get(key, c.range)
         expect({ range: c.range, offset: got!.offset, size: got!.size, body: got!.body }).toEqual({
-          range: c.range, offset: c.offset, size: 100, body: src.slice(c.offset, c.end),
+          range: c.range,
+          offset: c.offset,
+          size: 100,
+          body: src.slice(c.offset, c.end),
         })
       }
     })
@@ -93,7 +96,10 @@ export function objectStoreContract(name: string, make: () => ObjectStore | Prom
       for (const c of cases) {
         const got = await store.get(key, c.range)
         expect({ range: c.range, offset: got!.offset, size: got!.size, body: got!.body }).toEqual({
-          range: c.range, offset: c.offset, size: 100, body: src.slice(c.offset, c.end),
+          range: c.range,
+          offset: c.offset,
+          size: 100,
+          body: src.slice(c.offset, c.end),
         })
       }
     })

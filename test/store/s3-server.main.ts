@@ -74,7 +74,8 @@ function s3Semantics(): Middleware {
       const meta = range ? await metadata() : null
       if (meta) {
         const size = Number(meta['content-length'])
-        if (size === 0) throw new S3Error('InvalidRange', 'The requested range is not satisfiable', { RangeRequested: range, ActualObjectSize: 0 })
+        if (size === 0)
+          throw new S3Error('InvalidRange', 'The requested range is not satisfiable', { RangeRequested: range, ActualObjectSize: 0 })
         const suffix = /^bytes=-(\d+)$/.exec(range)
         if (suffix) ctx.req.headers.range = `bytes=${Math.max(0, size - Number(suffix[1]))}-${size - 1}`
       }

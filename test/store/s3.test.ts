@@ -13,7 +13,12 @@ beforeAll(async () => {
 afterAll(() => server?.close())
 
 const options = (extra: Partial<S3StoreOptions> = {}): S3StoreOptions => ({
-  bucket: server.bucket, endpoint: server.endpoint, region: 'us-east-1', credentials: server.credentials, pageSize: 7, ...extra,
+  bucket: server.bucket,
+  endpoint: server.endpoint,
+  region: 'us-east-1',
+  credentials: server.credentials,
+  pageSize: 7,
+  ...extra,
 })
 
 objectStoreContract('S3 (s3rver)', () => s3Store(options()))
@@ -102,15 +107,31 @@ describe('isConditionFailure', () => {
 describe('resolveS3Options', () => {
   it('takes the endpoint from the standard AWS variables and then uses path-style URLs', () => {
     const env = { AWS_ENDPOINT_URL: 'http://general:1', AWS_ENDPOINT_URL_S3: 'http://s3-only:2', AWS_REGION: 'eu-west-1' }
-    expect(resolveS3Options({ bucket: 'b' }, env)).toMatchObject({ endpoint: 'http://s3-only:2', region: 'eu-west-1', forcePathStyle: true })
-    expect(resolveS3Options({ bucket: 'b' }, { AWS_ENDPOINT_URL: 'http://general:1' })).toMatchObject({ endpoint: 'http://general:1', region: 'auto' })
+    expect(resolveS3Options({ bucket: 'b' }, env)).toMatchObject({
+      endpoint: 'http://s3-only:2',
+      region: 'eu-west-1',
+      forcePathStyle: true,
+    })
+    expect(resolveS3Options({ bucket: 'b' }, { AWS_ENDPOINT_URL: 'http://general:1' })).toMatchObject({
+      endpoint: 'http://general:1',
+      region: 'auto',
+    })
     expect(resolveS3Options({ bucket: 'b', forcePathStyle: false }, env).forcePathStyle).toBe(false)
-    expect(resolveS3Options({ bucket: 'b' }, {})).toMatchObject({ endpoint: undefined, region: 'us-east-1', forcePathStyle: false, prefix: '' })
+    expect(resolveS3Options({ bucket: 'b' }, {})).toMatchObject({
+      endpoint: undefined,
+      region: 'us-east-1',
+      forcePathStyle: false,
+      prefix: '',
+    })
   })
 
   it('takes credentials from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or leaves them to the SDK', () => {
     const env = { AWS_ACCESS_KEY_ID: 'id', AWS_SECRET_ACCESS_KEY: 'secret', AWS_SESSION_TOKEN: 'token' }
-    expect(resolveS3Options({ bucket: 'b' }, env).credentials).toEqual({ accessKeyId: 'id', secretAccessKey: 'secret', sessionToken: 'token' })
+    expect(resolveS3Options({ bucket: 'b' }, env).credentials).toEqual({
+      accessKeyId: 'id',
+      secretAccessKey: 'secret',
+      sessionToken: 'token',
+    })
     expect(resolveS3Options({ bucket: 'b' }, { AWS_ACCESS_KEY_ID: 'id' }).credentials).toBeUndefined()
   })
 })

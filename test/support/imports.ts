@@ -4,7 +4,9 @@ import { join } from 'node:path'
 
 /** Every static and dynamic import (and re-export) specifier of a TypeScript file. */
 export function importsOf(text: string): string[] {
-  const found = text.matchAll(/(?:^|\n)\s*(?:import|export)\s[^'"]*?from\s*['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)|(?:^|\n)\s*import\s*['"]([^'"]+)['"]/g)
+  const found = text.matchAll(
+    /(?:^|\n)\s*(?:import|export)\s[^'"]*?from\s*['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)|(?:^|\n)\s*import\s*['"]([^'"]+)['"]/g,
+  )
   return [...found].map(m => m[1] ?? m[2] ?? m[3])
 }
 

@@ -23,7 +23,11 @@ beforeAll(async () => {
 
 async function call(path: string, headers: Record<string, string> = {}, host = 'api.example.com'): Promise<Response> {
   const ctx = createExecutionContext()
-  const res = await worker.fetch(new Request(`http://${host}${path}`, { headers: { authorization: basic('dev', 'dev'), ...headers } }) as never, users, ctx)
+  const res = await worker.fetch(
+    new Request(`http://${host}${path}`, { headers: { authorization: basic('dev', 'dev'), ...headers } }) as never,
+    users,
+    ctx,
+  )
   await waitOnExecutionContext(ctx)
   return res
 }
@@ -31,7 +35,11 @@ async function call(path: string, headers: Record<string, string> = {}, host = '
 describe('worker', () => {
   it('refuses every request with 503 when API_USERS is not set', async () => {
     const ctx = createExecutionContext()
-    const res = await worker.fetch(new Request('http://api.example.com/v1/api/status', { headers: { authorization: basic('dev', 'dev') } }) as never, { ...env, API_USERS: undefined }, ctx)
+    const res = await worker.fetch(
+      new Request('http://api.example.com/v1/api/status', { headers: { authorization: basic('dev', 'dev') } }) as never,
+      { ...env, API_USERS: undefined },
+      ctx,
+    )
     expect(res.status).toBe(503)
     expect(((await res.json()) as { error: { code: string } }).error.code).toBe('not_configured')
   })

@@ -33,7 +33,11 @@ beforeAll(async () => {
 
 async function upgrade(path: string, headers: Record<string, string>): Promise<Response> {
   const ctx = createExecutionContext()
-  const res = await worker.fetch(new Request(`http://api.example.com${path}`, { headers: { upgrade: 'websocket', ...headers } }) as never, bindings, ctx)
+  const res = await worker.fetch(
+    new Request(`http://api.example.com${path}`, { headers: { upgrade: 'websocket', ...headers } }) as never,
+    bindings,
+    ctx,
+  )
   await waitOnExecutionContext(ctx)
   return res
 }
@@ -51,7 +55,9 @@ function listen(res: Response): { texts: string[]; closed: Promise<number>; sock
 
 /** The records of `rows` messages, read back the way the HTTP tests read JSON. */
 const rowsOf = (texts: string[]) =>
-  texts.filter(t => t.startsWith('{"type":"rows","rows":')).flatMap(t => decodeJson(Buffer.from(t.slice('{"type":"rows","rows":'.length, -1)), fields))
+  texts
+    .filter(t => t.startsWith('{"type":"rows","rows":'))
+    .flatMap(t => decodeJson(Buffer.from(t.slice('{"type":"rows","rows":'.length, -1)), fields))
 
 describe('the WebSocket API in workerd', () => {
   it('replays a stored range through the Durable Object: rows as over HTTP, a gap where nothing is stored, then end and 1000', async () => {
@@ -67,7 +73,9 @@ describe('the WebSocket API in workerd', () => {
   })
 
   it('answers bad credentials and bad parameters at the upgrade, before the Durable Object', async () => {
-    expect((await upgrade('/v1/api/logs?chains=ETH&from_block=100&to_block=101', { authorization: basic('alice', 'nope') })).status).toBe(401)
+    expect((await upgrade('/v1/api/logs?chains=ETH&from_block=100&to_block=101', { authorization: basic('alice', 'nope') })).status).toBe(
+      401,
+    )
     const bad = await upgrade('/v1/api/logs?chains=ETH&topic0=0x12', { authorization: basic('alice', 'secret') })
     expect(bad.status).toBe(400)
     expect(((await bad.json()) as Json).error.parameter).toBe('topic0')
@@ -80,11 +88,17 @@ describe('the WebSocket API in workerd', () => {
   })
 
   it('takes browser credentials from a subprotocol, and never echoes them', async () => {
-    const res = await upgrade('/v1/api/blocks?chains=ETH&from_block=100&to_block=102&fields=block_number', { 'sec-websocket-protocol': `${PROTOCOL}, ${credentialProtocol('bob', 'hunter2')}` })
+    const res = await upgrade('/v1/api/blocks?chains=ETH&from_block=100&to_block=102&fields=block_number', {
+      'sec-websocket-protocol': `${PROTOCOL}, ${credentialProtocol('bob', 'hunter2')}`,
+    })
     expect(res.headers.get('sec-websocket-protocol')).toBe(PROTOCOL)
     const a = listen(res)
     expect(await a.closed).toBe(1000)
-    expect(a.texts.flatMap(t => JSON.parse(t).rows ?? [])).toEqual([{ block_number: '0x64' }, { block_number: '0x65' }, { block_number: '0x66' }])
+    expect(a.texts.flatMap(t => JSON.parse(t).rows ?? [])).toEqual([
+      { block_number: '0x64' },
+      { block_number: '0x65' },
+      { block_number: '0x66' },
+    ])
     // (The `auth` message is checked by the object itself, with the object's own API_USERS: see test/live/durable.test.ts.)
   })
 

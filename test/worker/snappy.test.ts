@@ -15,7 +15,14 @@ describe('wasmSnappy (the Worker decompressor, compiled at deploy time)', () => 
   const snappy = wasmSnappy(snappyModule)
 
   it('decompresses what a snappy compressor wrote, as hyparquet does, across memory growth', () => {
-    for (const [seed, length] of [[1, 0], [2, 1], [3, 8192], [4, 300_000], [5, 3_000_000], [6, 100]]) {
+    for (const [seed, length] of [
+      [1, 0],
+      [2, 1],
+      [3, 8192],
+      [4, 300_000],
+      [5, 3_000_000],
+      [6, 100],
+    ]) {
       const input = sample(seed, length)
       const packed = snappyCompress(input)
       expect(packed.length).toBeLessThan(Math.max(16, input.length))

@@ -61,7 +61,11 @@ export function anvilBinary(platform: string = process.platform, arch: string = 
       // not installed: fall through to PATH
     }
   }
-  const onPath = (process.env.PATH ?? '').split(delimiter).filter(Boolean).map(d => join(d, exe)).find(p => existsSync(p))
+  const onPath = (process.env.PATH ?? '')
+    .split(delimiter)
+    .filter(Boolean)
+    .map(d => join(d, exe))
+    .find(p => existsSync(p))
   if (onPath) return onPath
   throw new Error(
     `anvil not found for ${platform}/${arch}: install ${pkg ? `the npm package ${pkg} (npm install --no-save ${pkg})` : 'foundry'}` +
@@ -72,12 +76,18 @@ export function anvilBinary(platform: string = process.platform, arch: string = 
 /** Command-line arguments for anvil; `--port 0` makes anvil pick a port and print it. */
 export function anvilArgs(opts: AnvilOptions): string[] {
   const args = [
-    '--host', '127.0.0.1',
-    '--port', String(opts.port ?? 0),
-    '--chain-id', String(opts.chainId ?? 31337),
-    '--mnemonic', opts.mnemonic ?? DEVNET_MNEMONIC,
-    '--timestamp', String(opts.timestamp ?? DEVNET_GENESIS_TIMESTAMP),
-    '--color', 'never',
+    '--host',
+    '127.0.0.1',
+    '--port',
+    String(opts.port ?? 0),
+    '--chain-id',
+    String(opts.chainId ?? 31337),
+    '--mnemonic',
+    opts.mnemonic ?? DEVNET_MNEMONIC,
+    '--timestamp',
+    String(opts.timestamp ?? DEVNET_GENESIS_TIMESTAMP),
+    '--color',
+    'never',
   ]
   if (opts.blockTime !== undefined) args.push('--block-time', String(opts.blockTime))
   return args

@@ -60,7 +60,9 @@ const TYPE_NUMBER: Record<string, number> = { legacy: 0, eip2930: 1, eip1559: 2,
 export async function openDevnet(rpcUrl: string, opts: { mnemonic?: string; accountCount?: number } = {}): Promise<Devnet> {
   const client = createPublicClient({ transport: http(rpcUrl), cacheTime: 0 })
   const test = createTestClient({ mode: 'anvil', transport: http(rpcUrl) })
-  const accounts = Array.from({ length: opts.accountCount ?? 10 }, (_, i) => mnemonicToAccount(opts.mnemonic ?? DEVNET_MNEMONIC, { addressIndex: i }))
+  const accounts = Array.from({ length: opts.accountCount ?? 10 }, (_, i) =>
+    mnemonicToAccount(opts.mnemonic ?? DEVNET_MNEMONIC, { addressIndex: i }),
+  )
   const nonces = await Promise.all(accounts.map(a => client.getTransactionCount({ address: a.address, blockTag: 'pending' })))
   return {
     rpcUrl,

@@ -43,10 +43,13 @@ async function deployBlock(dev: Devnet, items: readonly (readonly [ContractName,
   const from = dev.accounts[DEPLOYER].address
   const first = dev.nonces[DEPLOYER]
   const addresses = items.map((_, i) => getContractAddress({ from, nonce: BigInt(first + i) }))
-  await mineBlock(dev, items.map(([name, args]) => {
-    const { abi, bytecode } = loadArtifact(name)
-    return { from: DEPLOYER, data: encodeDeployData({ abi, bytecode, args }) }
-  }))
+  await mineBlock(
+    dev,
+    items.map(([name, args]) => {
+      const { abi, bytecode } = loadArtifact(name)
+      return { from: DEPLOYER, data: encodeDeployData({ abi, bytecode, args }) }
+    }),
+  )
   return addresses
 }
 
@@ -57,7 +60,10 @@ async function deployBlock(dev: Devnet, items: readonly (readonly [ContractName,
  */
 export async function deployContracts(dev: Devnet): Promise<DeployedContracts> {
   const deployer = dev.accounts[DEPLOYER].address
-  const tokens = await deployBlock(dev, TEST_TOKENS.map(t => ['ERC20', [t.supply]] as const))
+  const tokens = await deployBlock(
+    dev,
+    TEST_TOKENS.map(t => ['ERC20', [t.supply]] as const),
+  )
   const [weth, v2Factory, v3Factory] = await deployBlock(dev, [
     ['WETH9', []],
     ['UniswapV2Factory', [deployer]],

@@ -116,39 +116,67 @@ export async function setupWorkload(rpcUrl: string, opts: WorkloadOptions = {}):
 
   // Fund: tokens from the deployer, WETH by wrapping each account's own ETH.
   await mineBlock(dev, [
-    ...[...TRADERS, ...LIQUIDITY_PROVIDERS].flatMap(to => erc20.map(token => ({
-      from: DEPLOYER, to: token, gas: 80_000n, data: callData('ERC20', 'transfer', [dev.accounts[to].address, 200_000n * UNIT]),
-    }))),
+    ...[...TRADERS, ...LIQUIDITY_PROVIDERS].flatMap(to =>
+      erc20.map(token => ({
+        from: DEPLOYER,
+        to: token,
+        gas: 80_000n,
+        data: callData('ERC20', 'transfer', [dev.accounts[to].address, 200_000n * UNIT]),
+      })),
+    ),
     ...TRADERS.map(from => ({ from, to: weth, gas: 80_000n, value: 2_000n * UNIT, data: callData('WETH9', 'deposit') })),
     ...LIQUIDITY_PROVIDERS.map(from => ({ from, to: weth, gas: 80_000n, value: 4_000n * UNIT, data: callData('WETH9', 'deposit') })),
   ])
-  const approve = (from: number, token: Address, spender: Address): TxSpec =>
-    ({ from, to: token, gas: 80_000n, data: callData('ERC20', 'approve', [spender, maxUint256]) })
+  const approve = (from: number, token: Address, spender: Address): TxSpec => ({
+    from,
+    to: token,
+    gas: 80_000n,
+    data: callData('ERC20', 'approve', [spender, maxUint256]),
+  })
   await mineBlock(dev, [
-    ...TRADERS.flatMap(from => [...erc20, weth].flatMap(token => [approve(from, token, contracts.v2Router), approve(from, token, contracts.swapRouter)])),
-    ...LIQUIDITY_PROVIDERS.flatMap(from => [...erc20, weth].flatMap(token => [approve(from, token, contracts.v2Router), approve(from, token, contracts.positionManager)])),
+    ...TRADERS.flatMap(from =>
+      [...erc20, weth].flatMap(token => [approve(from, token, contracts.v2Router), approve(from, token, contracts.swapRouter)]),
+    ),
+    ...LIQUIDITY_PROVIDERS.flatMap(from =>
+      [...erc20, weth].flatMap(token => [approve(from, token, contracts.v2Router), approve(from, token, contracts.positionManager)]),
+    ),
   ])
 
-  const pairTokens: [string, Address, Address][] = [['TKA/TKB', tka, tkb], ['TKB/TKC', tkb, tkc], ['TKA/WETH', tka, weth]]
-  await mineBlock(dev, pairTokens.map(([, a, b]) => ({ from: DEPLOYER, to: contracts.v2Factory, data: callData('UniswapV2Factory', 'createPair', [a, b]) })))
+  const pairTokens: [string, Address, Address][] = [
+    ['TKA/TKB', tka, tkb],
+    ['TKB/TKC', tkb, tkc],
+    ['TKA/WETH', tka, weth],
+  ]
+  await mineBlock(
+    dev,
+    pairTokens.map(([, a, b]) => ({ from: DEPLOYER, to: contracts.v2Factory, data: callData('UniswapV2Factory', 'createPair', [a, b]) })),
+  )
   const pairs: V2Pair[] = []
   for (const [label, tokenA, tokenB] of pairTokens) {
     const address = await read<Address>(dev, 'UniswapV2Factory', contracts.v2Factory, 'getPair', [tokenA, tokenB])
     pairs.push({ label, tokenA, tokenB, address, eth: tokenB === weth })
   }
 
-  const poolSpecs: [string, Address, Address, number, number][] = [['TKA/TKB', tka, tkb, 3000, 60], ['TKB/TKC', tkb, tkc, 500, 10], ['TKC/WETH', tkc, weth, 10000, 200]]
+  const poolSpecs: [string, Address, Address, number, number][] = [
+    ['TKA/TKB', tka, tkb, 3000, 60],
+    ['TKB/TKC', tkb, tkc, 500, 10],
+    ['TKC/WETH', tkc, weth, 10000, 200],
+  ]
   const sorted = poolSpecs.map(([label, a, b, fee, tickSpacing]) => {
     const [token0, token1] = sortTokens(a, b)
     return { label, token0, token1, fee, tickSpacing }
   })
-  await mineBlock(dev, sorted.map(p => ({
-    from: DEPLOYER,
-    to: contracts.positionManager,
-    data: callData('NonfungiblePositionManager', 'createAndInitializePoolIfNecessary', [p.token0, p.token1, p.fee, SQRT_PRICE_1]),
-  })))
+  await mineBlock(
+    dev,
+    sorted.map(p => ({
+      from: DEPLOYER,
+      to: contracts.positionManager,
+      data: callData('NonfungiblePositionManager', 'createAndInitializePoolIfNecessary', [p.token0, p.token1, p.fee, SQRT_PRICE_1]),
+    })),
+  )
   const pools: V3Pool[] = []
-  for (const p of sorted) pools.push({ ...p, address: await read<Address>(dev, 'UniswapV3Factory', contracts.v3Factory, 'getPool', [p.token0, p.token1, p.fee]) })
+  for (const p of sorted)
+    pools.push({ ...p, address: await read<Address>(dev, 'UniswapV3Factory', contracts.v3Factory, 'getPool', [p.token0, p.token1, p.fee]) })
 
   const ctx: WorkloadContext = { dev, contracts, pairs, pools, positions: [], lateTokens: [], fromBlock, rounds: 0 }
   const [lpA, lpB] = LIQUIDITY_PROVIDERS
@@ -182,11 +210,14 @@ export async function runActivityRound(ctx: WorkloadContext, i: number): Promise
     swaps.push(swapV3(ctx, trader, pools[(i + t + 1) % pools.length], random() < 0.5, amountFrom(random())))
   })
   const payee = dev.accounts[8 + (i % 2)].address
-  swaps.push({ from: PAYER, to: payee, gas: 30_000n, value: BigInt(i % 50 + 1) * (UNIT / 100n) })
+  swaps.push({ from: PAYER, to: payee, gas: 30_000n, value: BigInt((i % 50) + 1) * (UNIT / 100n) })
   await mineBlock(dev, swaps)
 
   const change: TxSpec[] = await liquidityChange(ctx, i, random)
-  const mint = i % 8 === 7 ? { at: change.length, pool: Math.floor(i / 8) % pools.length, owner: LIQUIDITY_PROVIDERS[Math.floor(i / 8) % 2] } : undefined
+  const mint =
+    i % 8 === 7
+      ? { at: change.length, pool: Math.floor(i / 8) % pools.length, owner: LIQUIDITY_PROVIDERS[Math.floor(i / 8) % 2] }
+      : undefined
   if (mint) {
     const pool = pools[mint.pool]
     const tick = (await read<readonly [bigint, number]>(dev, 'UniswapV3Pool', pool.address, 'slot0'))[1]
@@ -219,7 +250,11 @@ export async function workloadReport(ctx: WorkloadContext): Promise<WorkloadRepo
       accounts: dev.accounts.map(a => a.address),
       v2Pairs: ctx.pairs,
       v3Pools: ctx.pools,
-      positions: ctx.positions.map(p => ({ tokenId: String(p.tokenId), owner: dev.accounts[p.owner].address, pool: ctx.pools[p.pool].address })),
+      positions: ctx.positions.map(p => ({
+        tokenId: String(p.tokenId),
+        owner: dev.accounts[p.owner].address,
+        pool: ctx.pools[p.pool].address,
+      })),
       lateTokens: ctx.lateTokens,
     },
   }
@@ -279,14 +314,23 @@ async function liquidityChange(ctx: WorkloadContext, i: number, random: () => nu
   const position = positions[step % positions.length]
   if (op === 1) {
     const amount = amountFrom(random()) * 10n
-    return [{
-      from: position.owner,
-      to: contracts.positionManager,
-      gas: 600_000n,
-      data: callData('NonfungiblePositionManager', 'increaseLiquidity', [{
-        tokenId: position.tokenId, amount0Desired: amount, amount1Desired: amount, amount0Min: 0n, amount1Min: 0n, deadline: DEADLINE,
-      }]),
-    }]
+    return [
+      {
+        from: position.owner,
+        to: contracts.positionManager,
+        gas: 600_000n,
+        data: callData('NonfungiblePositionManager', 'increaseLiquidity', [
+          {
+            tokenId: position.tokenId,
+            amount0Desired: amount,
+            amount1Desired: amount,
+            amount0Min: 0n,
+            amount1Min: 0n,
+            deadline: DEADLINE,
+          },
+        ]),
+      },
+    ]
   }
   const info = await read<readonly unknown[]>(dev, 'NonfungiblePositionManager', contracts.positionManager, 'positions', [position.tokenId])
   const liquidity = info[7] as bigint
@@ -294,28 +338,50 @@ async function liquidityChange(ctx: WorkloadContext, i: number, random: () => nu
     from: position.owner,
     to: contracts.positionManager,
     gas: 300_000n,
-    data: callData('NonfungiblePositionManager', 'collect', [{
-      tokenId: position.tokenId, recipient: dev.accounts[position.owner].address, amount0Max: maxUint128, amount1Max: maxUint128,
-    }]),
+    data: callData('NonfungiblePositionManager', 'collect', [
+      {
+        tokenId: position.tokenId,
+        recipient: dev.accounts[position.owner].address,
+        amount0Max: maxUint128,
+        amount1Max: maxUint128,
+      },
+    ]),
   }
   if (liquidity / 4n === 0n) return [collect]
-  return [{
-    from: position.owner,
-    to: contracts.positionManager,
-    gas: 400_000n,
-    data: callData('NonfungiblePositionManager', 'decreaseLiquidity', [{
-      tokenId: position.tokenId, liquidity: liquidity / 4n, amount0Min: 0n, amount1Min: 0n, deadline: DEADLINE,
-    }]),
-  }, collect]
+  return [
+    {
+      from: position.owner,
+      to: contracts.positionManager,
+      gas: 400_000n,
+      data: callData('NonfungiblePositionManager', 'decreaseLiquidity', [
+        {
+          tokenId: position.tokenId,
+          liquidity: liquidity / 4n,
+          amount0Min: 0n,
+          amount1Min: 0n,
+          deadline: DEADLINE,
+        },
+      ]),
+    },
+    collect,
+  ]
 }
 
 function swapV2(ctx: WorkloadContext, trader: number, pair: V2Pair, forward: boolean, amountIn: bigint): TxSpec {
   const to = ctx.dev.accounts[trader].address
   const base = { from: trader, to: ctx.contracts.v2Router, gas: 250_000n }
   if (pair.eth && forward) {
-    return { ...base, value: amountIn / 10n, data: callData('UniswapV2Router02', 'swapExactETHForTokens', [0n, [pair.tokenB, pair.tokenA], to, DEADLINE]) }
+    return {
+      ...base,
+      value: amountIn / 10n,
+      data: callData('UniswapV2Router02', 'swapExactETHForTokens', [0n, [pair.tokenB, pair.tokenA], to, DEADLINE]),
+    }
   }
-  if (pair.eth) return { ...base, data: callData('UniswapV2Router02', 'swapExactTokensForETH', [amountIn, 0n, [pair.tokenA, pair.tokenB], to, DEADLINE]) }
+  if (pair.eth)
+    return {
+      ...base,
+      data: callData('UniswapV2Router02', 'swapExactTokensForETH', [amountIn, 0n, [pair.tokenA, pair.tokenB], to, DEADLINE]),
+    }
   const path = forward ? [pair.tokenA, pair.tokenB] : [pair.tokenB, pair.tokenA]
   return { ...base, data: callData('UniswapV2Router02', 'swapExactTokensForTokens', [amountIn, 0n, path, to, DEADLINE]) }
 }
@@ -326,9 +392,18 @@ function swapV3(ctx: WorkloadContext, trader: number, pool: V3Pool, zeroForOne: 
     from: trader,
     to: ctx.contracts.swapRouter,
     gas: 500_000n,
-    data: callData('SwapRouter', 'exactInputSingle', [{
-      tokenIn, tokenOut, fee: pool.fee, recipient: ctx.dev.accounts[trader].address, deadline: DEADLINE, amountIn, amountOutMinimum: 0n, sqrtPriceLimitX96: 0n,
-    }]),
+    data: callData('SwapRouter', 'exactInputSingle', [
+      {
+        tokenIn,
+        tokenOut,
+        fee: pool.fee,
+        recipient: ctx.dev.accounts[trader].address,
+        deadline: DEADLINE,
+        amountIn,
+        amountOutMinimum: 0n,
+        sqrtPriceLimitX96: 0n,
+      },
+    ]),
   }
 }
 
@@ -336,22 +411,42 @@ function addV2Liquidity(ctx: WorkloadContext, owner: number, pair: V2Pair, amoun
   const to = ctx.dev.accounts[owner].address
   const base = { from: owner, to: ctx.contracts.v2Router, gas: 400_000n }
   if (pair.eth) {
-    return { ...base, value: amount / 10n, data: callData('UniswapV2Router02', 'addLiquidityETH', [pair.tokenA, amount, 0n, 0n, to, DEADLINE]) }
+    return {
+      ...base,
+      value: amount / 10n,
+      data: callData('UniswapV2Router02', 'addLiquidityETH', [pair.tokenA, amount, 0n, 0n, to, DEADLINE]),
+    }
   }
   return { ...base, data: callData('UniswapV2Router02', 'addLiquidity', [pair.tokenA, pair.tokenB, amount, amount, 0n, 0n, to, DEADLINE]) }
 }
 
-function mintPosition(ctx: WorkloadContext, owner: number, poolIndex: number, [tickLower, tickUpper]: [number, number], amount: bigint): TxSpec {
+function mintPosition(
+  ctx: WorkloadContext,
+  owner: number,
+  poolIndex: number,
+  [tickLower, tickUpper]: [number, number],
+  amount: bigint,
+): TxSpec {
   const pool = ctx.pools[poolIndex]
   return {
     from: owner,
     to: ctx.contracts.positionManager,
     gas: 1_000_000n,
-    data: callData('NonfungiblePositionManager', 'mint', [{
-      token0: pool.token0, token1: pool.token1, fee: pool.fee, tickLower, tickUpper,
-      amount0Desired: amount, amount1Desired: amount, amount0Min: 0n, amount1Min: 0n,
-      recipient: ctx.dev.accounts[owner].address, deadline: DEADLINE,
-    }]),
+    data: callData('NonfungiblePositionManager', 'mint', [
+      {
+        token0: pool.token0,
+        token1: pool.token1,
+        fee: pool.fee,
+        tickLower,
+        tickUpper,
+        amount0Desired: amount,
+        amount1Desired: amount,
+        amount0Min: 0n,
+        amount1Min: 0n,
+        recipient: ctx.dev.accounts[owner].address,
+        deadline: DEADLINE,
+      },
+    ]),
   }
 }
 
@@ -372,4 +467,3 @@ function mintedTokenId(receipt: TransactionReceipt): bigint {
 async function read<T>(dev: Devnet, name: ContractName, address: Address, functionName: string, args: readonly unknown[] = []): Promise<T> {
   return (await dev.client.readContract({ address, abi: loadArtifact(name).abi, functionName, args })) as T
 }
-

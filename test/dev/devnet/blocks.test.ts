@@ -12,7 +12,9 @@ describe('devnet transaction building', () => {
   })
 
   it('puts legacy fees on type 0 and 1 and dynamic fees on type 2', () => {
-    const byType = new Map(Array.from({ length: 8 }, (_, n) => [txTypeFor(n), buildTransaction({ from: 1, to: POOL }, n, 3, 100_000n, 31337)]))
+    const byType = new Map(
+      Array.from({ length: 8 }, (_, n) => [txTypeFor(n), buildTransaction({ from: 1, to: POOL }, n, 3, 100_000n, 31337)]),
+    )
     const legacy = byType.get('legacy')!
     const accessList = byType.get('eip2930')!
     const dynamic = byType.get('eip1559')!

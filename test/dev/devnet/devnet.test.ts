@@ -3,7 +3,17 @@ import { createPublicClient, http, keccak256, toBytes } from 'viem'
 import type { Address, Block, Hex, Log, PublicClient } from 'viem'
 import { startAnvil } from '../../../scripts/dev/devnet/anvil.ts'
 import type { Anvil } from '../../../scripts/dev/devnet/anvil.ts'
-import { around, fullRange, followWallClock, runActivityRound, runWorkload, setupWorkload, sortTokens, workloadReport, TRADERS } from '../../../scripts/dev/devnet/workload.ts'
+import {
+  around,
+  fullRange,
+  followWallClock,
+  runActivityRound,
+  runWorkload,
+  setupWorkload,
+  sortTokens,
+  workloadReport,
+  TRADERS,
+} from '../../../scripts/dev/devnet/workload.ts'
 import type { WorkloadContext, WorkloadReport } from '../../../scripts/dev/devnet/workload.ts'
 
 const ROUNDS = 12
@@ -36,7 +46,7 @@ describe('devnet workload', () => {
   let logs: Log[]
 
   beforeAll(async () => {
-    [a, b] = await Promise.all([startAnvil(), startAnvil()])
+    ;[a, b] = await Promise.all([startAnvil(), startAnvil()])
     clientA = createPublicClient({ transport: http(a.url) }) as PublicClient
     clientB = createPublicClient({ transport: http(b.url) }) as PublicClient
     // A runs the whole workload in one call; B drives the same steps one by one, as the live demo does.
