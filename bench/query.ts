@@ -12,7 +12,8 @@ const LOGS = 1_000_000
 
 export const query: Section = {
   name: 'query',
-  title: 'queries (a) rare address + topic0, (b) one block, (c) full export, over HTTP (workerd and Node) vs DuckDB',
+  title:
+    'query classes (rare, warm and hot contract + event, one event everywhere, wallet as topic, 20 contracts, one block, 100 blocks, exports) over HTTP (workerd and Node) vs DuckDB',
   slow: false,
   async run(ctx) {
     const dir = lakeDir(ctx.root, ctx.cache, LOGS)
@@ -101,6 +102,15 @@ export const query: Section = {
         primary(arrow).rowsPerSecond >= 1_000_000,
         `(c) arrow at least 1 M rows/s: ${int(primary(arrow).rowsPerSecond)} rows/s through workerd${arrow.served.node ? `, ${int(arrow.served.node.rowsPerSecond)} through Node` : ''}`,
       ),
+      // Issue 10: every class at most DuckDB's time on the Node server, at most 1.5× in workerd.
+      ...r.figures
+        .filter(x => !x.name.startsWith('(c)'))
+        .map(x =>
+          target(
+            (x.served.node ? x.served.node.ms <= x.duckdbMs : true) && (x.served.workerd ? x.served.workerd.ms <= 1.5 * x.duckdbMs : true),
+            `${x.name}: Node at most DuckDB's time, workerd at most 1.5× (ours / DuckDB: ${faster(x)})`,
+          ),
+        ),
     ]
     return [
       `lake: ${int(r.lake.rows)} logs in blocks ${r.lake.from}-${r.lake.to} (~${Math.round(r.lake.rows / (r.lake.to - r.lake.from + 1))} per block), ${r.lake.files} files, ${bytes(r.lake.bytes)} (lookup copies by address: ${bytes(r.lake.lookupBytes)} more); manifest ${bytes(r.manifestBytes)}${r.bundleBytes ? `; Worker bundle ${bytes(r.bundleBytes)}` : ''}`,

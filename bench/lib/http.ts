@@ -27,7 +27,7 @@ import { rootKey } from '../../src/manifest/keys.ts'
 import { ManifestReader, parseRoot } from '../../src/manifest/read.ts'
 import { seedBucket, type SeedableBucket } from '../../scripts/dev/seed-r2.ts'
 import { serve, type RunningServer } from '../../src/node/serve.ts'
-import { benchLake, lookupWriteCost, RARE, TRANSFER, type LookupWriteCost } from './lake.ts'
+import { benchLake, benchPools, lookupWriteCost, RARE, TRANSFER, type LookupWriteCost } from './lake.ts'
 import { recordingStore, rounds, type ReadRecord } from '../../test/support/recording.ts'
 import { columnOf, type FieldDecl } from '../../src/schema/dataset.ts'
 import { bytesToHex } from '../../src/schema/hex.ts'
@@ -162,11 +162,18 @@ export function benchQueries(from: number, to: number): BenchQuery[] {
       query: `${range}&address=${bytesToHex(RARE)}&topic0=${bytesToHex(TRANSFER)}&format=json_stream`,
       duckdb: { sql: `SELECT ${stored} FROM logs WHERE ${eqBytes('address', RARE)} AND ${eqBytes('topic0', TRANSFER)}`, mode: 'rows' },
     },
+    ...classQueries(range, stored, eqBytes),
     {
       name: '(b) one block',
       format: 'json_stream',
       query: `chains=ETH&from_block=${one}&to_block=${one}&format=json_stream`,
       duckdb: { sql: `SELECT ${stored} FROM logs WHERE block_number = ${one}`, mode: 'rows' },
+    },
+    {
+      name: '100 blocks',
+      format: 'json_stream',
+      query: `chains=ETH&from_block=${one}&to_block=${one + 99}&format=json_stream`,
+      duckdb: { sql: `SELECT ${stored} FROM logs WHERE block_number BETWEEN ${one} AND ${one + 99}`, mode: 'rows' },
     },
     {
       name: '(c) export arrow',
@@ -181,6 +188,35 @@ export function benchQueries(from: number, to: number): BenchQuery[] {
       query: `${range}&format=json_stream`,
       duckdb: { sql: `SELECT ${text} FROM logs`, mode: 'copy' },
     },
+  ]
+}
+
+/**
+ * The query classes users send every day, on values the lake holds: a warm and a hot
+ * contract with Transfer, one event signature everywhere, a wallet as topic1 and as
+ * topic2, and 20 contracts in one `address__in`.
+ */
+function classQueries(range: string, stored: string, eqBytes: (c: string, v: Uint8Array) => string): BenchQuery[] {
+  const { hot, warm, sigs, holders } = benchPools()
+  const q = (name: string, api: string, where: string): BenchQuery => ({
+    name,
+    format: 'json_stream',
+    query: `${range}&${api}&format=json_stream`,
+    duckdb: { sql: `SELECT ${stored} FROM logs WHERE ${where}`, mode: 'rows' },
+  })
+  const contracts = warm.slice(0, 20)
+  const transfer = (address: Uint8Array) => `${eqBytes('address', address)} AND ${eqBytes('topic0', TRANSFER)}`
+  return [
+    q('warm contract + Transfer', `address=${bytesToHex(warm[0])}&topic0=${bytesToHex(TRANSFER)}`, transfer(warm[0])),
+    q('hot contract + Transfer', `address=${bytesToHex(hot[0])}&topic0=${bytesToHex(TRANSFER)}`, transfer(hot[0])),
+    q('one event everywhere (topic0)', `topic0=${bytesToHex(sigs[1])}`, eqBytes('topic0', sigs[1])),
+    q('wallet as topic1', `topic1=${bytesToHex(holders[0])}`, eqBytes('topic1', holders[0])),
+    q('wallet as topic2', `topic2=${bytesToHex(holders[1])}`, eqBytes('topic2', holders[1])),
+    q(
+      '20 contracts (address__in)',
+      `address__in=${contracts.map(bytesToHex).join(',')}`,
+      `(${contracts.map(c => eqBytes('address', c)).join(' OR ')})`,
+    ),
   ]
 }
 

@@ -65,6 +65,32 @@ export const RARE = Uint8Array.from({ length: 20 }, (_, i) => 0xa0 + i)
 const RARE_LOGS = 40
 export const TRANSFER = Uint8Array.from(Buffer.from('ddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef', 'hex'))
 
+/** The lake's value pools: 5 hot contracts, 2,000 warm ones, 301 event signatures (Transfer first), 20,000 wallets as topics. */
+export interface ValuePools {
+  hot: Uint8Array[]
+  warm: Uint8Array[]
+  sigs: Uint8Array[]
+  holders: Uint8Array[]
+}
+
+/** Draws the pools first from the lake's generator, so the benchmark can name values the lake holds. */
+function drawPools(r: () => number): ValuePools {
+  const hot = Array.from({ length: 5 }, () => randomBytes(r, 20))
+  const warm = Array.from({ length: 2_000 }, () => randomBytes(r, 20))
+  const sigs = [TRANSFER, ...Array.from({ length: 300 }, () => randomBytes(r, 32))]
+  const holders = Array.from({ length: 20_000 }, () => {
+    const t = new Uint8Array(32)
+    t.set(randomBytes(r, 20), 12)
+    return t
+  })
+  return { hot, warm, sigs, holders }
+}
+
+const SEED = 42
+
+/** The value pools of every bench lake (the same seed draws them first). */
+export const benchPools = (): ValuePools => drawPools(rng(SEED))
+
 interface Lake {
   from: number
   to: number
@@ -94,15 +120,8 @@ export async function benchLake(options: BenchOptions): Promise<Lake> {
     return { from: ds.coverage[0][0], to: ds.coverage[ds.coverage.length - 1][1], rows: ds.rows, files: await files() }
   }
   await mkdir(options.dir, { recursive: true })
-  const r = rng(42)
-  const hot = Array.from({ length: 5 }, () => randomBytes(r, 20))
-  const warm = Array.from({ length: 2_000 }, () => randomBytes(r, 20))
-  const sigs = [TRANSFER, ...Array.from({ length: 300 }, () => randomBytes(r, 32))]
-  const holders = Array.from({ length: 20_000 }, () => {
-    const t = new Uint8Array(32)
-    t.set(randomBytes(r, 20), 12)
-    return t
-  })
+  const r = rng(SEED)
+  const { hot, warm, sigs, holders } = drawPools(r)
   const rareAt = new Set(Array.from({ length: RARE_LOGS }, () => Math.floor(r() * total)))
   let row = 0
   const entries: PartitionEntry[] = []
