@@ -1,7 +1,7 @@
 /**
  * The stored form of the value index. Every object is a body and a 26-byte trailer:
  *
- *   body | checksum (XXH64 of body, 8) | id (8) | bucket (u32) | log2 buckets (1) | kind (1) | 'VIX1'
+ *   body | checksum (64-bit hash of body, 8) | id (8) | bucket (u32) | log2 buckets (1) | kind (1) | 'VIX1'
  *
  * so a reader verifies each object where it reads it and knows it got the object it asked
  * for (id and bucket match the descriptor). Kinds: a bucket of one column of a segment, or a
@@ -26,6 +26,7 @@ const MAGIC = [0x56, 0x49, 0x58, 0x31] // 'VIX1'
 const TRAILER = 26
 const INLINE_TABLE = 1
 
+/** A bucket of one column of a segment, or a segment's partition table. */
 export type ObjectKind = 'bucket' | 'table'
 const KIND_CODE: Record<ObjectKind, number> = { bucket: 1, table: 2 }
 

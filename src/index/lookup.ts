@@ -69,7 +69,13 @@ export async function lookupValues(store: ObjectStore, index: ValueIndex, column
   const cache = options.cache ?? new IndexCache(Infinity)
   const counts = { reads: 0, bytes: 0 }
   const read = storeReader(store, undefined, counts)
-  const keys = values.map(valueKey)
+  // one key per distinct value (values of one key share everything)
+  const byKey = new Map<number, IndexValue>()
+  for (const v of values) {
+    const key = valueKey(v)
+    if (!byKey.has(key)) byKey.set(key, v)
+  }
+  const keys = [...byKey.keys()]
   if (keys.length === 0) return { partitions: [], scan: [], hot: [], reads: 0, bytes: 0 }
   const plan = planLookup(index, column, keys, range)
   const loaded = new Map<string, Bucket | PartitionTable>()
@@ -98,13 +104,13 @@ export async function lookupValues(store: ObjectStore, index: ValueIndex, column
     const k = log2(c.buckets)
     const bucketOfKey = (key: number) => loaded.get(bucketKey(index.prefix, s, column, bucketOf(key, k))) as Bucket
     const table = s.table ? (loaded.get(tableKey(index.prefix, s, s.table)) as PartitionTable) : bucketOfKey(keys[0]).table!
-    keys.forEach((key, v) => {
+    for (const key of keys) {
       const { entries } = bucketOfKey(key)
       const at = findKey(entries.keys, key)
-      if (at < 0) return
+      if (at < 0) continue
       if (entries.hot[at]) {
-        hot.set(v, [...(hot.get(v) ?? []), ...s.coverage])
-        return
+        hot.set(key, [...(hot.get(key) ?? []), ...s.coverage])
+        continue
       }
       let p = 0
       for (let j = entries.start[at]; j < entries.start[at + 1]; j++) {
@@ -116,11 +122,11 @@ export async function lookupValues(store: ObjectStore, index: ValueIndex, column
         f.groups.add(o - table.base[p])
         found.set(entry.key, f)
       }
-    })
+    }
   }
 
   const clip = (ranges: BlockRange[]) => unionRanges(range ? intersectRanges(unionRanges(ranges), [range]) : ranges)
-  const hotValues: HotValue[] = [...hot].sort((a, b) => a[0] - b[0]).map(([v, ranges]) => ({ value: values[v], ranges: clip(ranges) }))
+  const hotValues: HotValue[] = keys.filter(key => hot.has(key)).map(key => ({ value: byKey.get(key)!, ranges: clip(hot.get(key)!) }))
   const scan = clip(hotValues.flatMap(h => h.ranges))
   const partitions = [...found.values()]
     .filter(f => !meets(scan, f.entry.from, f.entry.to))

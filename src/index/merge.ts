@@ -32,14 +32,20 @@ function mergeEntries(parts: readonly Part[], cap: number): Entries {
   const start: number[] = [0]
   let ordinals = new Uint32Array(1024)
   let count = 0
+  const here: number[] = []
   for (;;) {
     let key = Infinity
-    parts.forEach((p, i) => {
-      if (at[i] < p.hi && p.e.keys[at[i]] < key) key = p.e.keys[at[i]]
-    })
+    for (let i = 0; i < parts.length; i++) if (at[i] < parts[i].hi && parts[i].e.keys[at[i]] < key) key = parts[i].e.keys[at[i]]
     if (key === Infinity) break
-    const here = parts.flatMap((p, i) => (at[i] < p.hi && p.e.keys[at[i]] === key ? [{ p, j: at[i]++ }] : []))
-    const total = here.reduce((n, { p, j }) => n + (p.e.hot[j] ? p.map.length : p.e.start[j + 1] - p.e.start[j]), 0)
+    here.length = 0
+    let total = 0
+    for (let i = 0; i < parts.length; i++) {
+      const { e, hi, map } = parts[i]
+      const j = at[i]
+      if (j >= hi || e.keys[j] !== key) continue
+      here.push(i)
+      total += e.hot[j] ? map.length : e.start[j + 1] - e.start[j]
+    }
     keys.push(key)
     if (total > cap) hot.push(1)
     else {
@@ -50,15 +56,39 @@ function mergeEntries(parts: readonly Part[], cap: number): Entries {
         ordinals = grown
       }
       const first = count
-      for (const { p, j } of here) {
-        if (p.e.hot[j]) for (const o of p.map) ordinals[count++] = o
-        else for (let x = p.e.start[j]; x < p.e.start[j + 1]; x++) ordinals[count++] = p.map[p.e.ordinals[x]]
+      for (const i of here) {
+        const { e, map } = parts[i]
+        const j = at[i]
+        if (e.hot[j]) {
+          ordinals.set(map, count)
+          count += map.length
+        } else for (let x = e.start[j]; x < e.start[j + 1]; x++) ordinals[count++] = map[e.ordinals[x]]
       }
       if (here.length > 1) ordinals.subarray(first, count).sort()
     }
+    for (const i of here) at[i]++
     start.push(count)
   }
   return { keys: Float64Array.from(keys), hot: Uint8Array.from(hot), start: Uint32Array.from(start), ordinals: ordinals.slice(0, count) }
+}
+
+/**
+ * The buckets of one input column in order, each read `ahead` buckets before the merge needs it
+ * (reads are the merge's latency: a whole-chain column has ~260,000 buckets). A read ahead
+ * that fails fails the merge when it gets there, not as an unhandled rejection before.
+ */
+function readAhead(source: SegmentSource, column: string, count: number, ahead = 8): (b: number) => Promise<Entries> {
+  const pending = new Map<number, Promise<Entries>>()
+  return b => {
+    for (const j of pending.keys()) if (j < b) pending.delete(j)
+    for (let j = b; j < Math.min(count, b + ahead); j++) {
+      if (pending.has(j)) continue
+      const p = source.bucket(column, j)
+      p.catch(() => {})
+      pending.set(j, p)
+    }
+    return pending.get(b)!
+  }
 }
 
 /** First index in sorted keys[lo, hi) at or above `key`. */
@@ -109,14 +139,12 @@ export async function mergeSegments(spec: SegmentSpec, inputs: readonly SegmentS
     const k = Math.max(log2BucketsFor(columns.reduce((n, c) => n + c.bytes, 0), spec.bucketBytes ?? BUCKET_BYTES), ...ks)
     const id = columnId(`merge:${column}:${k}:${inline ? 'inline' : tableId}:${columns.map(c => c.id).join(',')}`)
     descriptor.columns[column] = { id, buckets: 2 ** k, bytes: 0 }
-    const held: { b: number; e?: Entries }[] = inputs.map(() => ({ b: -1 }))
+    const buckets = inputs.map((s, i) => readAhead(s, column, 2 ** ks[i]))
     const width = 2 ** (KEY_BITS - k)
     for (let b = 0; b < 2 ** k; b++) {
       const parts = await Promise.all(
-        inputs.map(async (s, i) => {
-          const ib = Math.floor(b / 2 ** (k - ks[i]))
-          if (held[i].b !== ib) held[i] = { b: ib, e: await s.bucket(column, ib) }
-          const e = held[i].e!
+        inputs.map(async (_, i) => {
+          const e = await buckets[i](Math.floor(b / 2 ** (k - ks[i])))
           return { e, lo: lowerBound(e.keys, b * width, 0, e.keys.length), hi: lowerBound(e.keys, (b + 1) * width, 0, e.keys.length), map: maps[i] }
         }),
       )

@@ -14,7 +14,7 @@ import { intersectRanges, unionRanges } from './ranges.ts'
 import { segmentSource, storeReader } from './read.ts'
 import type { IndexObject, SegmentDescriptor } from './types.ts'
 
-/** F: 4 keeps ≤ 5 segments at 2,500 partitions for a write amplification of ~10 (README). */
+/** F: 4 keeps ≤ 5 segments at 2,500 partitions for a write amplification of ~11 (README). */
 export const MERGE_FACTOR = 4
 
 /** How many of the newest segments (sizes oldest first, the appended one last) the policy merges into one; 1: none. */

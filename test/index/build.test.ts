@@ -55,7 +55,7 @@ describe('buildSegment → bytes → lookupValues', () => {
     const built = buildSegment(spec(), lake.inputs)
     const store = await stored(built.objects)
     const values = probes(lake, 'b', 4, 9)
-    const got = await lookupValues(store, { prefix: spec().prefix, segments: [built.descriptor] }, 'b', values)
+    const got = await lookupValues(store, { prefix: spec().prefix, segments: [built.descriptor] }, 'b', [...values, values[0]])
     const union = new Set(values.flatMap(v => [...(lake.truth.b.get(hex(v)) ?? [])]))
     expect(candidateSet(got.partitions)).toEqual(union)
     expect(got.partitions.map(p => p.entry.from)).toEqual([...got.partitions.map(p => p.entry.from)].sort((x, y) => x - y))

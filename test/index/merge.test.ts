@@ -42,9 +42,13 @@ describe('mergeSegments', () => {
     expect(new Set(built.map(b => b.descriptor.columns.b.buckets)).size).toBeGreaterThan(1)
     const outputs: IndexObject[] = []
     const read = storeReader(store)
+    store.reset()
     const merged = await mergeSegments(spec, built.map(b => segmentSource(read, spec.prefix, b.descriptor)), async o => {
       outputs.push(o)
     })
+    // every input object read once (an inline table comes from a bucket read once more)
+    expect(new Set(store.gets)).toEqual(new Set(built.flatMap(b => b.objects.map(o => o.key))))
+    expect(store.gets.length).toBe(built.reduce((n, b) => n + b.objects.length + (b.descriptor.table ? 0 : 1), 0))
     await put(store, outputs)
     const whole = buildSegment(spec, lake.inputs)
     await put(store, whole.objects)
