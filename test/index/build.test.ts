@@ -73,6 +73,21 @@ describe('buildSegment → bytes → lookupValues', () => {
     })
   })
 
+  it('indexes text values (Move entry functions) by their UTF-8', async () => {
+    const fns = ['0x1::coin::transfer', '0x1::aptos_account::transfer', '0xcafe::dex::swap', 'ünïcode::m::f']
+    const inputs = [0, 1].map(p => ({
+      entry: entryOf(p * 10, p * 10 + 9, 3, 2, `s${p}`),
+      rowGroups: [0, 1, 2].map(g => ({ a: [fns[(p + g) % 4], null], b: [fns[3 - g]] })),
+    }))
+    const built = buildSegment(spec(), inputs)
+    const store = await stored(built.objects)
+    const index = { prefix: spec().prefix, segments: [built.descriptor] }
+    const got = await lookupValues(store, index, 'a', ['0xcafe::dex::swap'])
+    expect(got.partitions.map(p => [p.entry.from, p.rowGroups])).toEqual([[0, [2]], [10, [1]]])
+    expect((await lookupValues(store, index, 'b', ['ünïcode::m::f'])).partitions.map(p => [p.entry.from, p.rowGroups])).toEqual([[0, [0]], [10, [0]]])
+    expect((await lookupValues(store, index, 'a', ['0x1::coin::Transfer'])).partitions).toEqual([])
+  })
+
   it('keeps a value in more than max(64, 1/8 of the row groups) row groups as hot, without postings', async () => {
     // 16 partitions × 40 row groups = 640 row groups: the cap is 80
     expect(hotCap(640)).toBe(80)
