@@ -1,0 +1,240 @@
+/**
+ * Builds a segment from plain values: every indexed column of a run of partitions, as
+ * bucket objects plus (for segments of many partitions) one partition table object.
+ * Pure and deterministic: the same partitions and values give the same bytes and keys,
+ * so a rerun or a second writer stores nothing new.
+ */
+import type { PartitionEntry } from '../manifest/types.ts'
+import { ByteWriter } from './bytes.ts'
+import { bucketKey, encodeBucket, encodeEntries, encodeTable, KEY_BITS, seal, tableKey } from './format.ts'
+import { hashHex, valueKey } from './hash.ts'
+import { unionRanges } from './ranges.ts'
+import type { ColumnSegment, Entries, IndexedPartition, IndexObject, IndexValue, SegmentDescriptor } from './types.ts'
+
+/** What to index and where: shared by builds, merges and tier maintenance of one dataset. */
+export interface SegmentSpec {
+  /** `<chain>/index/<dataset>` (see `indexPrefix`). */
+  prefix: string
+  /** Indexed columns; every segment carries all of them. */
+  columns: readonly string[]
+  /** Target bucket size: a column gets the most buckets that keep them at least this big (so 1–2× this). Default 16 KiB. */
+  bucketBytes?: number
+}
+
+/** Default target bucket size: a whole-history lookup of one value reads a few 16–32 KB buckets. */
+export const BUCKET_BYTES = 16 * 1024
+
+/** A value in more row groups than this (of a segment of `rowGroups`) is hot: the index keeps its key, not its postings. */
+export const hotCap = (rowGroups: number): number => Math.max(64, Math.floor(rowGroups / 8))
+
+/** A partition and its values: per row group of the file (in order), per indexed column, the values row by row (null: none). */
+export interface PartitionInput {
+  entry: PartitionEntry
+  rowGroups: readonly Readonly<Record<string, Iterable<IndexValue | null>>>[]
+}
+
+/** A built segment: its descriptor and its objects, not stored yet (see `maintainTiers`). */
+export interface BuiltSegment {
+  descriptor: SegmentDescriptor
+  objects: IndexObject[]
+}
+
+/** The partition-level fields the index keeps of a manifest entry. */
+function indexedPartition(e: PartitionEntry): IndexedPartition {
+  const p: IndexedPartition = { key: e.key, from: e.from, to: e.to, rows: e.rows, bytes: e.bytes, tailOffset: e.tailOffset, rowGroupCount: e.rowGroups.length }
+  if (e.footerOffset !== undefined) {
+    p.footerOffset = e.footerOffset
+    p.bloomOffset = Math.min(e.footerOffset, ...Object.values(e.blooms ?? {}).map(b => b.offset))
+  }
+  return p
+}
+
+/**
+ * Row-group postings of one column while values stream in, row group by row group: keys in an
+ * open-addressing table and each key's ordinals a linked list, all in flat typed arrays (a
+ * partition holds millions of keys; a Map of double keys costs ~1.3 µs an insert).
+ */
+class Postings {
+  /** Slot + 1 of each table position (0: empty); at most half full. */
+  private table = new Int32Array(4096)
+  private keys = new Float64Array(1024)
+  private last = new Int32Array(1024)
+  private count = new Uint32Array(1024)
+  private head = new Int32Array(1024)
+  private tail = new Int32Array(1024)
+  private ord = new Uint32Array(4096)
+  private next = new Int32Array(4096)
+  private n = 0
+  private postings = 0
+
+  /** The table position of `key`, or of the empty one where it would go. Keys are hashes: their low 32 bits (`>>> 0`) place them. */
+  private position(key: number): number {
+    const mask = this.table.length - 1
+    let i = (key >>> 0) & mask
+    while (this.table[i] && this.keys[this.table[i] - 1] !== key) i = (i + 1) & mask
+    return i
+  }
+
+  /** The slot of `key`, made when new. */
+  private slot(key: number): number {
+    const i = this.position(key)
+    if (this.table[i]) return this.table[i] - 1
+    if (this.n === this.keys.length) this.growSlots()
+    const made = this.n++
+    this.table[i] = made + 1
+    this.keys[made] = key
+    this.last[made] = -1
+    this.head[made] = -1
+    if (this.n * 2 > this.table.length) this.rehash()
+    return made
+  }
+
+  private rehash(): void {
+    this.table = new Int32Array(this.table.length * 2)
+    const mask = this.table.length - 1
+    for (let s = 0; s < this.n; s++) {
+      let i = (this.keys[s] >>> 0) & mask
+      while (this.table[i]) i = (i + 1) & mask
+      this.table[i] = s + 1
+    }
+  }
+
+  add(key: number, ordinal: number): void {
+    const s = this.slot(key)
+    if (this.last[s] === ordinal) return
+    this.last[s] = ordinal
+    this.count[s]++
+    const p = this.postings++
+    if (p === this.ord.length) {
+      this.ord = grow(this.ord, this.ord.length * 2)
+      this.next = grow(this.next, this.next.length * 2)
+    }
+    this.ord[p] = ordinal
+    this.next[p] = -1
+    if (this.head[s] < 0) this.head[s] = p
+    else this.next[this.tail[s]] = p
+    this.tail[s] = p
+  }
+
+  private growSlots(): void {
+    const size = this.keys.length * 2
+    this.keys = grow(this.keys, size)
+    this.last = grow(this.last, size)
+    this.count = grow(this.count, size)
+    this.head = grow(this.head, size)
+    this.tail = grow(this.tail, size)
+  }
+
+  /** Sorted entries; keys in more than `cap` row groups are hot. */
+  entries(cap: number): Entries {
+    const keys = this.keys.slice(0, this.n).sort()
+    const order = new Uint32Array(this.n)
+    const hot = new Uint8Array(this.n)
+    const start = new Uint32Array(this.n + 1)
+    let total = 0
+    for (let i = 0; i < this.n; i++) {
+      const s = this.table[this.position(keys[i])] - 1
+      order[i] = s
+      if (this.count[s] > cap) hot[i] = 1
+      else total += this.count[s]
+      start[i + 1] = total
+    }
+    const ordinals = new Uint32Array(total)
+    for (let i = 0; i < this.n; i++) {
+      if (hot[i]) continue
+      let at = start[i]
+      for (let p = this.head[order[i]]; p >= 0; p = this.next[p]) ordinals[at++] = this.ord[p]
+    }
+    return { keys, hot, start, ordinals }
+  }
+}
+
+function grow<T extends Float64Array | Int32Array | Uint32Array>(a: T, size: number): T {
+  const out = new (a.constructor as new (n: number) => T)(size)
+  out.set(a)
+  return out
+}
+
+/** Buckets for a column of `bytes` entry bytes: the most (a power of two) that keep a bucket at least `target`. */
+export const log2BucketsFor = (bytes: number, target: number): number => (bytes >= 2 * target ? Math.floor(Math.log2(bytes / target)) : 0)
+
+/** Entry bytes of `e` as one bucket: what sizes its split. */
+function entryBytes(e: Entries): number {
+  const w = new ByteWriter(e.keys.length * 8 + 64)
+  encodeEntries(w, e, 0, e.keys.length, 0)
+  return w.length
+}
+
+/** Whether a segment's partition table goes in every bucket (small tables) or in its own object. */
+export const inlineTable = (table: Uint8Array, spec: SegmentSpec): boolean => table.length <= (spec.bucketBytes ?? BUCKET_BYTES) / 8
+
+/** The bucket bodies of `e` split into 2^log2Buckets by the keys' top bits, in bucket order. */
+function* splitBuckets(e: Entries, log2Buckets: number, table: Uint8Array | undefined): Generator<Uint8Array> {
+  const width = 2 ** (KEY_BITS - log2Buckets)
+  let lo = 0
+  for (let b = 0; b < 2 ** log2Buckets; b++) {
+    let hi = lo
+    while (hi < e.keys.length && e.keys[hi] < (b + 1) * width) hi++
+    yield encodeBucket(e, lo, hi, b, log2Buckets, table)
+    lo = hi
+  }
+}
+
+/** The content id of a column segment from what determines its bytes. */
+export const columnId = (recipe: string): string => hashHex(new TextEncoder().encode(`vix1:${recipe}`))
+
+/** Builds one segment over `partitions` (non-overlapping, any order) for every column of `spec`. */
+export function buildSegment(spec: SegmentSpec, partitions: readonly PartitionInput[]): BuiltSegment {
+  if (partitions.length === 0) throw new RangeError('a segment needs at least one partition')
+  const sorted = [...partitions].sort((a, b) => a.entry.from - b.entry.from)
+  for (const p of sorted) {
+    if (p.rowGroups.length !== p.entry.rowGroups.length) {
+      throw new RangeError(`partition ${p.entry.key}: values for ${p.rowGroups.length} row groups, the entry has ${p.entry.rowGroups.length}`)
+    }
+  }
+  const records = sorted.map(p => indexedPartition(p.entry))
+  const table = encodeTable(records)
+  const rowGroups = records.reduce((n, p) => n + p.rowGroupCount, 0)
+  const inline = inlineTable(table, spec)
+  const tableId = hashHex(table)
+  const descriptor: SegmentDescriptor = {
+    from: records[0].from,
+    to: records[records.length - 1].to,
+    coverage: unionRanges(records.map(p => [p.from, p.to])),
+    partitions: records.length,
+    rowGroups,
+    ...(inline ? {} : { table: tableId }),
+    columns: {},
+  }
+  const objects: IndexObject[] = []
+  if (!inline) objects.push({ key: tableKey(spec.prefix, descriptor, tableId), bytes: seal(table, { kind: 'table', id: tableId, bucket: 0, log2Buckets: 0 }) })
+  for (const column of spec.columns) {
+    const entries = collect(sorted, column, hotCap(rowGroups))
+    const k = log2BucketsFor(entryBytes(entries), spec.bucketBytes ?? BUCKET_BYTES)
+    const bodies = [...splitBuckets(entries, k, inline ? table : undefined)]
+    const id = columnId(`build:${column}:${k}:${inline ? 'inline' : tableId}:${bodies.map(hashHex).join(',')}`)
+    const c: ColumnSegment = { id, buckets: 2 ** k, bytes: 0 }
+    descriptor.columns[column] = c
+    bodies.forEach((body, b) => {
+      const bytes = seal(body, { kind: 'bucket', id, bucket: b, log2Buckets: k })
+      c.bytes += bytes.length
+      objects.push({ key: bucketKey(spec.prefix, descriptor, column, b), bytes })
+    })
+  }
+  return { descriptor, objects }
+}
+
+/** The entries of `column` over sorted partitions, ordinals counted through them in order. */
+function collect(partitions: readonly PartitionInput[], column: string, cap: number): Entries {
+  const postings = new Postings()
+  let ordinal = 0
+  for (const p of partitions) {
+    for (const group of p.rowGroups) {
+      const values = group[column]
+      if (!values) throw new RangeError(`partition ${p.entry.key}: no values for indexed column ${column}`)
+      for (const v of values) if (v !== null) postings.add(valueKey(v), ordinal)
+      ordinal++
+    }
+  }
+  return postings.entries(cap)
+}

@@ -1,0 +1,89 @@
+/**
+ * Unsigned LEB128 varints up to 2^53 (every count, gap and offset of the index format):
+ * small numbers dominate (gaps between sorted keys and row groups), so most take 1–3 bytes.
+ */
+
+/** Thrown when index bytes that passed their checksum still do not parse: a format bug, named by object key. */
+export class IndexFormatError extends Error {
+  constructor(message: string) {
+    super(message)
+    this.name = 'IndexFormatError'
+  }
+}
+
+/** A growable byte buffer written front to back. */
+export class ByteWriter {
+  private buf: Uint8Array
+  length = 0
+
+  constructor(capacity = 1024) {
+    this.buf = new Uint8Array(capacity)
+  }
+
+  private reserve(n: number): void {
+    if (this.length + n <= this.buf.length) return
+    const next = new Uint8Array(Math.max(this.buf.length * 2, this.length + n))
+    next.set(this.buf.subarray(0, this.length))
+    this.buf = next
+  }
+
+  uint(n: number): void {
+    if (!Number.isSafeInteger(n) || n < 0) throw new RangeError(`not a varint: ${n}`)
+    this.reserve(8)
+    const buf = this.buf
+    while (n >= 0x80) {
+      buf[this.length++] = (n % 0x80) | 0x80
+      n = Math.floor(n / 0x80)
+    }
+    buf[this.length++] = n
+  }
+
+  byte(n: number): void {
+    this.reserve(1)
+    this.buf[this.length++] = n
+  }
+
+  bytes(b: Uint8Array): void {
+    this.reserve(b.length)
+    this.buf.set(b, this.length)
+    this.length += b.length
+  }
+
+  /** A copy of what was written. */
+  finish(): Uint8Array {
+    return this.buf.slice(0, this.length)
+  }
+}
+
+/** Reads what a ByteWriter wrote; overruns throw instead of reading past `end`. */
+export class ByteReader {
+  readonly buf: Uint8Array
+  at = 0
+
+  constructor(buf: Uint8Array) {
+    this.buf = buf
+  }
+
+  uint(): number {
+    let n = 0
+    let scale = 1
+    for (;;) {
+      if (this.at >= this.buf.length) throw new IndexFormatError('varint runs past the end')
+      const b = this.buf[this.at++]
+      n += (b & 0x7f) * scale
+      if (b < 0x80) return n
+      scale *= 0x80
+      if (scale > 2 ** 53) throw new IndexFormatError('varint too long')
+    }
+  }
+
+  byte(): number {
+    if (this.at >= this.buf.length) throw new IndexFormatError('byte past the end')
+    return this.buf[this.at++]
+  }
+
+  bytes(n: number): Uint8Array {
+    if (this.at + n > this.buf.length) throw new IndexFormatError('bytes past the end')
+    return this.buf.subarray(this.at, (this.at += n))
+  }
+}

@@ -1,0 +1,158 @@
+/**
+ * Merges segments into one, bucket by bucket: buckets split the key space by its top bits, so
+ * output bucket b needs only the one input bucket of each input that covers b's keys. Memory
+ * is one decoded bucket per input whatever the segments' size (a whole-chain topic1 segment
+ * is gigabytes), and each input bucket is read once.
+ */
+import { BUCKET_BYTES, columnId, hotCap, inlineTable, log2BucketsFor, type SegmentSpec } from './build.ts'
+import { bucketKey, encodeBucket, encodeTable, KEY_BITS, log2, seal, tableKey } from './format.ts'
+import { hashHex } from './hash.ts'
+import { unionRanges } from './ranges.ts'
+import type { SegmentSource } from './read.ts'
+import type { Entries, IndexObject, SegmentDescriptor } from './types.ts'
+
+/** One input's slice of an output bucket: entries [lo, hi) of `e`, ordinals renumbered through `map`. */
+interface Part {
+  e: Entries
+  lo: number
+  hi: number
+  /** Merged ordinal of each of the input's row groups (ascending). */
+  map: Uint32Array
+}
+
+/**
+ * Entries of the parts merged by key. A key's count is the sum of its counts, a hot input
+ * counting all its row groups (its postings were dropped, so all stay candidates); above
+ * `cap` the key is hot, else its ordinals are the union, a hot input contributing all of its.
+ */
+function mergeEntries(parts: readonly Part[], cap: number): Entries {
+  const at = parts.map(p => p.lo)
+  const keys: number[] = []
+  const hot: number[] = []
+  const start: number[] = [0]
+  let ordinals = new Uint32Array(1024)
+  let count = 0
+  const here: number[] = []
+  for (;;) {
+    let key = Infinity
+    for (let i = 0; i < parts.length; i++) if (at[i] < parts[i].hi && parts[i].e.keys[at[i]] < key) key = parts[i].e.keys[at[i]]
+    if (key === Infinity) break
+    here.length = 0
+    let total = 0
+    for (let i = 0; i < parts.length; i++) {
+      const { e, hi, map } = parts[i]
+      const j = at[i]
+      if (j >= hi || e.keys[j] !== key) continue
+      here.push(i)
+      total += e.hot[j] ? map.length : e.start[j + 1] - e.start[j]
+    }
+    keys.push(key)
+    if (total > cap) hot.push(1)
+    else {
+      hot.push(0)
+      if (count + total > ordinals.length) {
+        const grown = new Uint32Array(Math.max(ordinals.length * 2, count + total))
+        grown.set(ordinals.subarray(0, count))
+        ordinals = grown
+      }
+      const first = count
+      for (const i of here) {
+        const { e, map } = parts[i]
+        const j = at[i]
+        if (e.hot[j]) {
+          ordinals.set(map, count)
+          count += map.length
+        } else for (let x = e.start[j]; x < e.start[j + 1]; x++) ordinals[count++] = map[e.ordinals[x]]
+      }
+      if (here.length > 1) ordinals.subarray(first, count).sort()
+    }
+    for (const i of here) at[i]++
+    start.push(count)
+  }
+  return { keys: Float64Array.from(keys), hot: Uint8Array.from(hot), start: Uint32Array.from(start), ordinals: ordinals.slice(0, count) }
+}
+
+/**
+ * The buckets of one input column in order, each read `ahead` buckets before the merge needs it
+ * (reads are the merge's latency: a whole-chain column has ~260,000 buckets). A read ahead
+ * that fails fails the merge when it gets there, not as an unhandled rejection before.
+ */
+function readAhead(source: SegmentSource, column: string, count: number, ahead = 8): (b: number) => Promise<Entries> {
+  const pending = new Map<number, Promise<Entries>>()
+  return b => {
+    for (const j of pending.keys()) if (j < b) pending.delete(j)
+    for (let j = b; j < Math.min(count, b + ahead); j++) {
+      if (pending.has(j)) continue
+      const p = source.bucket(column, j)
+      p.catch(() => {})
+      pending.set(j, p)
+    }
+    return pending.get(b)!
+  }
+}
+
+/** First index in sorted keys[lo, hi) at or above `key`. */
+function lowerBound(keys: Float64Array, key: number, lo: number, hi: number): number {
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1
+    if (keys[mid] < key) lo = mid + 1
+    else hi = mid
+  }
+  return lo
+}
+
+/**
+ * Merges `inputs` (segments of the same columns over disjoint partitions) into one segment,
+ * handing each object to `put` as it is made; returns the merged segment's descriptor.
+ * Deterministic: its ids derive from the inputs' ids, so the same merge gives the same keys.
+ */
+export async function mergeSegments(spec: SegmentSpec, inputs: readonly SegmentSource[], put: (o: IndexObject) => Promise<void>): Promise<SegmentDescriptor> {
+  const tables = await Promise.all(inputs.map(s => s.table()))
+  const all = tables.flatMap((t, i) => t.partitions.map((p, j) => ({ p, i, first: t.base[j] }))).sort((a, b) => a.p.from - b.p.from)
+  const table = encodeTable(all.map(a => a.p))
+  const maps = tables.map(t => new Uint32Array(t.base[t.partitions.length]))
+  let rowGroups = 0
+  for (const { p, i, first } of all) {
+    for (let g = 0; g < p.rowGroupCount; g++) maps[i][first + g] = rowGroups + g
+    rowGroups += p.rowGroupCount
+  }
+  const inline = inlineTable(table, spec)
+  const tableId = hashHex(table)
+  const descriptor: SegmentDescriptor = {
+    from: all[0].p.from,
+    to: all[all.length - 1].p.to,
+    coverage: unionRanges(all.map(a => [a.p.from, a.p.to])),
+    partitions: all.length,
+    rowGroups,
+    ...(inline ? {} : { table: tableId }),
+    columns: {},
+  }
+  if (!inline) await put({ key: tableKey(spec.prefix, descriptor, tableId), bytes: seal(table, { kind: 'table', id: tableId, bucket: 0, log2Buckets: 0 }) })
+  const cap = hotCap(rowGroups)
+  for (const column of spec.columns) {
+    const columns = inputs.map(s => {
+      const c = s.descriptor.columns[column]
+      if (!c) throw new RangeError(`segment [${s.descriptor.from}, ${s.descriptor.to}] does not index ${column}`)
+      return c
+    })
+    const ks = columns.map(c => log2(c.buckets))
+    const k = Math.max(log2BucketsFor(columns.reduce((n, c) => n + c.bytes, 0), spec.bucketBytes ?? BUCKET_BYTES), ...ks)
+    const id = columnId(`merge:${column}:${k}:${inline ? 'inline' : tableId}:${columns.map(c => c.id).join(',')}`)
+    descriptor.columns[column] = { id, buckets: 2 ** k, bytes: 0 }
+    const buckets = inputs.map((s, i) => readAhead(s, column, 2 ** ks[i]))
+    const width = 2 ** (KEY_BITS - k)
+    for (let b = 0; b < 2 ** k; b++) {
+      const parts = await Promise.all(
+        inputs.map(async (_, i) => {
+          const e = await buckets[i](Math.floor(b / 2 ** (k - ks[i])))
+          return { e, lo: lowerBound(e.keys, b * width, 0, e.keys.length), hi: lowerBound(e.keys, (b + 1) * width, 0, e.keys.length), map: maps[i] }
+        }),
+      )
+      const merged = mergeEntries(parts, cap)
+      const bytes = seal(encodeBucket(merged, 0, merged.keys.length, b, k, inline ? table : undefined), { kind: 'bucket', id, bucket: b, log2Buckets: k })
+      descriptor.columns[column].bytes += bytes.length
+      await put({ key: bucketKey(spec.prefix, descriptor, column, b), bytes })
+    }
+  }
+  return descriptor
+}

@@ -1,0 +1,113 @@
+/**
+ * Reading index objects: whole-object gets (a bucket or a table is read whole, its key alone
+ * locates it), verified where read, decoded, and kept in a bytes-bounded cache that also
+ * shares reads in flight (two lookups of one query wanting the same table read it once).
+ */
+import type { ObjectStore } from '../store/types.ts'
+import { bucketKey, decodeBucket, decodeTable, IndexObjectError, log2, parsing, tableKey, unseal, type Bucket, type PartitionTable } from './format.ts'
+import type { Entries, SegmentDescriptor } from './types.ts'
+
+/** Fetches a whole object's bytes; throws IndexObjectError when it is missing. */
+export type ObjectReader = (key: string) => Promise<Uint8Array>
+
+/** Reads from `pending` (objects built but not stored yet) or else from `store`, counting store reads. */
+export function storeReader(store: ObjectStore, pending?: ReadonlyMap<string, Uint8Array>, counts?: { reads: number; bytes: number }): ObjectReader {
+  return async key => {
+    const held = pending?.get(key)
+    if (held) return held
+    if (counts) counts.reads++
+    const got = await store.get(key)
+    if (!got) throw new IndexObjectError(key, 'is missing')
+    if (counts) counts.bytes += got.body.length
+    return got.body
+  }
+}
+
+/** Reads and decodes bucket `b` of `column` in segment `d`. */
+export async function readBucket(read: ObjectReader, prefix: string, d: SegmentDescriptor, column: string, b: number): Promise<Bucket> {
+  const key = bucketKey(prefix, d, column, b)
+  const c = d.columns[column]
+  const k = log2(c.buckets)
+  const body = unseal(key, await read(key), { kind: 'bucket', id: c.id, bucket: b, log2Buckets: k })
+  const bucket = parsing(key, () => decodeBucket(body, b, k))
+  if (Boolean(bucket.table) === Boolean(d.table)) throw new IndexObjectError(key, `is damaged: ${d.table ? 'carries a partition table its segment keeps apart' : 'lacks its partition table'}`)
+  return bucket
+}
+
+/** Reads and decodes segment `d`'s separate partition table. */
+export async function readTable(read: ObjectReader, prefix: string, d: SegmentDescriptor & { table: string }): Promise<PartitionTable> {
+  const key = tableKey(prefix, d, d.table)
+  const body = unseal(key, await read(key), { kind: 'table', id: d.table, bucket: 0, log2Buckets: 0 })
+  return parsing(key, () => decodeTable(body))
+}
+
+/** A stored segment as a merge reads it: its partition table, then buckets one at a time. */
+export interface SegmentSource {
+  descriptor: SegmentDescriptor
+  table(): Promise<PartitionTable>
+  bucket(column: string, b: number): Promise<Entries>
+}
+
+/** Segment `d` read through `read`. */
+export function segmentSource(read: ObjectReader, prefix: string, d: SegmentDescriptor): SegmentSource {
+  return {
+    descriptor: d,
+    async table() {
+      if (d.table) return readTable(read, prefix, { ...d, table: d.table })
+      const column = Object.keys(d.columns)[0]
+      if (column === undefined) throw new RangeError(`segment [${d.from}, ${d.to}] has no columns`)
+      return (await readBucket(read, prefix, d, column, 0)).table!
+    },
+    async bucket(column, b) {
+      if (!d.columns[column]) throw new RangeError(`segment [${d.from}, ${d.to}] does not index ${column}`)
+      return (await readBucket(read, prefix, d, column, b)).entries
+    },
+  }
+}
+
+/**
+ * Decoded tables and buckets kept across lookups (immutable objects: never stale), least
+ * recently used out beyond `maxBytes`; a load in flight is shared, not repeated.
+ */
+export class IndexCache {
+  private held = new Map<string, { value: unknown; size: number }>()
+  private loading = new Map<string, Promise<unknown>>()
+  private size = 0
+  readonly maxBytes: number
+
+  constructor(maxBytes = 8 * 1024 * 1024) {
+    this.maxBytes = maxBytes
+  }
+
+  async get<T>(key: string, load: () => Promise<{ value: T; size: number }>): Promise<T> {
+    const hit = this.held.get(key)
+    if (hit) {
+      this.held.delete(key)
+      this.held.set(key, hit)
+      return hit.value as T
+    }
+    const pending = this.loading.get(key)
+    if (pending) return pending as Promise<T>
+    const p = load().then(({ value, size }) => {
+      this.keep(key, value, size)
+      return value
+    })
+    this.loading.set(key, p)
+    try {
+      return await p
+    } finally {
+      this.loading.delete(key)
+    }
+  }
+
+  private keep(key: string, value: unknown, size: number): void {
+    if (size > this.maxBytes) return
+    this.held.set(key, { value, size })
+    this.size += size
+    for (const [k, v] of this.held) {
+      if (this.size <= this.maxBytes) break
+      this.held.delete(k)
+      this.size -= v.size
+    }
+  }
+}

@@ -1,0 +1,110 @@
+/**
+ * The value index in memory: what the manifest root carries per dataset (segment
+ * descriptors), what a lookup hands the planner (partitions to open and the row groups
+ * that may hold the values), and the decoded entries builds and merges work on.
+ * The stored form is in `format.ts`; the design and its numbers in `README.md`.
+ */
+import type { BlockRange } from '../manifest/types.ts'
+
+/** A value of an indexed column: an address or hash as its bytes, or text (a Move entry function). */
+export type IndexValue = Uint8Array | string
+
+/**
+ * What the index keeps of a partition: enough to open it without loading a manifest
+ * shard. Row-group spans and block ranges are not kept (they would multiply the index
+ * size, see README): the partition's footer, which opening it reads anyway, has them.
+ */
+export interface IndexedPartition {
+  key: string
+  from: number
+  to: number
+  rows: number
+  bytes: number
+  /** Start of the page indexes (see `PartitionEntry.tailOffset`). */
+  tailOffset: number
+  /** Start of the footer, when the manifest entry has one. */
+  footerOffset?: number
+  /** Start of the bloom filters (the footer when there are none): [tailOffset, bloomOffset) are the page indexes. */
+  bloomOffset?: number
+  /** Row groups in the file: ordinals of a segment count through its partitions in this order. */
+  rowGroupCount: number
+}
+
+/** One indexed column of a segment. */
+export interface ColumnSegment {
+  /** Content id (16 hex digits) in its object keys. */
+  id: string
+  /** Number of bucket objects, a power of two (1: a single object). */
+  buckets: number
+  /** Stored bytes of all its objects. */
+  bytes: number
+}
+
+/**
+ * A segment: an immutable index of every indexed column over a run of published partitions
+ * of one dataset. This is what the manifest root lists, so it stays small (~80 bytes a column).
+ */
+export interface SegmentDescriptor {
+  from: number
+  to: number
+  /** Block ranges of its partitions, merged: where it answers. */
+  coverage: BlockRange[]
+  partitions: number
+  /** Row groups of its partitions: its size for the merge policy. */
+  rowGroups: number
+  /** Content id of its partition table object; absent when every bucket carries the table. */
+  table?: string
+  columns: Record<string, ColumnSegment>
+}
+
+/** A dataset's value index: where its objects live and its segments, oldest first. */
+export interface ValueIndex {
+  /** `<chain>/index/<dataset>` (see `indexPrefix`). */
+  prefix: string
+  segments: readonly SegmentDescriptor[]
+}
+
+/** An object to store. */
+export interface IndexObject {
+  key: string
+  bytes: Uint8Array
+}
+
+/**
+ * Sorted index entries, columnar (one entry per key; millions per column in a build, so no
+ * object per entry): entry i has key keys[i]; a hot entry (hot[i] = 1) has no ordinals, the
+ * others ordinals[start[i]..start[i + 1]), ascending row-group ordinals of the segment.
+ */
+export interface Entries {
+  keys: Float64Array
+  hot: Uint8Array
+  start: Uint32Array
+  ordinals: Uint32Array
+}
+
+/** A partition that may hold a looked-up value, with the ordinals (in its file) of the row groups that may. */
+export interface Candidate {
+  entry: IndexedPartition
+  rowGroups: number[]
+}
+
+/** Where rows of a predicate may be: candidate row groups, and block ranges the index cannot narrow (scan them). */
+export interface Candidates {
+  /** Sorted by `from`; never inside a `scan` range. */
+  partitions: Candidate[]
+  scan: BlockRange[]
+}
+
+/** A value the index does not narrow in some block ranges (it was in too many row groups there). */
+export interface HotValue {
+  value: IndexValue
+  ranges: BlockRange[]
+}
+
+/** The answer of `lookupValues`, with the I/O it cost. */
+export interface LookupResult extends Candidates {
+  hot: HotValue[]
+  /** Object reads issued (cache hits are free). */
+  reads: number
+  bytes: number
+}
