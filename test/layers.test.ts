@@ -20,6 +20,7 @@ export const LAYERS: readonly (readonly string[])[] = [
   ['columns'],
   ['store'],
   ['manifest'],
+  ['index'],
   ['parquet'],
   ['query'],
   ['format'],

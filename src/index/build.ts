@@ -41,7 +41,15 @@ export interface BuiltSegment {
 
 /** The partition-level fields the index keeps of a manifest entry. */
 function indexedPartition(e: PartitionEntry): IndexedPartition {
-  const p: IndexedPartition = { key: e.key, from: e.from, to: e.to, rows: e.rows, bytes: e.bytes, tailOffset: e.tailOffset, rowGroupCount: e.rowGroups.length }
+  const p: IndexedPartition = {
+    key: e.key,
+    from: e.from,
+    to: e.to,
+    rows: e.rows,
+    bytes: e.bytes,
+    tailOffset: e.tailOffset,
+    rowGroupCount: e.rowGroups.length,
+  }
   if (e.footerOffset !== undefined) {
     p.footerOffset = e.footerOffset
     p.bloomOffset = Math.min(e.footerOffset, ...Object.values(e.blooms ?? {}).map(b => b.offset))
@@ -189,7 +197,9 @@ export function buildSegment(spec: SegmentSpec, partitions: readonly PartitionIn
   const sorted = [...partitions].sort((a, b) => a.entry.from - b.entry.from)
   for (const p of sorted) {
     if (p.rowGroups.length !== p.entry.rowGroups.length) {
-      throw new RangeError(`partition ${p.entry.key}: values for ${p.rowGroups.length} row groups, the entry has ${p.entry.rowGroups.length}`)
+      throw new RangeError(
+        `partition ${p.entry.key}: values for ${p.rowGroups.length} row groups, the entry has ${p.entry.rowGroups.length}`,
+      )
     }
   }
   const records = sorted.map(p => indexedPartition(p.entry))
@@ -207,7 +217,11 @@ export function buildSegment(spec: SegmentSpec, partitions: readonly PartitionIn
     columns: {},
   }
   const objects: IndexObject[] = []
-  if (!inline) objects.push({ key: tableKey(spec.prefix, descriptor, tableId), bytes: seal(table, { kind: 'table', id: tableId, bucket: 0, log2Buckets: 0 }) })
+  if (!inline)
+    objects.push({
+      key: tableKey(spec.prefix, descriptor, tableId),
+      bytes: seal(table, { kind: 'table', id: tableId, bucket: 0, log2Buckets: 0 }),
+    })
   for (const column of spec.columns) {
     const entries = collect(sorted, column, hotCap(rowGroups))
     const k = log2BucketsFor(entryBytes(entries), spec.bucketBytes ?? BUCKET_BYTES)

@@ -91,17 +91,26 @@ function writeHex(view: DataView, at: number, hex: string): void {
   view.setUint32(at + 4, parseInt(hex.slice(8), 16))
 }
 
-const readHex = (view: DataView, at: number) => view.getUint32(at).toString(16).padStart(8, '0') + view.getUint32(at + 4).toString(16).padStart(8, '0')
+const readHex = (view: DataView, at: number) =>
+  view.getUint32(at).toString(16).padStart(8, '0') +
+  view
+    .getUint32(at + 4)
+    .toString(16)
+    .padStart(8, '0')
 
 /** The body of the object read under `key`, after checking its trailer, identity and checksum. */
 export function unseal(key: string, bytes: Uint8Array, who: ObjectIdentity): Uint8Array {
   if (bytes.length < TRAILER) throw new IndexObjectError(key, `is damaged: ${bytes.length} bytes, shorter than its trailer`)
   const body = bytes.subarray(0, bytes.length - TRAILER)
   const view = new DataView(bytes.buffer, bytes.byteOffset + body.length, TRAILER)
-  if (!MAGIC.every((b, i) => view.getUint8(22 + i) === b)) throw new IndexObjectError(key, 'is damaged: no VIX1 trailer (truncated or not an index object)')
+  if (!MAGIC.every((b, i) => view.getUint8(22 + i) === b))
+    throw new IndexObjectError(key, 'is damaged: no VIX1 trailer (truncated or not an index object)')
   const found = { kind: view.getUint8(21), id: readHex(view, 8), bucket: view.getUint32(16), log2Buckets: view.getUint8(20) }
   if (found.kind !== KIND_CODE[who.kind] || found.id !== who.id || found.bucket !== who.bucket || found.log2Buckets !== who.log2Buckets) {
-    throw new IndexObjectError(key, `is damaged: its trailer names ${JSON.stringify(found)}, expected ${JSON.stringify({ ...who, kind: KIND_CODE[who.kind] })}`)
+    throw new IndexObjectError(
+      key,
+      `is damaged: its trailer names ${JSON.stringify(found)}, expected ${JSON.stringify({ ...who, kind: KIND_CODE[who.kind] })}`,
+    )
   }
   const sum = hashHex(body)
   if (sum !== readHex(view, 0)) throw new IndexObjectError(key, `is damaged: checksum ${sum} does not match the stored ${readHex(view, 0)}`)
@@ -136,7 +145,8 @@ export function encodeTable(partitions: readonly IndexedPartition[]): Uint8Array
   let prevKey = new Uint8Array(0)
   let prevTo = -1
   for (const p of partitions) {
-    if (p.from <= prevTo || p.to < p.from) throw new RangeError(`partition ${p.key} [${p.from}, ${p.to}] overlaps or precedes the one before`)
+    if (p.from <= prevTo || p.to < p.from)
+      throw new RangeError(`partition ${p.key} [${p.from}, ${p.to}] overlaps or precedes the one before`)
     const key = utf8.encode(p.key)
     const head = shared(key, prevKey, false, Math.min(key.length, prevKey.length))
     const tail = shared(key, prevKey, true, Math.min(key.length, prevKey.length) - head)
@@ -213,7 +223,7 @@ export function encodeEntries(w: ByteWriter, e: Entries, lo: number, hi: number,
     const end = e.start[i + 1]
     w.uint((end - s) * 2)
     let prevEnd = 0
-    for (let j = s; j < end; ) {
+    for (let j = s; j < end;) {
       const first = e.ordinals[j]
       let k = j + 1
       while (k < end && e.ordinals[k] === e.ordinals[k - 1] + 1) k++
@@ -273,7 +283,7 @@ export function decodeBucket(body: Uint8Array, b: number, log2Buckets: number): 
         ordinals = grown
       }
       let prevEnd = 0
-      for (let got = 0; got < total; ) {
+      for (let got = 0; got < total;) {
         const head = r.uint()
         const run = head & 1 ? r.uint() + 2 : 1
         const first = prevEnd + Math.floor(head / 2)

@@ -64,7 +64,13 @@ const tableSize = (t: PartitionTable) => t.partitions.length * 160
  * from every segment, all reads in one parallel round. Never misses a row: a hash collision
  * only adds a candidate; a value hot in a segment yields that segment's coverage in `scan`.
  */
-export async function lookupValues(store: ObjectStore, index: ValueIndex, column: string, values: readonly IndexValue[], options: LookupOptions = {}): Promise<LookupResult> {
+export async function lookupValues(
+  store: ObjectStore,
+  index: ValueIndex,
+  column: string,
+  values: readonly IndexValue[],
+  options: LookupOptions = {},
+): Promise<LookupResult> {
   const { range } = options
   const cache = options.cache ?? new IndexCache(Infinity)
   const counts = { reads: 0, bytes: 0 }
@@ -148,7 +154,8 @@ export function intersectCandidates(a: Candidates, b: Candidates): Candidates {
   const partitions: Candidate[] = []
   for (const key of new Set([...inA.keys(), ...inB.keys()])) {
     const entry = (inA.get(key) ?? inB.get(key))!.entry
-    const groups = (c: Candidates, m: Map<string, Candidate>) => (meets(c.scan, entry.from, entry.to) ? null : (m.get(key)?.rowGroups ?? []))
+    const groups = (c: Candidates, m: Map<string, Candidate>) =>
+      meets(c.scan, entry.from, entry.to) ? null : (m.get(key)?.rowGroups ?? [])
     const ga = groups(a, inA)
     const gb = groups(b, inB)
     const both = ga === null ? gb! : gb === null ? ga : common(ga, gb)
@@ -160,7 +167,7 @@ export function intersectCandidates(a: Candidates, b: Candidates): Candidates {
 /** The numbers in both ascending lists. */
 function common(a: readonly number[], b: readonly number[]): number[] {
   const out: number[] = []
-  for (let i = 0, j = 0; i < a.length && j < b.length; ) {
+  for (let i = 0, j = 0; i < a.length && j < b.length;) {
     if (a[i] === b[j]) {
       out.push(a[i])
       i++

@@ -106,7 +106,11 @@ function lowerBound(keys: Float64Array, key: number, lo: number, hi: number): nu
  * handing each object to `put` as it is made; returns the merged segment's descriptor.
  * Deterministic: its ids derive from the inputs' ids, so the same merge gives the same keys.
  */
-export async function mergeSegments(spec: SegmentSpec, inputs: readonly SegmentSource[], put: (o: IndexObject) => Promise<void>): Promise<SegmentDescriptor> {
+export async function mergeSegments(
+  spec: SegmentSpec,
+  inputs: readonly SegmentSource[],
+  put: (o: IndexObject) => Promise<void>,
+): Promise<SegmentDescriptor> {
   const tables = await Promise.all(inputs.map(s => s.table()))
   const all = tables.flatMap((t, i) => t.partitions.map((p, j) => ({ p, i, first: t.base[j] }))).sort((a, b) => a.p.from - b.p.from)
   const table = encodeTable(all.map(a => a.p))
@@ -127,7 +131,11 @@ export async function mergeSegments(spec: SegmentSpec, inputs: readonly SegmentS
     ...(inline ? {} : { table: tableId }),
     columns: {},
   }
-  if (!inline) await put({ key: tableKey(spec.prefix, descriptor, tableId), bytes: seal(table, { kind: 'table', id: tableId, bucket: 0, log2Buckets: 0 }) })
+  if (!inline)
+    await put({
+      key: tableKey(spec.prefix, descriptor, tableId),
+      bytes: seal(table, { kind: 'table', id: tableId, bucket: 0, log2Buckets: 0 }),
+    })
   const cap = hotCap(rowGroups)
   for (const column of spec.columns) {
     const columns = inputs.map(s => {
@@ -136,7 +144,13 @@ export async function mergeSegments(spec: SegmentSpec, inputs: readonly SegmentS
       return c
     })
     const ks = columns.map(c => log2(c.buckets))
-    const k = Math.max(log2BucketsFor(columns.reduce((n, c) => n + c.bytes, 0), spec.bucketBytes ?? BUCKET_BYTES), ...ks)
+    const k = Math.max(
+      log2BucketsFor(
+        columns.reduce((n, c) => n + c.bytes, 0),
+        spec.bucketBytes ?? BUCKET_BYTES,
+      ),
+      ...ks,
+    )
     const id = columnId(`merge:${column}:${k}:${inline ? 'inline' : tableId}:${columns.map(c => c.id).join(',')}`)
     descriptor.columns[column] = { id, buckets: 2 ** k, bytes: 0 }
     const buckets = inputs.map((s, i) => readAhead(s, column, 2 ** ks[i]))
@@ -145,11 +159,21 @@ export async function mergeSegments(spec: SegmentSpec, inputs: readonly SegmentS
       const parts = await Promise.all(
         inputs.map(async (_, i) => {
           const e = await buckets[i](Math.floor(b / 2 ** (k - ks[i])))
-          return { e, lo: lowerBound(e.keys, b * width, 0, e.keys.length), hi: lowerBound(e.keys, (b + 1) * width, 0, e.keys.length), map: maps[i] }
+          return {
+            e,
+            lo: lowerBound(e.keys, b * width, 0, e.keys.length),
+            hi: lowerBound(e.keys, (b + 1) * width, 0, e.keys.length),
+            map: maps[i],
+          }
         }),
       )
       const merged = mergeEntries(parts, cap)
-      const bytes = seal(encodeBucket(merged, 0, merged.keys.length, b, k, inline ? table : undefined), { kind: 'bucket', id, bucket: b, log2Buckets: k })
+      const bytes = seal(encodeBucket(merged, 0, merged.keys.length, b, k, inline ? table : undefined), {
+        kind: 'bucket',
+        id,
+        bucket: b,
+        log2Buckets: k,
+      })
       descriptor.columns[column].bytes += bytes.length
       await put({ key: bucketKey(spec.prefix, descriptor, column, b), bytes })
     }

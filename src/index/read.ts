@@ -4,14 +4,29 @@
  * shares reads in flight (two lookups of one query wanting the same table read it once).
  */
 import type { ObjectStore } from '../store/types.ts'
-import { bucketKey, decodeBucket, decodeTable, IndexObjectError, log2, parsing, tableKey, unseal, type Bucket, type PartitionTable } from './format.ts'
+import {
+  bucketKey,
+  decodeBucket,
+  decodeTable,
+  IndexObjectError,
+  log2,
+  parsing,
+  tableKey,
+  unseal,
+  type Bucket,
+  type PartitionTable,
+} from './format.ts'
 import type { Entries, SegmentDescriptor } from './types.ts'
 
 /** Fetches a whole object's bytes; throws IndexObjectError when it is missing. */
 export type ObjectReader = (key: string) => Promise<Uint8Array>
 
 /** Reads from `pending` (objects built but not stored yet) or else from `store`, counting store reads. */
-export function storeReader(store: ObjectStore, pending?: ReadonlyMap<string, Uint8Array>, counts?: { reads: number; bytes: number }): ObjectReader {
+export function storeReader(
+  store: ObjectStore,
+  pending?: ReadonlyMap<string, Uint8Array>,
+  counts?: { reads: number; bytes: number },
+): ObjectReader {
   return async key => {
     const held = pending?.get(key)
     if (held) return held
@@ -30,7 +45,11 @@ export async function readBucket(read: ObjectReader, prefix: string, d: SegmentD
   const k = log2(c.buckets)
   const body = unseal(key, await read(key), { kind: 'bucket', id: c.id, bucket: b, log2Buckets: k })
   const bucket = parsing(key, () => decodeBucket(body, b, k))
-  if (Boolean(bucket.table) === Boolean(d.table)) throw new IndexObjectError(key, `is damaged: ${d.table ? 'carries a partition table its segment keeps apart' : 'lacks its partition table'}`)
+  if (Boolean(bucket.table) === Boolean(d.table))
+    throw new IndexObjectError(
+      key,
+      `is damaged: ${d.table ? 'carries a partition table its segment keeps apart' : 'lacks its partition table'}`,
+    )
   return bucket
 }
 

@@ -50,12 +50,21 @@ export interface TierUpdate {
  * merge policy: writes either the new segment's objects or those of the one merge it
  * triggers (reading the merged segments' buckets one at a time). Nothing is published here.
  */
-export async function maintainTiers(store: ObjectStore, spec: SegmentSpec, segments: readonly SegmentDescriptor[], built: BuiltSegment, factor = MERGE_FACTOR): Promise<TierUpdate> {
+export async function maintainTiers(
+  store: ObjectStore,
+  spec: SegmentSpec,
+  segments: readonly SegmentDescriptor[],
+  built: BuiltSegment,
+  factor = MERGE_FACTOR,
+): Promise<TierUpdate> {
   const overlap = intersectRanges(unionRanges(segments.flatMap(s => s.coverage)), built.descriptor.coverage)
   if (overlap.length > 0) throw new RangeError(`blocks ${JSON.stringify(overlap)} are indexed already`)
   const writer = parallelPuts(store)
   const all = [...segments, built.descriptor]
-  const n = mergeCount(all.map(s => s.rowGroups), factor)
+  const n = mergeCount(
+    all.map(s => s.rowGroups),
+    factor,
+  )
   if (n === 1) {
     for (const o of built.objects) await writer.put(o)
     await writer.done()
@@ -63,7 +72,11 @@ export async function maintainTiers(store: ObjectStore, spec: SegmentSpec, segme
   }
   const read = storeReader(store, new Map(built.objects.map(o => [o.key, o.bytes])))
   const merging = all.slice(all.length - n)
-  const merged = await mergeSegments(spec, merging.map(d => segmentSource(read, spec.prefix, d)), writer.put)
+  const merged = await mergeSegments(
+    spec,
+    merging.map(d => segmentSource(read, spec.prefix, d)),
+    writer.put,
+  )
   await writer.done()
   return { segments: [...all.slice(0, all.length - n), merged], obsolete: merging.slice(0, -1), ...writer.written }
 }

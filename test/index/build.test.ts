@@ -3,7 +3,7 @@ import { buildSegment, hotCap, type SegmentSpec } from '../../src/index/build.ts
 import { lookupValues } from '../../src/index/lookup.ts'
 import { IndexObjectError } from '../../src/index/format.ts'
 import type { IndexObject } from '../../src/index/types.ts'
-import { mulberry32 } from '../../src/random.ts'
+import { mulberry32 } from '../../scripts/dev/random.ts'
 import { address, candidateSet, entryOf, hex, memoryStore, randomLake, type Lake } from './helpers.ts'
 
 const spec = (bucketBytes = 2048): SegmentSpec => ({ prefix: 'evm-1/index/logs', columns: ['a', 'b'], bucketBytes })
@@ -83,8 +83,14 @@ describe('buildSegment → bytes → lookupValues', () => {
     const store = await stored(built.objects)
     const index = { prefix: spec().prefix, segments: [built.descriptor] }
     const got = await lookupValues(store, index, 'a', ['0xcafe::dex::swap'])
-    expect(got.partitions.map(p => [p.entry.from, p.rowGroups])).toEqual([[0, [2]], [10, [1]]])
-    expect((await lookupValues(store, index, 'b', ['ünïcode::m::f'])).partitions.map(p => [p.entry.from, p.rowGroups])).toEqual([[0, [0]], [10, [0]]])
+    expect(got.partitions.map(p => [p.entry.from, p.rowGroups])).toEqual([
+      [0, [2]],
+      [10, [1]],
+    ])
+    expect((await lookupValues(store, index, 'b', ['ünïcode::m::f'])).partitions.map(p => [p.entry.from, p.rowGroups])).toEqual([
+      [0, [0]],
+      [10, [0]],
+    ])
     expect((await lookupValues(store, index, 'a', ['0x1::coin::Transfer'])).partitions).toEqual([])
   })
 
@@ -131,7 +137,9 @@ describe('buildSegment → bytes → lookupValues', () => {
   it('refuses overlapping partitions and values that do not match the entry', () => {
     const lake = randomLake(7, { partitions: 2, groups: 2, rows: 10, universe: 50 })
     expect(() => buildSegment(spec(), [lake.inputs[0], lake.inputs[0]])).toThrow(/overlaps/)
-    expect(() => buildSegment(spec(), [{ ...lake.inputs[0], rowGroups: lake.inputs[0].rowGroups.slice(1) }])).toThrow(/values for 1 row groups/)
+    expect(() => buildSegment(spec(), [{ ...lake.inputs[0], rowGroups: lake.inputs[0].rowGroups.slice(1) }])).toThrow(
+      /values for 1 row groups/,
+    )
     expect(() => buildSegment({ ...spec(), columns: ['a', 'c'] }, lake.inputs)).toThrow(/no values for indexed column c/)
   })
 
@@ -193,7 +201,13 @@ describe('damaged index objects', () => {
 describe('property: candidates are a superset of the truth, equal to it with no hot value', () => {
   it.each([11, 12, 13, 14, 15, 16])('seed %i', async seed => {
     const r = mulberry32(seed)
-    const shape = { partitions: 1 + Math.floor(r() * 12), groups: 1 + Math.floor(r() * 12), rows: 1 + Math.floor(r() * 120), universe: 10 + Math.floor(r() * 3000), hot: Math.floor(r() * 3) }
+    const shape = {
+      partitions: 1 + Math.floor(r() * 12),
+      groups: 1 + Math.floor(r() * 12),
+      rows: 1 + Math.floor(r() * 120),
+      universe: 10 + Math.floor(r() * 3000),
+      hot: Math.floor(r() * 3),
+    }
     const lake = randomLake(seed, shape)
     const built = buildSegment(spec(256 + Math.floor(r() * 4096)), lake.inputs)
     const store = await stored(built.objects)
@@ -205,13 +219,17 @@ describe('property: candidates are a superset of the truth, equal to it with no 
         const got = await lookupValues(store, index, column, some)
         const truth = new Set(some.flatMap(v => [...(lake.truth[column].get(hex(v)) ?? [])]))
         const found = candidateSet(got.partitions)
-        const inScan = (where: string) => got.scan.some(([a, b]) => {
-          const p = lake.inputs.find(x => where.startsWith(x.entry.key))!.entry
-          return p.from >= a && p.to <= b
-        })
+        const inScan = (where: string) =>
+          got.scan.some(([a, b]) => {
+            const p = lake.inputs.find(x => where.startsWith(x.entry.key))!.entry
+            return p.from >= a && p.to <= b
+          })
         for (const t of truth) expect(found.has(t) || inScan(t)).toBe(true)
         if (got.hot.length === 0) expect(found).toEqual(truth)
-        else expect(got.hot.every(h => (lake.truth[column].get(hex(h.value as Uint8Array))?.size ?? 0) > hotCap(built.descriptor.rowGroups))).toBe(true)
+        else
+          expect(
+            got.hot.every(h => (lake.truth[column].get(hex(h.value as Uint8Array))?.size ?? 0) > hotCap(built.descriptor.rowGroups)),
+          ).toBe(true)
       }
     }
   })

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { hashHex, valueKey } from '../../src/index/hash.ts'
-import { mulberry32 } from '../../src/random.ts'
+import { mulberry32 } from '../../scripts/dev/random.ts'
 
 /** MurmurHash3_x86_32 as published (one seed, written plainly), checked against its known vectors below. */
 function murmur3(bytes: Uint8Array, seed: number): number {

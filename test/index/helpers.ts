@@ -6,7 +6,7 @@
 import type { PartitionEntry } from '../../src/manifest/types.ts'
 import type { ByteRange, GetResult, ObjectInfo, ObjectStore, PutOptions } from '../../src/store/types.ts'
 import type { PartitionInput } from '../../src/index/build.ts'
-import { mulberry32 } from '../../src/random.ts'
+import { mulberry32 } from '../../scripts/dev/random.ts'
 
 export interface MemoryStore extends ObjectStore {
   objects: Map<string, Uint8Array>
@@ -58,7 +58,10 @@ export function memoryStore(): MemoryStore {
       return info(key, body)
     },
     async list(prefix: string) {
-      return [...objects].filter(([k]) => k.startsWith(prefix)).sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, b]) => info(k, b))
+      return [...objects]
+        .filter(([k]) => k.startsWith(prefix))
+        .sort(([a], [b]) => (a < b ? -1 : 1))
+        .map(([k, b]) => info(k, b))
     },
     async delete(key: string) {
       objects.delete(key)

@@ -6,7 +6,7 @@ import { intersectCandidates, lookupValues, planLookup } from '../../src/index/l
 import { IndexCache } from '../../src/index/read.ts'
 import { maintainTiers } from '../../src/index/tiers.ts'
 import type { Candidates, SegmentDescriptor, ValueIndex } from '../../src/index/types.ts'
-import { mulberry32 } from '../../src/random.ts'
+import { mulberry32 } from '../../scripts/dev/random.ts'
 import { address, candidateSet, hex, memoryStore, randomLake, type Lake, type MemoryStore } from './helpers.ts'
 
 const spec: SegmentSpec = { prefix: 'evm-1/index/logs', columns: ['a', 'b'], bucketBytes: 1024 }
@@ -43,7 +43,10 @@ describe('a lookup over many segments', () => {
   it.each([1, 20])('of %i values reads each (segment, distinct bucket) once and each table once, all in one round', async n => {
     const values = someValues(n, n)
     const keys = values.map(valueKey)
-    const expected = index.segments.reduce((sum, s) => sum + new Set(keys.map(k => bucketOf(k, log2(s.columns.b.buckets)))).size + (s.table ? 1 : 0), 0)
+    const expected = index.segments.reduce(
+      (sum, s) => sum + new Set(keys.map(k => bucketOf(k, log2(s.columns.b.buckets)))).size + (s.table ? 1 : 0),
+      0,
+    )
     const plan = planLookup(index, 'b', keys)
     expect(plan.length).toBe(expected)
     store.reset()
@@ -82,10 +85,12 @@ describe('a lookup over many segments', () => {
     expect(meeting.length).toBeLessThan(index.segments.length)
     expect(new Set(planLookup(index, 'b', values.map(valueKey), range).map(p => p.segment)).size).toBe(meeting.length)
     expect(got.reads).toBe(store.gets.length)
-    const inRange = new Set([...candidateSet((await lookupValues(store, index, 'b', values)).partitions)].filter(w => {
-      const from = Number(w.split('/')[2].slice(0, 12))
-      return from >= range[0] && from <= range[1]
-    }))
+    const inRange = new Set(
+      [...candidateSet((await lookupValues(store, index, 'b', values)).partitions)].filter(w => {
+        const from = Number(w.split('/')[2].slice(0, 12))
+        return from >= range[0] && from <= range[1]
+      }),
+    )
     expect(candidateSet(got.partitions)).toEqual(inRange)
   })
 
@@ -120,8 +125,21 @@ describe('intersectCandidates (an AND of two indexed columns)', () => {
 
   it('uses the other side where one side is hot, and scans only where both are', () => {
     const entry = (from: number) => ({ key: `p${from}`, from, to: from + 9, rows: 1, bytes: 1, tailOffset: 0, rowGroupCount: 4 })
-    const a: Candidates = { partitions: [{ entry: entry(0), rowGroups: [0, 1, 3] }, { entry: entry(30), rowGroups: [2] }], scan: [[10, 29]] }
-    const b: Candidates = { partitions: [{ entry: entry(0), rowGroups: [1, 2, 3] }, { entry: entry(10), rowGroups: [0] }, { entry: entry(40), rowGroups: [1] }], scan: [[20, 39]] }
+    const a: Candidates = {
+      partitions: [
+        { entry: entry(0), rowGroups: [0, 1, 3] },
+        { entry: entry(30), rowGroups: [2] },
+      ],
+      scan: [[10, 29]],
+    }
+    const b: Candidates = {
+      partitions: [
+        { entry: entry(0), rowGroups: [1, 2, 3] },
+        { entry: entry(10), rowGroups: [0] },
+        { entry: entry(40), rowGroups: [1] },
+      ],
+      scan: [[20, 39]],
+    }
     expect(intersectCandidates(a, b)).toEqual({
       partitions: [
         { entry: entry(0), rowGroups: [1, 3] },

@@ -43,9 +43,13 @@ describe('mergeSegments', () => {
     const outputs: IndexObject[] = []
     const read = storeReader(store)
     store.reset()
-    const merged = await mergeSegments(spec, built.map(b => segmentSource(read, spec.prefix, b.descriptor)), async o => {
-      outputs.push(o)
-    })
+    const merged = await mergeSegments(
+      spec,
+      built.map(b => segmentSource(read, spec.prefix, b.descriptor)),
+      async o => {
+        outputs.push(o)
+      },
+    )
     // every input object read once (an inline table comes from a bucket read once more)
     expect(new Set(store.gets)).toEqual(new Set(built.flatMap(b => b.objects.map(o => o.key))))
     expect(store.gets.length).toBe(built.reduce((n, b) => n + b.objects.length + (b.descriptor.table ? 0 : 1), 0))
@@ -62,9 +66,13 @@ describe('mergeSegments', () => {
     }
     // the same merge again: the same keys and bytes
     const again: IndexObject[] = []
-    await mergeSegments(spec, built.map(b => segmentSource(read, spec.prefix, b.descriptor)), async o => {
-      again.push(o)
-    })
+    await mergeSegments(
+      spec,
+      built.map(b => segmentSource(read, spec.prefix, b.descriptor)),
+      async o => {
+        again.push(o)
+      },
+    )
     expect(again.map(o => o.key)).toEqual(outputs.map(o => o.key))
     again.forEach((o, i) => expect(hex(o.bytes)).toBe(hex(outputs[i].bytes)))
   })
@@ -72,13 +80,23 @@ describe('mergeSegments', () => {
   it('merges segments whose partitions interleave in block order', async () => {
     const lake = randomLake(22, { partitions: 6, groups: 3, rows: 60, universe: 900 })
     const store = memoryStore()
-    const odd = buildSegment(spec, lake.inputs.filter((_, i) => i % 2))
-    const even = buildSegment(spec, lake.inputs.filter((_, i) => i % 2 === 0))
+    const odd = buildSegment(
+      spec,
+      lake.inputs.filter((_, i) => i % 2),
+    )
+    const even = buildSegment(
+      spec,
+      lake.inputs.filter((_, i) => i % 2 === 0),
+    )
     await put(store, [...odd.objects, ...even.objects])
     const outputs: IndexObject[] = []
-    const merged = await mergeSegments(spec, [odd, even].map(b => segmentSource(storeReader(store), spec.prefix, b.descriptor)), async o => {
-      outputs.push(o)
-    })
+    const merged = await mergeSegments(
+      spec,
+      [odd, even].map(b => segmentSource(storeReader(store), spec.prefix, b.descriptor)),
+      async o => {
+        outputs.push(o)
+      },
+    )
     await put(store, outputs)
     const whole = buildSegment(spec, lake.inputs)
     await put(store, whole.objects)
@@ -94,13 +112,20 @@ describe('mergeSegments', () => {
       rowGroups: Array.from({ length: 70 }, (_, g) => ({ a: [has(g) ? v : null, p === 3 && g === 5 ? rare : null], b: [] })),
     })
     const first = buildSegment(spec, [mk(0, () => true)])
-    const second = buildSegment(spec, Array.from({ length: 15 }, (_, i) => mk(i + 1, g => i === 4 && g < 2)))
+    const second = buildSegment(
+      spec,
+      Array.from({ length: 15 }, (_, i) => mk(i + 1, g => i === 4 && g < 2)),
+    )
     const store = memoryStore()
     await put(store, [...first.objects, ...second.objects])
     const outputs: IndexObject[] = []
-    const merged = await mergeSegments(spec, [first, second].map(b => segmentSource(storeReader(store), spec.prefix, b.descriptor)), async o => {
-      outputs.push(o)
-    })
+    const merged = await mergeSegments(
+      spec,
+      [first, second].map(b => segmentSource(storeReader(store), spec.prefix, b.descriptor)),
+      async o => {
+        outputs.push(o)
+      },
+    )
     await put(store, outputs)
     const index = (d: SegmentDescriptor) => ({ prefix: spec.prefix, segments: [d] })
     expect((await lookupValues(store, index(first.descriptor), 'a', [v])).hot.length).toBe(1)
@@ -108,7 +133,12 @@ describe('mergeSegments', () => {
     expect(hotCap(merged.rowGroups)).toBe(140)
     const got = await lookupValues(store, index(merged), 'a', [v])
     expect(got.hot).toEqual([])
-    expect(got.partitions.map(p => [p.entry.from, p.rowGroups.length])).toEqual([[0, 70], [50, 2]])
-    expect(candidateSet((await lookupValues(store, index(merged), 'a', [rare])).partitions)).toEqual(new Set([`${mk(3, () => false).entry.key}#5`]))
+    expect(got.partitions.map(p => [p.entry.from, p.rowGroups.length])).toEqual([
+      [0, 70],
+      [50, 2],
+    ])
+    expect(candidateSet((await lookupValues(store, index(merged), 'a', [rare])).partitions)).toEqual(
+      new Set([`${mk(3, () => false).entry.key}#5`]),
+    )
   })
 })

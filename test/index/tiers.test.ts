@@ -3,7 +3,7 @@ import { buildSegment, type SegmentSpec } from '../../src/index/build.ts'
 import { indexCoverage, lookupValues } from '../../src/index/lookup.ts'
 import { maintainTiers, mergeCount, MERGE_FACTOR, segmentKeys } from '../../src/index/tiers.ts'
 import type { SegmentDescriptor } from '../../src/index/types.ts'
-import { mulberry32 } from '../../src/random.ts'
+import { mulberry32 } from '../../scripts/dev/random.ts'
 import { candidateSet, memoryStore, randomLake } from './helpers.ts'
 
 const spec: SegmentSpec = { prefix: 'evm-1/index/logs', columns: ['a', 'b'], bucketBytes: 1024 }
@@ -50,7 +50,9 @@ describe('maintainTiers over 2,500 appended partitions', () => {
     expect(amplification).toBeLessThan(1 + Math.log(rowGroups) / Math.log(1 + 1 / MERGE_FACTOR))
     expect(amplification).toBeLessThan(15)
     expect(maxCount).toBeGreaterThanOrEqual(4)
-    console.log(`tiers: ${rowGroups} row groups in 2,500 appends → ${segments.length} segments (max ${maxCount}), write amplification ${amplification.toFixed(2)} (bytes written / bytes built)`)
+    console.log(
+      `tiers: ${rowGroups} row groups in 2,500 appends → ${segments.length} segments (max ${maxCount}), write amplification ${amplification.toFixed(2)} (bytes written / bytes built)`,
+    )
 
     // every object written is either listed or reported obsolete; deleting the obsolete ones loses nothing
     const live = new Set(segments.flatMap(s => segmentKeys(spec.prefix, s)))
@@ -72,6 +74,8 @@ describe('maintainTiers over 2,500 appended partitions', () => {
     const store = memoryStore()
     const lake = randomLake(32, { partitions: 2, groups: 1, rows: 4, universe: 100 })
     const first = await maintainTiers(store, spec, [], buildSegment(spec, lake.inputs))
-    await expect(maintainTiers(store, spec, first.segments, buildSegment(spec, lake.inputs.slice(1)))).rejects.toThrow(/blocks \[\[100,199\]\] are indexed already/)
+    await expect(maintainTiers(store, spec, first.segments, buildSegment(spec, lake.inputs.slice(1)))).rejects.toThrow(
+      /blocks \[\[100,199\]\] are indexed already/,
+    )
   })
 })

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { runIndexBench } from '../../src/index/bench.ts'
+import { runIndexBench } from '../../bench/lib/value-index.ts'
 import { MERGE_FACTOR } from '../../src/index/tiers.ts'
 
 describe('runIndexBench', () => {

@@ -5,15 +5,23 @@
  * rows, and the reads of a whole-history lookup at 2,500 partitions. `runIndexBench()` prints
  * the figures `src/index/README.md` quotes.
  */
-import type { PartitionEntry } from '../manifest/types.ts'
-import { mulberry32 } from '../random.ts'
-import { BUCKET_BYTES, buildSegment, hotCap, inlineTable, log2BucketsFor, type PartitionInput, type SegmentSpec } from './build.ts'
-import { encodeTable } from './format.ts'
-import { mergeSegments } from './merge.ts'
-import { segmentSource, storeReader } from './read.ts'
-import { MERGE_FACTOR, mergeCount } from './tiers.ts'
-import type { IndexedPartition } from './types.ts'
-import type { ObjectStore } from '../store/types.ts'
+import type { PartitionEntry } from '../../src/manifest/types.ts'
+import { mulberry32 } from '../../scripts/dev/random.ts'
+import {
+  BUCKET_BYTES,
+  buildSegment,
+  hotCap,
+  inlineTable,
+  log2BucketsFor,
+  type PartitionInput,
+  type SegmentSpec,
+} from '../../src/index/build.ts'
+import { encodeTable } from '../../src/index/format.ts'
+import { mergeSegments } from '../../src/index/merge.ts'
+import { segmentSource, storeReader } from '../../src/index/read.ts'
+import { MERGE_FACTOR, mergeCount } from '../../src/index/tiers.ts'
+import type { IndexedPartition } from '../../src/index/types.ts'
+import type { ObjectStore } from '../../src/store/types.ts'
 
 /** How one column's values are drawn: Zipf ranks over a universe (or unique), some rows without a value. */
 interface ValueModel {
@@ -87,12 +95,25 @@ function syntheticEntry(dataset: string, p: number, groups: number, groupRows: n
     tailOffset: bytes - 400_000,
     footerOffset: bytes - 40_000,
     blooms: { address: { offset: bytes - 360_000, length: 80_000 } },
-    rowGroups: Array.from({ length: groups }, (_, g) => ({ from: from + g, to: from + g, rows: groupRows, offset: 4 + g * groupRows * 90, length: groupRows * 90 })),
+    rowGroups: Array.from({ length: groups }, (_, g) => ({
+      from: from + g,
+      to: from + g,
+      rows: groupRows,
+      offset: 4 + g * groupRows * 90,
+      length: groupRows * 90,
+    })),
   }
 }
 
 /** One column of synthetic partitions, drawn up front so that only the build is timed. */
-function syntheticPartitions(dataset: string, model: ValueModel, seed: number, partitions: number, groups: number, groupRows: number): { inputs: PartitionInput[]; distinct: number } {
+function syntheticPartitions(
+  dataset: string,
+  model: ValueModel,
+  seed: number,
+  partitions: number,
+  groups: number,
+  groupRows: number,
+): { inputs: PartitionInput[]; distinct: number } {
   let distinct = 0
   const inputs = Array.from({ length: partitions }, (_, p) => ({
     entry: syntheticEntry(dataset, p, groups, groupRows),
@@ -175,7 +196,13 @@ const TRANSACTIONS_ROWS = 2.5e9
 /** Row groups per logs partition along the chain: 1 early, 280 (2.8 M logs per 10,000 blocks) today. */
 const groupsAlongChain = (i: number) => Math.max(1, Math.round(280 * Math.min(1, (i / 2500) ** 1.5 * 1.2)))
 
-async function measure(dataset: string, models: readonly ValueModel[], partitions: number, groups: number, seed: number): Promise<ColumnFigures[]> {
+async function measure(
+  dataset: string,
+  models: readonly ValueModel[],
+  partitions: number,
+  groups: number,
+  seed: number,
+): Promise<ColumnFigures[]> {
   const rows = partitions * groups * GROUP_ROWS
   const out: ColumnFigures[] = []
   for (const m of models) {
@@ -196,10 +223,14 @@ async function measure(dataset: string, models: readonly ValueModel[], partition
     const read = storeReader(store)
     let mergedBytes = 0
     const t = performance.now()
-    const merged = await mergeSegments(spec, built.map(d => segmentSource(read, spec.prefix, d)), async o => {
-      if (!o.key.includes('/_partitions/')) mergedBytes += o.bytes.length
-      objects.set(o.key, o.bytes)
-    })
+    const merged = await mergeSegments(
+      spec,
+      built.map(d => segmentSource(read, spec.prefix, d)),
+      async o => {
+        if (!o.key.includes('/_partitions/')) mergedBytes += o.bytes.length
+        objects.set(o.key, o.bytes)
+      },
+    )
     const mergeMs = performance.now() - t
     let keys = 0
     let hot = 0
@@ -226,7 +257,12 @@ async function measure(dataset: string, models: readonly ValueModel[], partition
 }
 
 /** Reads and bytes of looking up `values` in segments of these sizes (row groups), tables apart where big. */
-function lookupCost(sizes: readonly { rowGroups: number; partitions: number }[], bytesPerRow: number, tableBytesPerPartition: number, values: number): Cost {
+function lookupCost(
+  sizes: readonly { rowGroups: number; partitions: number }[],
+  bytesPerRow: number,
+  tableBytesPerPartition: number,
+  values: number,
+): Cost {
   const cost: Cost = { coldReads: 0, warmReads: 0, coldBytes: 0, warmBytes: 0 }
   for (const s of sizes) {
     const bytes = s.rowGroups * GROUP_ROWS * bytesPerRow
@@ -246,7 +282,17 @@ function lookupCost(sizes: readonly { rowGroups: number; partitions: number }[],
 function lookupFigures(columns: readonly ColumnFigures[]): LookupFigures {
   const records: IndexedPartition[] = Array.from({ length: 100 }, (_, p) => {
     const e = syntheticEntry('logs', p, 280, GROUP_ROWS)
-    return { key: e.key, from: e.from, to: e.to, rows: e.rows, bytes: e.bytes, tailOffset: e.tailOffset, footerOffset: e.footerOffset, bloomOffset: e.bytes - 360_000, rowGroupCount: 280 }
+    return {
+      key: e.key,
+      from: e.from,
+      to: e.to,
+      rows: e.rows,
+      bytes: e.bytes,
+      tailOffset: e.tailOffset,
+      footerOffset: e.footerOffset,
+      bloomOffset: e.bytes - 360_000,
+      rowGroupCount: 280,
+    }
   })
   const tableBytesPerPartition = encodeTable(records).length / records.length
   let segments: { rowGroups: number; partitions: number }[] = []
@@ -258,9 +304,14 @@ function lookupFigures(columns: readonly ColumnFigures[]): LookupFigures {
     const unit = { rowGroups: groupsAlongChain(i), partitions: 1 }
     segments.push(unit)
     appended += unit.rowGroups
-    const n = mergeCount(segments.map(s => s.rowGroups), MERGE_FACTOR)
+    const n = mergeCount(
+      segments.map(s => s.rowGroups),
+      MERGE_FACTOR,
+    )
     if (n > 1) {
-      const merged = segments.splice(segments.length - n, n).reduce((a, b) => ({ rowGroups: a.rowGroups + b.rowGroups, partitions: a.partitions + b.partitions }))
+      const merged = segments
+        .splice(segments.length - n, n)
+        .reduce((a, b) => ({ rowGroups: a.rowGroups + b.rowGroups, partitions: a.partitions + b.partitions }))
       segments = [...segments, merged]
       written += merged.rowGroups
     } else written += unit.rowGroups
@@ -269,10 +320,23 @@ function lookupFigures(columns: readonly ColumnFigures[]): LookupFigures {
       const one = lookupCost(segments, c.bytesPerRowMerged, tableBytesPerPartition, 1)
       const twenty = lookupCost(segments, c.bytesPerRowMerged, tableBytesPerPartition, 20)
       const key = `${c.dataset}.${c.column}`
-      if (!worst[key] || one.coldReads > worst[key].one.coldReads || (one.coldReads === worst[key].one.coldReads && twenty.coldBytes > worst[key].twenty.coldBytes)) worst[key] = { one, twenty }
+      if (
+        !worst[key] ||
+        one.coldReads > worst[key].one.coldReads ||
+        (one.coldReads === worst[key].one.coldReads && twenty.coldBytes > worst[key].twenty.coldBytes)
+      )
+        worst[key] = { one, twenty }
     }
   }
-  return { partitions: 2500, rowGroups: appended, segmentsMax, segmentsFinal: segments.length, writeAmplification: written / appended, worst, tableBytesPerPartition }
+  return {
+    partitions: 2500,
+    rowGroups: appended,
+    segmentsMax,
+    segmentsFinal: segments.length,
+    writeAmplification: written / appended,
+    worst,
+    tableBytesPerPartition,
+  }
 }
 
 const mb = (n: number) => `${(n / 1e6).toFixed(2)} MB`
@@ -282,27 +346,43 @@ const mb = (n: number) => `${(n / 1e6).toFixed(2)} MB`
  * dataset (logs: address, topic0–3; transactions: hash, from, to), prints the figures and
  * returns them. Defaults: 8 × 64 groups (5.12 M rows per dataset: enough row groups that hot means 1/8 of them, as at scale), ~1 minute.
  */
-export async function runIndexBench(options: { partitions?: number; groups?: number; seed?: number } = {}, log: (line: string) => void = console.log): Promise<IndexBenchReport> {
+export async function runIndexBench(
+  options: { partitions?: number; groups?: number; seed?: number } = {},
+  log: (line: string) => void = console.log,
+): Promise<IndexBenchReport> {
   const { partitions = 8, groups = 64, seed = 1 } = options
-  const columns = [...(await measure('logs', LOGS, partitions, groups, seed)), ...(await measure('transactions', TRANSACTIONS, partitions, groups, seed))]
+  const columns = [
+    ...(await measure('logs', LOGS, partitions, groups, seed)),
+    ...(await measure('transactions', TRANSACTIONS, partitions, groups, seed)),
+  ]
   const lookup = lookupFigures(columns)
   const ethereum: Record<string, number> = {}
-  for (const c of columns) ethereum[`${c.dataset}.${c.column}`] = c.bytesPerRowMerged * (c.dataset === 'logs' ? LOGS_ROWS : TRANSACTIONS_ROWS)
-  log(`value index: ${partitions} partitions × ${groups} row groups of ${GROUP_ROWS} rows per dataset, hot above max(64, row groups / 8) (${hotCap(partitions * groups)} here)`)
-  log('| column | distinct / row group | keys (merged) | hot | bytes / row (1 partition) | bytes / row (merged) | build ms / M rows | merge ms / M rows | at Ethereum scale |')
+  for (const c of columns)
+    ethereum[`${c.dataset}.${c.column}`] = c.bytesPerRowMerged * (c.dataset === 'logs' ? LOGS_ROWS : TRANSACTIONS_ROWS)
+  log(
+    `value index: ${partitions} partitions × ${groups} row groups of ${GROUP_ROWS} rows per dataset, hot above max(64, row groups / 8) (${hotCap(partitions * groups)} here)`,
+  )
+  log(
+    '| column | distinct / row group | keys (merged) | hot | bytes / row (1 partition) | bytes / row (merged) | build ms / M rows | merge ms / M rows | at Ethereum scale |',
+  )
   log('|---|---|---|---|---|---|---|---|---|')
   for (const c of columns) {
     const k = `${c.dataset}.${c.column}`
-    log(`| ${k} | ${(c.distinctShare * 100).toFixed(0)} % | ${c.keys} | ${c.hot} | ${c.bytesPerRowSmall.toFixed(2)} | ${c.bytesPerRowMerged.toFixed(2)} | ${c.buildMsPerMillionRows.toFixed(0)} | ${c.mergeMsPerMillionRows.toFixed(0)} | ${(ethereum[k] / 1e9).toFixed(1)} GB |`)
+    log(
+      `| ${k} | ${(c.distinctShare * 100).toFixed(0)} % | ${c.keys} | ${c.hot} | ${c.bytesPerRowSmall.toFixed(2)} | ${c.bytesPerRowMerged.toFixed(2)} | ${c.buildMsPerMillionRows.toFixed(0)} | ${c.mergeMsPerMillionRows.toFixed(0)} | ${(ethereum[k] / 1e9).toFixed(1)} GB |`,
+    )
   }
   const sum = (dataset: string) => columns.filter(c => c.dataset === dataset).reduce((n, c) => n + ethereum[`${dataset}.${c.column}`], 0)
-  log(`Ethereum scale (${LOGS_ROWS / 1e9} billion logs, ${TRANSACTIONS_ROWS / 1e9} billion transactions): logs ${(sum('logs') / 1e9).toFixed(1)} GB, transactions ${(sum('transactions') / 1e9).toFixed(1)} GB`)
+  log(
+    `Ethereum scale (${LOGS_ROWS / 1e9} billion logs, ${TRANSACTIONS_ROWS / 1e9} billion transactions): logs ${(sum('logs') / 1e9).toFixed(1)} GB, transactions ${(sum('transactions') / 1e9).toFixed(1)} GB`,
+  )
   log(
     `tiers over 2,500 partitions (${lookup.rowGroups} row groups, F = ${MERGE_FACTOR}): at most ${lookup.segmentsMax} segments (${lookup.segmentsFinal} at the end), write amplification ${lookup.writeAmplification.toFixed(1)}; partition table ${lookup.tableBytesPerPartition.toFixed(0)} B a partition`,
   )
   log('| column | 1 value cold | 1 value warm | 20 values cold | 20 values warm |')
   log('|---|---|---|---|---|')
   const cell = (c: Cost, cold: boolean) => `${(cold ? c.coldReads : c.warmReads).toFixed(1)} reads, ${mb(cold ? c.coldBytes : c.warmBytes)}`
-  for (const [k, w] of Object.entries(lookup.worst)) log(`| ${k} | ${cell(w.one, true)} | ${cell(w.one, false)} | ${cell(w.twenty, true)} | ${cell(w.twenty, false)} |`)
+  for (const [k, w] of Object.entries(lookup.worst))
+    log(`| ${k} | ${cell(w.one, true)} | ${cell(w.one, false)} | ${cell(w.twenty, true)} | ${cell(w.twenty, false)} |`)
   return { columns, lookup, ethereum }
 }
