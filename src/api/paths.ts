@@ -3,5 +3,5 @@
 /** Path prefix of every endpoint. */
 export const API_PREFIX = '/v1/api/'
 
-/** Methods the API answers (OPTIONS only as a CORS preflight). */
-export const ALLOWED_METHODS = 'GET, OPTIONS'
+/** Methods the API answers (HEAD as GET without the body; OPTIONS only as a CORS preflight). */
+export const ALLOWED_METHODS = 'GET, HEAD, OPTIONS'

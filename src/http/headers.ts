@@ -37,8 +37,9 @@ export const CORS_HEADERS: Record<string, string> = {
 /** Answer to a CORS preflight (OPTIONS), which browsers send without credentials. */
 export const PREFLIGHT_HEADERS: Record<string, string> = {
   ...CORS_HEADERS,
-  'Access-Control-Allow-Methods': 'GET',
-  'Access-Control-Allow-Headers': 'Authorization, Accept',
+  'Access-Control-Allow-Methods': 'GET, HEAD',
+  // Range is accepted and ignored: every answer is the whole response (200).
+  'Access-Control-Allow-Headers': 'Authorization, Accept, Accept-Encoding, Range',
   'Access-Control-Max-Age': '86400',
 }
 

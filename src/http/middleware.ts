@@ -28,11 +28,16 @@ export interface PipelineEnv {
   }
 }
 
-/** CORS preflights get 204 without credentials (any origin; credentials only ever travel in Authorization). */
+/**
+ * CORS preflights get 204 without credentials (any origin; credentials only ever travel
+ * in Authorization). A HEAD runs as the GET it stands for (Hono drops the body): the
+ * body is cancelled here, so the scan behind it stops at once.
+ */
 export function preflight(): MiddlewareHandler<PipelineEnv> {
   return async function preflight(c, next) {
     if (c.req.method === 'OPTIONS') return c.body(null, 204, { ...PREFLIGHT_HEADERS, Allow: ALLOWED_METHODS })
     await next()
+    if (c.req.method === 'HEAD') await c.res.body?.cancel()
   }
 }
 
@@ -57,8 +62,8 @@ export function authenticate(options: AuthenticateOptions): MiddlewareHandler<Pi
       if (user === null) throw unauthorized()
       c.set('user', user)
     }
-    if (c.req.method !== 'GET') {
-      throw new ApiError(405, 'method_not_allowed', `${c.req.method} is not allowed; every endpoint is GET`, {
+    if (c.req.method !== 'GET' && c.req.method !== 'HEAD') {
+      throw new ApiError(405, 'method_not_allowed', `${c.req.method} is not allowed; every endpoint is GET (or HEAD)`, {
         headers: { Allow: ALLOWED_METHODS },
       })
     }

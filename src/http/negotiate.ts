@@ -11,6 +11,7 @@ const PREFERENCE: readonly Format[] = ['json_stream', 'json', 'csv', 'arrow']
 /** Other media types clients commonly send for JSON lines. */
 const ALIASES: Record<string, Format> = {
   'application/x-ndjson': 'json_stream',
+  'application/ndjson': 'json_stream',
   'application/jsonl': 'json_stream',
 }
 

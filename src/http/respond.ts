@@ -27,19 +27,22 @@ export interface QueryDeps {
   scan?: ScanOptions
 }
 
-/** The 413 of a plain JSON request over more than MAX_JSON_BLOCK_RANGE blocks. */
+/** The 413 of a plain JSON request over more than MAX_JSON_BLOCK_RANGE blocks without `limit`. */
 export function jsonRangeTooLarge(blocks: number): ApiError {
   return new ApiError(
     413,
     'range_too_large',
-    `format=json serves at most ${MAX_JSON_BLOCK_RANGE} blocks per request (this range has ${blocks}); use format=json_stream, csv or arrow, or a narrower range`,
+    `format=json serves at most ${MAX_JSON_BLOCK_RANGE} blocks per request (this range has ${blocks}); give limit=N (pages of at most N rows, X-Next-From-Block says where to continue), use format=json_stream, csv or arrow, or a narrower range`,
     { details: { max_blocks: MAX_JSON_BLOCK_RANGE } },
   )
 }
 
-/** Rejects a plain JSON request whose numeric range is already too large, before any I/O. */
+/**
+ * Rejects a plain JSON request whose numeric range is already too large, before any I/O.
+ * `limit` bounds the answer whatever the range, so a limited request is never refused.
+ */
 export function checkJsonRange(query: QuerySpec, format: Format): void {
-  if (format !== 'json' || typeof query.from !== 'number' || typeof query.to !== 'number') return
+  if (format !== 'json' || query.limit !== undefined || typeof query.from !== 'number' || typeof query.to !== 'number') return
   const blocks = blockCount([query.from, query.to])
   if (blocks > MAX_JSON_BLOCK_RANGE) throw jsonRangeTooLarge(blocks)
 }
@@ -84,7 +87,7 @@ export async function queryResponse(deps: QueryDeps, query: QuerySpec, format: F
   checkJsonRange(query, format)
   const planned = await runQuery(deps, query)
   const blocks = blockCount(planned.range)
-  if (format === 'json' && blocks > MAX_JSON_BLOCK_RANGE) {
+  if (format === 'json' && query.limit === undefined && blocks > MAX_JSON_BLOCK_RANGE) {
     await planned.batches[Symbol.asyncIterator]().return?.()
     throw jsonRangeTooLarge(blocks)
   }

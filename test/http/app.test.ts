@@ -92,14 +92,27 @@ describe('authentication', () => {
 })
 
 describe('methods and paths', () => {
-  it('answers 405 with Allow for methods other than GET', async () => {
-    for (const method of ['POST', 'PUT', 'DELETE', 'PATCH', 'HEAD']) {
+  it('answers 405 with Allow for methods other than GET and HEAD', async () => {
+    for (const method of ['POST', 'PUT', 'DELETE', 'PATCH']) {
       const res = await app.fetch(
         new Request('http://api.example.com/v1/api/blocks?chains=ETH', { method, headers: { authorization: AUTH } }),
       )
       expect(res.status).toBe(405)
-      expect(res.headers.get('allow')).toBe('GET, OPTIONS')
+      expect(res.headers.get('allow')).toBe('GET, HEAD, OPTIONS')
     }
+  })
+
+  it('answers HEAD with the headers of the GET and no body', async () => {
+    const url = 'http://api.example.com/v1/api/logs?chains=ETH&from_block=100&to_block=120&format=csv'
+    const [head, get] = await Promise.all(
+      ['HEAD', 'GET'].map(method => app.fetch(new Request(url, { method, headers: { authorization: AUTH } }))),
+    )
+    expect(head.status).toBe(200)
+    expect(await head.text()).toBe('')
+    for (const name of ['content-type', 'x-block-range', 'x-blocks-served']) expect(head.headers.get(name)).toBe(get.headers.get(name))
+    expect((await get.text()).length).toBeGreaterThan(0)
+    const unsigned = await app.fetch(new Request(url, { method: 'HEAD' }))
+    expect(unsigned.status).toBe(401)
   })
 
   it('answers a CORS preflight without credentials', async () => {
@@ -112,6 +125,8 @@ describe('methods and paths', () => {
     expect(res.status).toBe(204)
     expect(res.headers.get('access-control-allow-origin')).toBe('*')
     expect(res.headers.get('access-control-allow-headers')).toMatch(/Authorization/)
+    expect(res.headers.get('access-control-allow-headers')).toMatch(/Range/)
+    expect(res.headers.get('access-control-allow-methods')).toBe('GET, HEAD')
   })
 
   it("answers 404 for unknown paths, and for the other family's endpoints", async () => {
@@ -280,6 +295,15 @@ describe('data endpoints', () => {
     expect(err.message).toMatch(/json_stream/)
     expect((await get(`/v1/api/logs?chains=ETH&from_block=0&to_block=${MAX_JSON_BLOCK_RANGE - 1}&format=json`)).status).toBe(200)
     expect((await get(`/v1/api/logs?chains=ETH&from_block=0&to_block=${MAX_JSON_BLOCK_RANGE}&format=csv`)).status).toBe(200)
+    expect(err.message).toMatch(/limit=/)
+  })
+
+  it('serves format=json over any range with limit, which bounds the answer', async () => {
+    const res = await get(`/v1/api/logs?chains=ETH&from_block=0&to_block=${10 * MAX_JSON_BLOCK_RANGE}&format=json&limit=20`)
+    expect(res.status).toBe(200)
+    const rows = (await res.json()) as unknown[]
+    expect(rows.length).toBeGreaterThan(0)
+    expect(res.headers.get('x-next-from-block')).not.toBeNull()
   })
 
   it('negotiates by Accept and answers 406 when it cannot', async () => {

@@ -19,6 +19,12 @@ describe('negotiateFormat', () => {
     expect(negotiateFormat(null, 'application/vnd.apache.arrow.stream', 'json')).toBe('arrow')
   })
 
+  it('takes every common JSON lines media type as json_stream', () => {
+    for (const accept of ['application/ndjson', 'application/x-ndjson', 'application/jsonl', 'application/jsonstream'])
+      expect(negotiateFormat(null, accept, 'json')).toBe('json_stream')
+    expect(() => negotiateFormat(null, 'application/x-yaml', 'json')).toThrow(ApiError)
+  })
+
   it('lets the format parameter win over Accept', () => {
     expect(negotiateFormat('csv', 'application/json', 'json')).toBe('csv')
     expect(negotiateFormat('ARROW', 'text/html', 'json')).toBe('arrow')
