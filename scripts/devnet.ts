@@ -6,7 +6,7 @@
  * (default --out partitions-manifest/sample) is made. With --keep-running, anvil stays up
  * and one activity round runs every --interval seconds until Ctrl-C, for the live demo.
  */
-import { parseArgs } from 'node:util'
+import { cliArgs } from './args.ts'
 import { findChain } from '../src/chains/registry.ts'
 import { startAnvil } from './dev/devnet/anvil.ts'
 import { followWallClock, runActivityRound, setupWorkload, workloadReport } from './dev/devnet/workload.ts'
@@ -14,8 +14,8 @@ import type { WorkloadContext } from './dev/devnet/workload.ts'
 import { runIngest } from '../src/ingest/run.ts'
 import { openStore } from '../src/store/open.ts'
 
-const { values } = parseArgs({
-  options: {
+const values = cliArgs(
+  {
     out: { type: 'string', default: 'partitions-manifest/sample' },
     rounds: { type: 'string', default: '100' },
     // Small partitions so that the ~200-block sample spans several of them, as real data does.
@@ -24,7 +24,8 @@ const { values } = parseArgs({
     interval: { type: 'string', default: '3' },
     port: { type: 'string', default: '0' },
   },
-})
+  'usage: npm run devnet -- [--out <store-url>] [--rounds <n>] [--partition-blocks <n>] [--keep-running [--interval <s>]] [--port <n>]',
+)
 
 const rounds = positiveInt(values.rounds, 'rounds', 0)
 const partitionBlocks = positiveInt(values['partition-blocks'], 'partition-blocks', 1)

@@ -7,7 +7,7 @@
  *   npm run hash-password -- --user alice        # prompts
  *   printf %s "$PASSWORD" | npm run hash-password
  */
-import { parseArgs } from 'node:util'
+import { cliArgs } from './args.ts'
 import { hashPassword, PBKDF2_ITERATIONS } from '../src/api/auth.ts'
 
 async function readPassword(): Promise<string> {
@@ -45,7 +45,10 @@ async function readPassword(): Promise<string> {
   })
 }
 
-const { values } = parseArgs({ options: { user: { type: 'string' }, iterations: { type: 'string' } } })
+const values = cliArgs(
+  { user: { type: 'string' }, iterations: { type: 'string' } },
+  'usage: npm run hash-password [-- --user <name>] [--iterations <n>]   (the password is prompted for, or read from standard input)',
+)
 const password = await readPassword()
 if (password === '') {
   console.error('empty password refused')

@@ -8,18 +8,19 @@
  * path. Deterministic: a rerun finds everything published and writes nothing.
  * --replace first deletes the chain's objects (`move-<id>/…`), for a changed generator.
  */
-import { parseArgs } from 'node:util'
+import { cliArgs } from './args.ts'
 import { chainKey, CHAINS } from '../src/chains/registry.ts'
 import { ingestSample, SAMPLE_BLOCKS } from './dev/move-sample.ts'
 import { openStore } from '../src/store/open.ts'
 
-const { values } = parseArgs({
-  options: {
+const values = cliArgs(
+  {
     out: { type: 'string', default: 'partitions-manifest/sample' },
     blocks: { type: 'string', default: String(SAMPLE_BLOCKS) },
     replace: { type: 'boolean', default: false },
   },
-})
+  'usage: npx node scripts/move-sample.ts [--out <store-url>] [--blocks <n>] [--replace]',
+)
 const blocks = Number(values.blocks)
 if (!Number.isInteger(blocks) || blocks < 1) {
   console.error(`--blocks must be a positive integer, got ${values.blocks}`)

@@ -10,7 +10,7 @@
  * WebSocket subscriptions (docs/websocket.md) are served on the same port; chains in
  * LIVE_CHAINS (JSON, see src/live/config.ts) are followed live.
  */
-import { parseArgs } from 'node:util'
+import { cliArgs } from './args.ts'
 import { CHAINS } from '../src/chains/registry.ts'
 import { DEV_API_USERS, parseUsers } from '../src/api/auth.ts'
 import { openStore } from '../src/store/open.ts'
@@ -18,16 +18,18 @@ import { parseLiveChains } from '../src/live/config.ts'
 import { followSpecs } from '../src/node/live.ts'
 import { startNodeServer } from '../src/node/server.ts'
 
-const { values } = parseArgs({
-  options: {
+const USAGE = 'usage: npm run serve -- --data <store-url> [--port <n>] [--host <addr>]'
+const values = cliArgs(
+  {
     data: { type: 'string' },
     port: { type: 'string', default: process.env.PORT ?? '0' },
     host: { type: 'string', default: '127.0.0.1' },
   },
-})
+  USAGE,
+)
 
 if (!values.data) {
-  console.error('usage: npm run serve -- --data <store-url> [--port <n>] [--host <addr>]')
+  console.error(USAGE)
   process.exit(2)
 }
 const port = Number(values.port)

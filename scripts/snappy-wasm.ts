@@ -9,6 +9,7 @@
 import { readFile, writeFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
+import { cliArgs } from './args.ts'
 
 /** The wasm bytes hysnappy embeds in its uncompressor. */
 export async function hysnappyWasm(): Promise<Uint8Array> {
@@ -22,6 +23,7 @@ export async function hysnappyWasm(): Promise<Uint8Array> {
 export const SNAPPY_WASM = new URL('../src/parquet/snappy.wasm', import.meta.url)
 
 if (import.meta.url === `file://${process.argv[1]}`) {
+  cliArgs({}, 'usage: npx node scripts/snappy-wasm.ts   (rewrites src/parquet/snappy.wasm from hysnappy)')
   await writeFile(SNAPPY_WASM, await hysnappyWasm())
   console.log(`wrote ${SNAPPY_WASM.pathname}`)
 }

@@ -25,7 +25,7 @@ import { spawn } from 'node:child_process'
 import { existsSync, readFileSync, rmSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, join, resolve } from 'node:path'
-import { parseArgs } from 'node:util'
+import { cliArgs } from './args.ts'
 import { convertV4MiniflareOptions, Miniflare } from 'miniflare'
 import { CHAINS } from '../src/chains/registry.ts'
 import { DEV_API_USERS } from '../src/api/auth.ts'
@@ -34,10 +34,12 @@ import { demoSubscriber, startLiveDevnet, type LiveDevnet } from './dev/live-dem
 import { openStore } from '../src/store/open.ts'
 
 const root = resolve(import.meta.dirname, '..')
-const { values } = parseArgs({
-  options: { data: { type: 'string' }, 'persist-to': { type: 'string' }, live: { type: 'boolean' } },
-  allowNegative: true,
-})
+const values = cliArgs(
+  { data: { type: 'string' }, 'persist-to': { type: 'string' }, live: { type: 'boolean' } },
+  'usage: npm start [-- --data <sample dir>] [--persist-to <dir>] [--no-live]   (PORT sets the port, default 8787)',
+  process.argv.slice(2),
+  true,
+)
 const sample = resolve(values.data ?? join(root, 'partitions-manifest', 'sample'))
 const persist = resolve(values['persist-to'] ?? join(root, '.wrangler', 'state'))
 const port = Number(process.env.PORT ?? 8787)

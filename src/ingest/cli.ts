@@ -139,6 +139,10 @@ export interface CliIo {
 
 /** Runs the command; returns the process exit code (0 done, 1 failed, 2 usage error). */
 export async function ingestCommand(argv: string[], io: CliIo): Promise<number> {
+  if (argv.includes('--help') || argv.includes('-h')) {
+    io.stdout.write(`${USAGE}\n`)
+    return 0
+  }
   let args: IngestArgs
   try {
     args = parseIngestArgs(argv)
