@@ -146,7 +146,7 @@ export const KINDS: Record<Kind, KindSpec> = {
   hash: {
     parquet: { type: 'FIXED_LEN_BYTE_ARRAY', typeLength: 32 },
     width: 32,
-    operators: EQUALITY,
+    operators: ORDERED,
     prunes: { equality: true, order: false },
     parse: fixedBytes(32, 'hash'),
     toJson: hexOf,
@@ -155,7 +155,7 @@ export const KINDS: Record<Kind, KindSpec> = {
   address: {
     parquet: { type: 'FIXED_LEN_BYTE_ARRAY', typeLength: 20 },
     width: 20,
-    operators: EQUALITY,
+    operators: ORDERED,
     prunes: { equality: true, order: false },
     parse: fixedBytes(20, 'address'),
     toJson: hexOf,
@@ -164,7 +164,7 @@ export const KINDS: Record<Kind, KindSpec> = {
   address32: {
     parquet: { type: 'FIXED_LEN_BYTE_ARRAY', typeLength: 32 },
     width: 32,
-    operators: EQUALITY,
+    operators: ORDERED,
     prunes: { equality: true, order: false },
     parse: parseMoveAddress,
     toJson: hexOf,
@@ -172,7 +172,7 @@ export const KINDS: Record<Kind, KindSpec> = {
   },
   bytes: {
     parquet: { type: 'BYTE_ARRAY' },
-    operators: EQUALITY,
+    operators: ORDERED,
     prunes: { equality: true, order: false },
     parse: t => {
       if (!/^0x([0-9a-fA-F]{2})*$/.test(t.trim())) throw new InvalidValueError(`expected 0x-prefixed hex bytes, got "${t}"`)

@@ -138,8 +138,9 @@ describe('filters', () => {
     const op = refusal(() => parse('chains=ETH&value__gt=1'))
     expect(op.parameter).toBe('value__gt')
     expect(op.message).toMatch(/operator/)
-    const kind = refusal(() => parse(`chains=ETH&hash__gte=0x${'00'.repeat(32)}`))
-    expect(kind.parameter).toBe('hash__gte')
+    const kind = refusal(() => parse('chains=ETH&removed__gte=true', logs))
+    expect(kind.parameter).toBe('removed__gte')
+    expect(parse(`chains=ETH&hash__gte=0x${'00'.repeat(32)}`).predicates[0].op).toBe('gte')
     expect(refusal(() => parse('chains=ETH&access_list=1')).parameter).toBe('access_list')
   })
 

@@ -127,7 +127,7 @@ function fieldCases(dataset: DatasetName, field: SpecField, rows: readonly SpecR
   out.push(rowsCase(dataset, rows, [filter(field, 'in', absent === undefined ? listed : [...listed, absent])]))
 
   if (ORDERED_TYPES.has(field.type)) {
-    const forms = some === undefined ? [field.type === 'string' ? 'a' : '0'] : textForms(field, some)
+    const forms = some === undefined ? [NUMERIC_TYPES.has(field.type) ? '0' : (absent ?? 'a')] : textForms(field, some)
     for (const op of ['gte', 'lte'] as const) for (const t of forms) out.push(rowsCase(dataset, rows, [filter(field, op, [t])]))
     if (values.length > 2) {
       const low = textForms(field, at(values, 0.25))[0]

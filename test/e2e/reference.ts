@@ -125,8 +125,8 @@ export const SPEC_FIELDS: Record<DatasetName, readonly SpecField[]> = {
 /** The spec's record (no extra fields). */
 export const defaultFields = (dataset: DatasetName): SpecField[] => SPEC_FIELDS[dataset].filter(x => !x.extra)
 
-/** Types whose values have an order, so `__gte`/`__lte` apply. */
-export const ORDERED_TYPES: ReadonlySet<SpecType> = new Set(['int', 'u64', 'u256', 'pad', 'string'])
+/** Types whose values have an order, so `__gte`/`__lte` apply (byte order for hashes, addresses and bytes: their lowercase hex sorts alike). */
+export const ORDERED_TYPES: ReadonlySet<SpecType> = new Set(['int', 'u64', 'u256', 'pad', 'string', 'hash', 'address', 'bytes'])
 /** Types that hold a number, sent as decimal or 0x-hex in a filter. */
 export const NUMERIC_TYPES: ReadonlySet<SpecType> = new Set(['int', 'u64', 'u256', 'pad'])
 
