@@ -88,7 +88,7 @@ export function parseChain(value: string | undefined, ctx: Pick<ParseContext, 'c
 
 /** A range bound: decimal, 0x-hex or `latest` (any case). */
 export function parseBlockBound(value: string | undefined, parameter: string): number | 'latest' {
-  if (value === undefined || value.trim().toLowerCase() === 'latest') return 'latest'
+  if (value === undefined || value.toLowerCase() === 'latest') return 'latest'
   try {
     return Number(parseUnsigned(value, BigInt(Number.MAX_SAFE_INTEGER)))
   } catch (err) {
@@ -119,11 +119,10 @@ export function parseFields(value: string | undefined, dataset: DatasetDecl): Fi
 /** `limit=`: a positive decimal integer up to MAX_LIMIT. */
 export function parseLimit(value: string | undefined): number | undefined {
   if (value === undefined) return undefined
-  const t = value.trim()
-  if (!/^[0-9]{1,16}$/.test(t) || Number(t) < 1 || Number(t) > MAX_LIMIT) {
+  if (!/^[0-9]{1,16}$/.test(value) || Number(value) < 1 || Number(value) > MAX_LIMIT) {
     throw invalidParameter('limit', `limit: expected a whole number from 1 to ${MAX_LIMIT}, got ${quote(value)}`)
   }
-  return Number(t)
+  return Number(value)
 }
 
 /** One filter parameter, validated against the field's kind and normalised. */

@@ -65,9 +65,9 @@ const U256_MAX = (1n << 256n) - 1n
 
 /** Accepts decimal or 0x-hex; the spec's numbers arrive both ways. */
 export function parseUnsigned(text: string, max: bigint): bigint {
-  const t = text.trim()
-  if (!/^(0x[0-9a-fA-F]+|[0-9]+)$/.test(t)) throw new InvalidValueError(`expected a decimal or 0x-hex number, got "${text}"`)
-  const n = BigInt(t)
+  // No trimming: `+5` reaches here as ' 5' (a query string's `+` is a space), and is refused.
+  if (!/^(0x[0-9a-fA-F]+|[0-9]+)$/.test(text)) throw new InvalidValueError(`expected a decimal or 0x-hex number, got "${text}"`)
+  const n = BigInt(text)
   if (n > max) throw new InvalidValueError(`number out of range: ${text}`)
   return n
 }
@@ -97,11 +97,10 @@ function quantityHex(bytes: Uint8Array): string {
 
 function fixedBytes(width: number, what: string) {
   return (text: string): Uint8Array => {
-    const t = text.trim()
-    if (!/^0x[0-9a-fA-F]*$/.test(t) || t.length !== 2 + 2 * width) {
+    if (!/^0x[0-9a-fA-F]*$/.test(text) || text.length !== 2 + 2 * width) {
       throw new InvalidValueError(`expected a 0x-prefixed ${what} of ${width} bytes, got "${text}"`)
     }
-    return hexToBytes(t)
+    return hexToBytes(text)
   }
 }
 
@@ -175,8 +174,8 @@ export const KINDS: Record<Kind, KindSpec> = {
     operators: ORDERED,
     prunes: { equality: true, order: false },
     parse: t => {
-      if (!/^0x([0-9a-fA-F]{2})*$/.test(t.trim())) throw new InvalidValueError(`expected 0x-prefixed hex bytes, got "${t}"`)
-      return hexToBytes(t.trim())
+      if (!/^0x([0-9a-fA-F]{2})*$/.test(t)) throw new InvalidValueError(`expected 0x-prefixed hex bytes, got "${t}"`)
+      return hexToBytes(t)
     },
     toJson: hexOf,
     toText: hexOf,
@@ -186,7 +185,7 @@ export const KINDS: Record<Kind, KindSpec> = {
     operators: EQUALITY,
     prunes: { equality: true, order: false },
     parse: t => {
-      const v = t.trim().toLowerCase()
+      const v = t.toLowerCase()
       if (v === 'true' || v === '1') return true
       if (v === 'false' || v === '0') return false
       throw new InvalidValueError(`expected true or false, got "${t}"`)
@@ -216,7 +215,6 @@ export const KINDS: Record<Kind, KindSpec> = {
 
 /** Move addresses are written short (`0x1`) as often as long; both name the same 32 bytes. */
 function parseMoveAddress(text: string): Uint8Array {
-  const t = text.trim()
-  if (!/^0x[0-9a-fA-F]{1,64}$/.test(t)) throw new InvalidValueError(`expected a 0x-prefixed account address, got "${text}"`)
-  return hexToBytes('0x' + t.slice(2).padStart(64, '0'))
+  if (!/^0x[0-9a-fA-F]{1,64}$/.test(text)) throw new InvalidValueError(`expected a 0x-prefixed account address, got "${text}"`)
+  return hexToBytes('0x' + text.slice(2).padStart(64, '0'))
 }

@@ -144,6 +144,21 @@ describe('filters', () => {
     expect(refusal(() => parse('chains=ETH&access_list=1')).parameter).toBe('access_list')
   })
 
+  it('refuses a sign or spaces around a number or hash (a query string turns + into a space)', () => {
+    for (const qs of [
+      'from_block=+5',
+      'from_block=%205',
+      'from_block=5%20',
+      'limit=+5',
+      'nonce=+1',
+      `hash=+0x${'00'.repeat(32)}`,
+      'to_block=%20latest',
+    ]) {
+      expect(() => parse(`chains=ETH&${qs}`), qs).toThrow(ApiError)
+    }
+    expect(parse('chains=ETH&from_block=5&to_block=LATEST').from).toBe(5)
+  })
+
   it('refuses malformed values with the reason', () => {
     const err = refusal(() => parse('chains=ETH&from=0x1234'))
     expect(err.parameter).toBe('from')
