@@ -12,7 +12,7 @@ import { findDataset } from '../api/datasets.ts'
 import { ApiError } from '../api/errors.ts'
 import { routeHost } from '../api/hosts.ts'
 import { parseDataQuery } from '../api/params.ts'
-import { ALLOWED_METHODS, API_PREFIX } from '../api/paths.ts'
+import { ALLOWED_METHODS, API_PREFIX, MAX_URL_BYTES } from '../api/paths.ts'
 import { authenticateUpgrade, isWebSocketUpgrade, parseUpgrade, type AcceptedUpgrade } from '../api/upgrade.ts'
 import type { QuerySpec } from '../query/types.ts'
 import type { DatasetDecl } from '../schema/dataset.ts'
@@ -36,6 +36,14 @@ export interface PipelineEnv {
 export function preflight(): MiddlewareHandler<PipelineEnv> {
   return async function preflight(c, next) {
     if (c.req.method === 'OPTIONS') return c.body(null, 204, { ...PREFLIGHT_HEADERS, Allow: ALLOWED_METHODS })
+    const length = new TextEncoder().encode(c.req.url).length
+    if (length > MAX_URL_BYTES) {
+      throw new ApiError(
+        414,
+        'uri_too_long',
+        `the URL has ${length} bytes; at most ${MAX_URL_BYTES} are served: split a long __in list over several requests (about 370 addresses or 240 hashes fit in one)`,
+      )
+    }
     await next()
     if (c.req.method === 'HEAD') await c.res.body?.cancel()
   }

@@ -5,7 +5,7 @@
  * that goes away cancels the body (and with it the scan). A body that fails part-way
  * destroys the connection, so a broken response never ends like a complete one.
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import { Readable } from 'node:stream'
 import type { AddressInfo } from 'node:net'
 
@@ -30,6 +30,11 @@ export interface RunningServer {
 }
 
 const BAD_REQUEST = JSON.stringify({ error: { status: 400, code: 'bad_request', message: 'malformed request' } })
+/** Request line and headers together, at most. */
+const MAX_HEADER_BYTES = 64 * 1024
+const HEADERS_TOO_LARGE = JSON.stringify({
+  error: { status: 431, code: 'headers_too_large', message: `the request line and headers exceed ${MAX_HEADER_BYTES} bytes` },
+})
 
 /** A fetch Request for a Node request; the URL's authority is the Host header when it parses. */
 export function toRequest(req: IncomingMessage, signal: AbortSignal): Request {
@@ -100,7 +105,8 @@ export async function writeResponse(response: Response, res: ServerResponse): Pr
 /** Starts an HTTP server for `fetch`; resolves once it listens. */
 export function serve(options: ServeOptions): Promise<RunningServer> {
   const log = options.log ?? ((message: string, error?: unknown) => console.error(message, error))
-  const server = createServer(async (req, res) => {
+  // Room for a URL at the API's limit (MAX_URL_BYTES) and ordinary headers, so the app answers a long URL with its 414.
+  const server = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, async (req, res) => {
     const controller = new AbortController()
     res.on('close', () => {
       if (!res.writableFinished) controller.abort()
@@ -129,8 +135,9 @@ export function serve(options: ServeOptions): Promise<RunningServer> {
       socket.destroy()
       return
     }
+    const [status, body] = err.code === 'HPE_HEADER_OVERFLOW' ? [431, HEADERS_TOO_LARGE] : [400, BAD_REQUEST]
     socket.end(
-      `HTTP/1.1 400 Bad Request\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(BAD_REQUEST)}\r\nConnection: close\r\n\r\n${BAD_REQUEST}`,
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
     )
   })
   const host = options.host ?? '127.0.0.1'

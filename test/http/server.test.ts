@@ -58,6 +58,19 @@ describe('npm run serve', () => {
     expect(lines.some(l => l.includes('dev:dev'))).toBe(true)
   })
 
+  it('answers a URL over the limit with 414 naming it, and an address__in that fits', async () => {
+    const addresses = (n: number) => Array.from({ length: n }, (_, i) => '0x' + i.toString(16).padStart(40, '0')).join(',')
+    const long = await fetch(`${base}/v1/api/logs?chains=ETH&address__in=${addresses(1000)}`, { headers: auth })
+    expect(long.status).toBe(414)
+    const err = ((await long.json()) as { error: { code: string; message: string } }).error
+    expect(err.code).toBe('uri_too_long')
+    expect(err.message).toMatch(/16384/)
+    expect((await fetch(`${base}/v1/api/logs?chains=ETH&address__in=${addresses(370)}`, { headers: auth })).status).toBe(200)
+    const huge = await fetch(`${base}/v1/api/logs?chains=ETH&x=${'a'.repeat(70_000)}`, { headers: auth })
+    expect(huge.status).toBe(431)
+    expect(((await huge.json()) as { error: { code: string } }).error.code).toBe('headers_too_large')
+  })
+
   it('serves queries over HTTP', async () => {
     const fields = logs.fields.filter(f => !f.extra)
     const res = await fetch(`${base}/v1/api/logs?chains=ETH&from_block=0`, { headers: auth })
