@@ -162,6 +162,12 @@ export function parsePredicate(name: string, value: string, dataset: DatasetDecl
       throw invalidParameter(name, `${name}: ${err.message.length > 200 ? err.message.slice(0, 200) + '…' : err.message}${hint}`)
     }
   })
+  const allowed = field.values
+  if (allowed && (op === 'eq' || op === 'in')) {
+    const outside = values.find(v => v !== null && !allowed.includes(String(v)))
+    if (outside !== undefined)
+      throw invalidParameter(name, `${name}: ${quote(String(outside))} is not a ${field.name}; the values are ${allowed.join(', ')}`)
+  }
   return { field, op, values }
 }
 

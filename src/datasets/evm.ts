@@ -66,7 +66,8 @@ export const transactions: DatasetDecl = {
     { name: 'r', kind: 'u256hex' },
     { name: 's', kind: 'u256hex' },
     { name: 'raw', kind: 'string', nullable: true, virtual: 'null' },
-    { name: 'type', kind: 'u64int' },
+    // Legacy, EIP-2930, EIP-1559, EIP-4844, EIP-7702.
+    { name: 'type', kind: 'u64int', values: ['0', '1', '2', '3', '4'] },
     { name: 'max_fee_per_gas', kind: 'u256hex', nullable: true },
     { name: 'max_priority_fee_per_gas', kind: 'u256hex', nullable: true },
     { name: 'block_timestamp', kind: 'u64int', extra: true },

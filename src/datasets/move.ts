@@ -18,6 +18,19 @@
 import type { DatasetDecl, FieldDecl } from '../schema/dataset.ts'
 
 /** Columns of the partitions that no spec record lists: returned with `fields=`. */
+/** `kind`: the REST `type` in the spec's style (src/move/tx-kind.ts); a type the API adds later is added here. */
+export const MOVE_KINDS = [
+  'UserTransaction',
+  'BlockMetadataTransaction',
+  'StateCheckpointTransaction',
+  'BlockEpilogueTransaction',
+  'GenesisTransaction',
+  'ValidatorTransaction',
+] as const
+
+/** `status`: `Success` or the failed execution status (src/move/tx-kind.ts). */
+export const MOVE_STATUSES = ['Success', 'OutOfGas', 'MoveAbort', 'ExecutionFailure', 'MiscellaneousError'] as const
+
 const EXTRAS: readonly FieldDecl[] = [
   { name: 'entry_function_id', kind: 'string', nullable: true, bloom: true, extra: true },
   { name: 'success', kind: 'bool', extra: true },
@@ -71,9 +84,9 @@ function record(quantity: 'u64int' | 'u64hex'): FieldDecl[] {
     { name: 'version', kind: quantity },
     { name: 'parent_transaction_hash', kind: 'hash', nullable: true },
     { name: 'timestamp', kind: 'u64int' },
-    { name: 'kind', kind: 'string' },
+    { name: 'kind', kind: 'string', values: MOVE_KINDS },
     { name: 'gas_used', kind: quantity },
-    { name: 'status', kind: 'string' },
+    { name: 'status', kind: 'string', values: MOVE_STATUSES },
     { name: 'event_root_hash', kind: 'hash' },
     { name: 'state_change_hash', kind: 'hash' },
     { name: 'accumulator_root_hash', kind: 'hash' },

@@ -14,7 +14,8 @@
  * | `genesis_transaction`          | `GenesisTransaction`         |
  * | `validator_transaction`        | `ValidatorTransaction`       |
  *
- * A type the API adds later maps the same way (snake case to Pascal case).
+ * A type the API adds later maps the same way (snake case to Pascal case), and is added to
+ * MOVE_KINDS (src/datasets/move.ts), the values a `kind` filter accepts.
  *
  * status: `Success`, or the failed `ExecutionStatus` variant the `vm_status`
  * text was printed from (aptos-core `api/types` `explain_vm_status`): `OutOfGas`,

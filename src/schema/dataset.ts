@@ -24,6 +24,11 @@ export interface FieldDecl {
   extra?: boolean
   /** Write a split-block bloom filter: the column is hit by `__in` lookups of rare values. */
   bloom?: boolean
+  /**
+   * The values the field takes, when they are a closed set: `F=` and `F__in=` with any
+   * other value are a 400 listing these (a misspelling would otherwise match nothing).
+   */
+  values?: readonly string[]
 }
 
 export interface DatasetDecl {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { CHAINS } from '../../src/chains/registry.ts'
 import { blocks, logs, transactions } from '../../src/datasets/evm.ts'
+import { moveTransactions } from '../../src/datasets/move.ts'
 import { ApiError } from '../../src/api/errors.ts'
 import { routeHost } from '../../src/api/hosts.ts'
 import { MAX_IN_VALUES, MAX_LIMIT, parseBlockBound, parseDataQuery, parseFields, parseLimit } from '../../src/api/params.ts'
@@ -157,6 +158,18 @@ describe('filters', () => {
       expect(() => parse(`chains=ETH&${qs}`), qs).toThrow(ApiError)
     }
     expect(parse('chains=ETH&from_block=5&to_block=LATEST').from).toBe(5)
+  })
+
+  it('refuses a value outside a closed set, listing the values', () => {
+    const move: DatasetDecl = moveTransactions
+    const aptos = routeHost('aptos.localhost', CHAINS)
+    const err = refusal(() => parse('chains=APTOS&kind__in=user_transaction', move, aptos.chains))
+    expect(err.parameter).toBe('kind__in')
+    expect(err.message).toMatch(/UserTransaction, BlockMetadataTransaction/)
+    expect(parse('chains=APTOS&kind=UserTransaction', move, aptos.chains).predicates[0].values).toEqual(['UserTransaction'])
+    expect(refusal(() => parse('chains=ETH&type=7')).message).toMatch(/the values are 0, 1, 2, 3, 4/)
+    expect(parse('chains=ETH&type__in=0x2,3').predicates[0].values).toEqual([2n, 3n])
+    expect(parse('chains=ETH&type__gte=9').predicates[0].op).toBe('gte')
   })
 
   it('refuses malformed values with the reason', () => {
