@@ -16,6 +16,7 @@ export const EXPOSED_HEADERS = [
   'X-Blocks-Served',
   'X-Blocks-Served-Truncated',
   'X-Next-From-Block',
+  'X-Latest-Block',
   'X-Partitions-Read',
   'X-Partitions-Skipped',
   'X-Row-Groups-Read',
@@ -54,7 +55,9 @@ export function queryHeaders(planned: PlannedQuery & { pushed?: readonly string[
   const { stats } = planned
   const served = planned.served.slice(0, MAX_SERVED_RANGES)
   return {
-    'X-Block-Range': formatRanges([planned.range]),
+    // Empty (from above to) only for a poll above the newest block.
+    ...(planned.range[0] <= planned.range[1] ? { 'X-Block-Range': formatRanges([planned.range]) } : {}),
+    'X-Latest-Block': String(planned.latest),
     'X-Blocks-Served': formatRanges(served),
     ...(planned.served.length > MAX_SERVED_RANGES ? { 'X-Blocks-Served-Truncated': 'true' } : {}),
     ...(planned.nextFrom === undefined ? {} : { 'X-Next-From-Block': String(planned.nextFrom) }),

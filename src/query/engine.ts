@@ -69,6 +69,9 @@ export async function runQuery(ctx: EngineContext, spec: QuerySpec): Promise<Que
   }
   const latest = coverage[coverage.length - 1][1]
   const range: BlockRange = [spec.from === 'latest' ? latest : spec.from, spec.to === 'latest' ? latest : spec.to]
+  // Polling from the block after the last one seen, up to the head: nothing new yet is an empty answer, not an error.
+  if (spec.to === 'latest' && range[0] > latest)
+    return { range, served: [], latest, stats: idleStats(io), pushed: [], batches: streamOf([]) }
   if (range[0] > range[1]) throw new InvalidRangeError(`from_block ${range[0]} is after to_block ${range[1]}`, range)
   const served = intersectRanges(range, coverage)
   if (served.length === 0) {
@@ -106,12 +109,29 @@ export async function runQuery(ctx: EngineContext, spec: QuerySpec): Promise<Que
   const pushed = plan.pushed.map(spell)
 
   if (spec.limit === undefined || !rangeField) {
-    return { range, served, stats, pushed, batches: await primed(batches) }
+    return { range, served, latest, stats, pushed, batches: await primed(batches) }
   }
   const cut = await takeBlocks(batches, spec.limit, rangeField.name)
   const output = cut.batches.map(b => project(b, spec.fields))
   const shown = cut.nextFrom === undefined ? served : intersectRanges([range[0], cut.nextFrom - 1], served)
-  return { range, served: shown, nextFrom: cut.nextFrom, stats, pushed, batches: streamOf(output) }
+  return { range, served: shown, latest, nextFrom: cut.nextFrom, stats, pushed, batches: streamOf(output) }
+}
+
+/** The statistics of a query that reads nothing beyond the manifest root. */
+function idleStats(io: ReturnType<typeof countingStore>): ScanStats {
+  return {
+    partitionsTotal: 0,
+    partitionsRead: 0,
+    rowGroupsTotal: 0,
+    rowGroupsRead: 0,
+    get requests() {
+      return io.counts.requests
+    },
+    get bytesFetched() {
+      return io.counts.bytesFetched
+    },
+    rowsScanned: 0,
+  }
 }
 
 /** The partitions of the walk that have row groups in `range`, planned. */

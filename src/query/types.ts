@@ -47,6 +47,8 @@ export interface PlannedQuery {
   range: BlockRange
   /** The stored parts of that range: what the response actually covers. */
   served: BlockRange[]
+  /** The newest stored block (or version) of the dataset: where a poller stands. */
+  latest: number
   /** Set when `limit` cut the response: the from_block that continues it. */
   nextFrom?: number
   stats: ScanStats

@@ -210,6 +210,22 @@ describe('data endpoints', () => {
     expect(got.map(r => r.block_number)).toEqual(['0x' + LATEST.toString(16)])
   })
 
+  it('answers a poll from above the newest block (to_block omitted or latest) with 200, no rows, and X-Latest-Block', async () => {
+    const fields = defaults(logs.fields)
+    for (const format of ['json', 'json_stream', 'csv', 'arrow'] as const) {
+      for (const to of ['', '&to_block=latest']) {
+        const res = await get(`/v1/api/logs?chains=ETH&from_block=${LATEST + 1}${to}&format=${format}`)
+        expect(res.status, `${format}${to}`).toBe(200)
+        expect(res.headers.get('x-latest-block')).toBe(String(LATEST))
+        expect(res.headers.get('x-blocks-served')).toBe('')
+        expect(await records(res, format, fields)).toEqual([])
+      }
+    }
+    const res = await get(`/v1/api/logs?chains=ETH&from_block=${LATEST}`)
+    expect(res.headers.get('x-latest-block')).toBe(String(LATEST))
+    expect(res.headers.get('x-block-range')).toBe(`${LATEST}-${LATEST}`)
+  })
+
   it('answers 404 with the coverage for a range wholly in a gap or past the data', async () => {
     for (const q of ['from_block=150&to_block=199', 'from_block=1000&to_block=2000']) {
       const err = await errorOf(await get(`/v1/api/transactions?chains=ETH&${q}`))

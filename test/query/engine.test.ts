@@ -250,11 +250,13 @@ describe('range resolution and coverage', () => {
     expect(other.coverage).toEqual([])
   })
 
-  it('throws InvalidRangeError when from is after to once latest is resolved', async () => {
-    const err = await runQuery(
-      { store: lake.store, manifest: new ManifestReader(lake.store) },
-      spec(logs, [], { from: 1600, to: 'latest' }),
-    ).catch(e => e)
+  it('answers a from above the newest block with to at latest with nothing, and the newest block (a poller)', async () => {
+    const ctx = { store: lake.store, manifest: new ManifestReader(lake.store) }
+    const polled = await runQuery(ctx, spec(logs, [], { from: 1500, to: 'latest' }))
+    expect(polled.latest).toBe(1499)
+    expect(polled.served).toEqual([])
+    expect(await collect(polled.batches)).toEqual([])
+    const err = await runQuery(ctx, spec(logs, [], { from: 'latest', to: 1200 })).catch(e => e)
     expect(err).toBeInstanceOf(InvalidRangeError)
   })
 })
