@@ -24,7 +24,8 @@ const SALT_BYTES = 16
 /** Verified credentials remembered per process or isolate. */
 const CACHE_SIZE = 1_000
 
-type Secret = { kind: 'pbkdf2'; iterations: number; salt: Uint8Array; hash: Uint8Array } | { kind: 'plain'; digest: Uint8Array }
+/** A PBKDF2 hash: plaintext secrets are hashed when loaded, so every check costs the same, known user or not. */
+type Secret = { iterations: number; salt: Uint8Array; hash: Uint8Array }
 
 /** The configured users: name → parsed secret. */
 export type Users = ReadonlyMap<string, Secret>
@@ -75,7 +76,10 @@ export async function hashPassword(password: string, iterations = PBKDF2_ITERATI
 }
 
 async function parseSecret(user: string, text: string): Promise<Secret> {
-  if (!text.startsWith(SCHEME + '$')) return { kind: 'plain', digest: await sha256(encoder.encode(text)) }
+  if (!text.startsWith(SCHEME + '$')) {
+    const salt = crypto.getRandomValues(new Uint8Array(SALT_BYTES))
+    return { iterations: PBKDF2_ITERATIONS, salt, hash: await pbkdf2(text, salt, PBKDF2_ITERATIONS, HASH_BYTES) }
+  }
   const [, iter, salt, hash] = text.split('$')
   const iterations = Number(iter)
   const saltBytes = fromB64(salt ?? '')
@@ -85,7 +89,7 @@ async function parseSecret(user: string, text: string): Promise<Secret> {
       `API_USERS: the hash of user "${user}" is malformed (expected ${SCHEME}$<iterations up to ${MAX_ITERATIONS}>$<salt>$<hash>)`,
     )
   }
-  return { kind: 'pbkdf2', iterations, salt: saltBytes, hash: hashBytes }
+  return { iterations, salt: saltBytes, hash: hashBytes }
 }
 
 /** Parses API_USERS; throws UsersConfigError naming the bad entry (never its secret). */
@@ -121,18 +125,16 @@ export function parseBasic(header: string | null | undefined): { user: string; p
 }
 
 /** Stands in for an unknown user so that a miss costs as much as a wrong password. */
-const DECOY: Secret = { kind: 'pbkdf2', iterations: PBKDF2_ITERATIONS, salt: new Uint8Array(SALT_BYTES), hash: new Uint8Array(HASH_BYTES) }
+const DECOY: Secret = { iterations: PBKDF2_ITERATIONS, salt: new Uint8Array(SALT_BYTES), hash: new Uint8Array(HASH_BYTES) }
 
 async function matches(password: string, secret: Secret): Promise<boolean> {
-  if (secret.kind === 'plain') return constantTimeEqual(await sha256(encoder.encode(password)), secret.digest)
   return constantTimeEqual(await pbkdf2(password, secret.salt, secret.iterations, secret.hash.length), secret.hash)
 }
 
 const verified = new Map<string, true>()
 
 async function cacheKey(user: string, password: string, secret: Secret): Promise<string> {
-  const material = secret.kind === 'plain' ? secret.digest : secret.hash
-  const digest = await sha256(encoder.encode(`${user}\u0000${password}\u0000${toB64(material)}`))
+  const digest = await sha256(encoder.encode(`${user}\u0000${password}\u0000${toB64(secret.hash)}`))
   return toB64(digest)
 }
 

@@ -1,6 +1,14 @@
 import { pbkdf2Sync } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
-import { authenticate, constantTimeEqual, hashPassword, parseBasic, parseUsers, UsersConfigError } from '../../src/api/auth.ts'
+import {
+  authenticate,
+  constantTimeEqual,
+  hashPassword,
+  parseBasic,
+  parseUsers,
+  PBKDF2_ITERATIONS,
+  UsersConfigError,
+} from '../../src/api/auth.ts'
 import { basic } from '../support/basic.ts'
 
 describe('hashPassword', () => {
@@ -54,6 +62,15 @@ describe('authenticate', () => {
     expect(await authenticate(basic('carol', 'plain-pw'), users)).toBe(null)
     expect(await authenticate(basic('Alice', 's3cret'), users)).toBe(null)
     expect(await authenticate(undefined, users)).toBe(null)
+  })
+
+  it('hashes a plaintext secret when loading it, so a known user costs the same PBKDF2 as an unknown one', async () => {
+    const users = await parseUsers('dev:dev')
+    const secret = users.get('dev')!
+    expect(secret.iterations).toBe(PBKDF2_ITERATIONS)
+    expect(secret.hash).toHaveLength(32)
+    expect(new TextDecoder().decode(secret.hash)).not.toContain('dev')
+    expect((await parseUsers('dev:dev')).get('dev')!.salt).not.toEqual(secret.salt)
   })
 
   it('does not let a cached success leak to another password or a changed secret', async () => {
