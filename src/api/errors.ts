@@ -6,7 +6,7 @@
  * behind a 500 without internals.
  */
 import { InvalidValueError } from '../schema/kinds.ts'
-import { StorageError } from '../store/types.ts'
+import { CorruptObjectError, StorageError } from '../store/types.ts'
 import { InvalidRangeError, NoDataError } from '../query/errors.ts'
 
 /** Seconds a client is asked to wait after a 503. */
@@ -67,6 +67,13 @@ export function errorBody(err: ApiError): string {
  */
 export function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err
+  if (err instanceof CorruptObjectError) {
+    return new ApiError(
+      503,
+      'storage_corrupt',
+      'a stored object is missing or damaged; the operator has been told (retrying will not help)',
+    )
+  }
   if (err instanceof StorageError) {
     return new ApiError(503, 'storage_unavailable', 'object storage is unavailable or timed out; retry later', {
       headers: { 'Retry-After': String(RETRY_AFTER_SECONDS) },
@@ -83,6 +90,9 @@ export function toApiError(err: unknown): ApiError {
 
 /** True when the error is not one the API expects (it is logged, the client sees a 500). */
 export const isUnexpected = (err: unknown): boolean => toApiError(err).status === 500
+
+/** Errors the operator must hear of: the unexpected ones, and damaged or missing stored objects. */
+export const needsOperator = (err: unknown): boolean => isUnexpected(err) || err instanceof CorruptObjectError
 
 /** A JSON error response; `extraHeaders` (CORS) are added to the error's own. */
 export function errorResponse(err: unknown, extraHeaders: Record<string, string> = {}): Response {

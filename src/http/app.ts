@@ -10,7 +10,7 @@ import { Hono, type Context } from 'hono'
 import { CHAINS, type Chain } from '../chains/registry.ts'
 import type { Users } from '../api/auth.ts'
 import { DATASETS } from '../api/datasets.ts'
-import { ApiError, errorResponse, isUnexpected, quote } from '../api/errors.ts'
+import { ApiError, errorResponse, isUnexpected, needsOperator, quote } from '../api/errors.ts'
 import { routeHost } from '../api/hosts.ts'
 import { API_PREFIX } from '../api/paths.ts'
 import { isWebSocketUpgrade, type AcceptedUpgrade } from '../api/upgrade.ts'
@@ -68,7 +68,8 @@ export function createApp(options: AppOptions): Hono<PipelineEnv> {
   const app = new Hono<PipelineEnv>({ strict: false })
 
   app.onError((err, c) => {
-    if (isUnexpected(err)) log(`${c.req.method} ${new URL(c.req.url).pathname}: unexpected error`, err)
+    if (needsOperator(err))
+      log(`${c.req.method} ${new URL(c.req.url).pathname}: ${isUnexpected(err) ? 'unexpected error' : 'damaged storage'}`, err)
     return errorResponse(err, CORS_HEADERS)
   })
   app.notFound(c => errorResponse(new ApiError(404, 'not_found', `no endpoint at ${quote(new URL(c.req.url).pathname)}`), CORS_HEADERS))
@@ -83,7 +84,14 @@ export function createApp(options: AppOptions): Hono<PipelineEnv> {
     const only = parseStatusQuery(params, { chains: host.chains, allChains: chains })
     const format = negotiateFormat(params.get('format'), c.req.header('accept') ?? null, DEFAULT_STATUS_FORMAT)
     const served = datasets.filter(d => d.family === host.family)
-    return statusResponse(options.manifest, only ? [only] : host.chains, served, format, acceptsGzip(clientAcceptEncoding(c.req.raw)))
+    return statusResponse(
+      options.manifest,
+      only ? [only] : host.chains,
+      served,
+      format,
+      acceptsGzip(clientAcceptEncoding(c.req.raw)),
+      err => log(`status: damaged storage`, err),
+    )
   })
 
   app.get(`${API_PREFIX}*`, parseQuery({ chains, datasets, upgrades }), async (c: Context<PipelineEnv>) => {

@@ -12,12 +12,12 @@ import type { ScanOptions } from '../query/scan.ts'
 import type { QuerySpec } from '../query/types.ts'
 import type { Chain } from '../chains/registry.ts'
 import type { DatasetDecl, FieldDecl } from '../schema/dataset.ts'
-import type { ObjectStore } from '../store/types.ts'
+import { CorruptObjectError, type ObjectStore } from '../store/types.ts'
 import { gzipResponse } from './compress.ts'
-import { ApiError } from '../api/errors.ts'
+import { ApiError, toApiError } from '../api/errors.ts'
 import { CORS_HEADERS, queryHeaders } from './headers.ts'
 import { blockCount, MAX_JSON_BLOCK_RANGE } from '../api/params.ts'
-import { STATUS_FIELDS, statusBatch, statusRecord } from './status.ts'
+import { failedStatusRecord, STATUS_FIELDS, statusBatch, statusRecord } from './status.ts'
 import type { RowBatch } from '../columns/batch.ts'
 import { streamOf } from '../columns/stream.ts'
 
@@ -70,15 +70,30 @@ export function streamResponse(
   return gzip ? gzipResponse(body, { status: 200, headers }) : new Response(body, { status: 200, headers })
 }
 
-/** The status records of `chains`, read from their manifests. */
+/**
+ * The status records of `chains`, read from their manifests. A chain whose manifest is
+ * damaged gets an `Error` record (and `onDamage` hears of it) while the others are answered;
+ * storage that does not answer at all fails the response (503, retry).
+ */
 export async function statusResponse(
   manifest: ManifestReader,
   chains: readonly Chain[],
   datasets: readonly DatasetDecl[],
   format: Format,
   gzip: boolean,
+  onDamage: (err: unknown) => void = () => {},
 ): Promise<Response> {
-  const records = await Promise.all(chains.map(async chain => statusRecord(chain, await manifest.root(chain), datasets)))
+  const records = await Promise.all(
+    chains.map(async chain => {
+      try {
+        return statusRecord(chain, await manifest.root(chain), datasets)
+      } catch (err) {
+        if (!(err instanceof CorruptObjectError)) throw err
+        onDamage(err)
+        return failedStatusRecord(chain, toApiError(err))
+      }
+    }),
+  )
   return streamResponse(format, STATUS_FIELDS, streamOf([statusBatch(records)]), bodyHeaders(format), gzip)
 }
 

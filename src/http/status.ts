@@ -1,7 +1,8 @@
 /**
  * The status endpoint's records: the spec's fields, in its order, one record per
  * chain the host serves, plus `label` (what the data is, e.g. `synthetic local data`;
- * null for recorded chain data) and `datasets` with each dataset's coverage.
+ * null for recorded chain data), `datasets` with each dataset's coverage, and `error` (null,
+ * or why a chain's manifest cannot be read).
  * Declared as a dataset so every output format encodes it like any other.
  */
 import type { Chain } from '../chains/registry.ts'
@@ -25,10 +26,14 @@ export const STATUS_FIELDS: readonly FieldDecl[] = [
   { name: 'status', kind: 'string' },
   { name: 'label', kind: 'string', nullable: true },
   { name: 'datasets', kind: 'json' },
+  { name: 'error', kind: 'json', nullable: true },
 ]
 
-/** `Ok`: the chain has data in at least one dataset; `NoData`: nothing is published for it. */
-export type ChainStatus = 'Ok' | 'NoData'
+/**
+ * `Ok`: the chain has data in at least one dataset; `NoData`: nothing is published for it;
+ * `Error`: its manifest cannot be read (damaged or missing objects), said in `error`.
+ */
+export type ChainStatus = 'Ok' | 'NoData' | 'Error'
 
 /** Coverage of one dataset as the status record reports it. */
 export interface DatasetStatus {
@@ -76,6 +81,25 @@ export function statusRecord(
     status: latest === null ? 'NoData' : 'Ok',
     label: root?.label ?? null,
     datasets: JSON.stringify(perDataset),
+    error: null,
+  }
+}
+
+/** The record of a chain whose manifest cannot be read: the others are answered all the same. */
+export function failedStatusRecord(chain: Chain, error: { code: string; message: string }): Record<string, StoredValue | null> {
+  return {
+    type: 'Chain',
+    chain: BigInt(chain.id),
+    chain_code: chain.code,
+    chain_name: chain.name,
+    service: 'chain',
+    entity: 'block',
+    latest_block_height: null,
+    timestamp: null,
+    status: 'Error',
+    label: null,
+    datasets: '{}',
+    error: JSON.stringify({ code: error.code, message: error.message }),
   }
 }
 

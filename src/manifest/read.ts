@@ -8,11 +8,21 @@
 import type { ObjectStore } from '../store/types.ts'
 import { rootKey } from './keys.ts'
 import { decodeRoot, decodeShard } from './codec.ts'
+import { CorruptObjectError } from '../store/types.ts'
 import type { BlockRange, ChainRef, ManifestRoot, ManifestShard, PartitionEntry } from './types.ts'
 
 const decoder = new TextDecoder()
 
 export const parseRoot = (bytes: Uint8Array): ManifestRoot => decodeRoot(JSON.parse(decoder.decode(bytes)))
+
+/** Parses a stored manifest object; bytes that do not parse are a damaged object, named. */
+function parsed<T>(key: string, bytes: Uint8Array, parse: (bytes: Uint8Array) => T): T {
+  try {
+    return parse(bytes)
+  } catch (err) {
+    throw new CorruptObjectError(key, `not a readable manifest object (${(err as Error).message})`, { cause: err })
+  }
+}
 
 export const parseShard = (bytes: Uint8Array): ManifestShard => decodeShard(JSON.parse(decoder.decode(bytes)))
 
@@ -88,7 +98,7 @@ export class ManifestReader {
     const key = rootKey(chain)
     const cached = this.roots.get(key)
     if (cached && Date.now() - cached.at < this.rootTtlMs) return cached.root
-    const root = store.get(key).then(got => (got ? parseRoot(got.body) : null))
+    const root = store.get(key).then(got => (got ? parsed(key, got.body, parseRoot) : null))
     this.roots.set(key, { at: Date.now(), root })
     root.catch(() => this.roots.delete(key))
     return root
@@ -104,14 +114,14 @@ export class ManifestReader {
     }
     let entry: CachedShard
     const shard = store.get(key).then(got => {
-      if (!got) throw new Error(`manifest shard ${key} is missing`)
-      const parsed = parseShard(got.body)
+      if (!got) throw new CorruptObjectError(key, 'the manifest shard the root names is missing')
+      const decoded = parsed(key, got.body, parseShard)
       if (this.shards.get(key) === entry) {
         entry.bytes = got.body.length
         this.cachedBytes += entry.bytes
         this.evict()
       }
-      return parsed
+      return decoded
     })
     entry = { shard, bytes: 0 }
     shard.catch(() => this.forget(key, entry))

@@ -11,7 +11,7 @@
 import type { AsyncBuffer, FileMetaData } from 'hyparquet'
 import type { ByteSpan } from '../manifest/types.ts'
 import type { ObjectStore } from '../store/types.ts'
-import { StorageError } from '../store/types.ts'
+import { CorruptObjectError, StorageError } from '../store/types.ts'
 
 export interface ReadQueueOptions {
   /** Slices of one object at most this many bytes apart are fetched in one request (default 16 KiB). */
@@ -86,7 +86,7 @@ export class ReadQueue {
     this.store
       .get(key, { offset: start, length: end - start })
       .then(got => {
-        if (!got) throw new StorageError(`object ${key} disappeared while being read`)
+        if (!got) throw new CorruptObjectError(key, 'the object the manifest names is missing')
         if (got.body.length < end - start) throw new StorageError(`short read of ${key}: ${got.body.length} of ${end - start} bytes`)
         const body = got.body
         for (const p of group) p.resolve(body.subarray(p.start - start, p.end - start))

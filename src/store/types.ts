@@ -43,6 +43,19 @@ export interface ObjectStore {
  * Storage trouble (unreachable, timed out, refused): the HTTP layer answers 503 with
  * Retry-After instead of 500, because retrying later may work.
  */
+/**
+ * A stored object that must exist is missing, or its bytes are not what was written: a
+ * permanent fault of the deployment (retrying will not help), reported to the operator.
+ */
+export class CorruptObjectError extends Error {
+  readonly key: string
+  constructor(key: string, why: string, options?: { cause?: unknown }) {
+    super(`${key}: ${why}`, options)
+    this.name = 'CorruptObjectError'
+    this.key = key
+  }
+}
+
 export class StorageError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options)

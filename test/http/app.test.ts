@@ -424,6 +424,51 @@ describe('failures', () => {
     expect(logged).toHaveLength(1)
   })
 
+  /** The lake's store with some objects replaced: `damage(key, bytes)` returns the bytes to serve, or null for a missing object. */
+  const damaged = (damage: (key: string, bytes: Uint8Array) => Uint8Array | null): ObjectStore => ({
+    ...store,
+    get: async (key, range) => {
+      const got = await store.get(key)
+      const bytes = got && damage(key, got.body)
+      if (!got || !bytes) return null
+      const start = range && 'offset' in range ? range.offset : range && 'suffix' in range ? Math.max(0, bytes.length - range.suffix) : 0
+      const end = range && 'length' in range && range.length !== undefined ? Math.min(bytes.length, start + range.length) : bytes.length
+      return { ...got, body: bytes.subarray(start, end), offset: start, size: bytes.length }
+    },
+    head: key => store.head(key),
+    put: (k, b, o) => store.put(k, b, o),
+    list: p => store.list(p),
+    delete: k => store.delete(k),
+  })
+
+  it('answers a damaged manifest, a missing shard or a missing partition with 503 storage_corrupt, no Retry-After, and logs the object', async () => {
+    const cases: [string, (key: string, bytes: Uint8Array) => Uint8Array | null][] = [
+      ['root', (key, bytes) => (key.endsWith('manifest/root.json') ? bytes.subarray(0, bytes.length - 7) : bytes)],
+      ['shard', (key, bytes) => (key.includes('/manifest/logs/') ? null : bytes)],
+      ['partition', (key, bytes) => (key.endsWith('.parquet') && key.includes('/logs/') ? null : bytes)],
+    ]
+    for (const [what, damage] of cases) {
+      logged.length = 0
+      const app = await appOver(damaged(damage))
+      const res = await app.fetch(
+        new Request('http://api.example.com/v1/api/logs?chains=ETH&from_block=0', { headers: { authorization: AUTH } }),
+      )
+      expect(res.status, what).toBe(503)
+      expect(res.headers.get('retry-after'), what).toBeNull()
+      expect((await errorOf(res)).code, what).toBe('storage_corrupt')
+      expect(String(logged[0]), what).toMatch(/evm-1\//)
+    }
+    // The status of the host: the damaged chain says so, the others are answered.
+    logged.length = 0
+    const app = await appOver(damaged(cases[0][1]))
+    const res = await app.fetch(new Request('http://api.example.com/v1/api/status', { headers: { authorization: AUTH } }))
+    expect(res.status).toBe(200)
+    const records = (await res.json()) as { chain_code: string; status: string; error: { code: string } | null }[]
+    expect(records.find(r => r.chain_code === 'ETH')).toMatchObject({ status: 'Error', error: { code: 'storage_corrupt' } })
+    expect(records.find(r => r.chain_code === 'DEVNET')).toMatchObject({ status: 'NoData', error: null })
+    expect(logged).toHaveLength(1)
+  })
+
   it('aborts the body when storage fails part-way, never ending it cleanly', async () => {
     const path = 'http://api.example.com/v1/api/logs?chains=ETH&from_block=0&format=json'
     const counted = countingStore(store)

@@ -15,6 +15,7 @@ const ok: Record<string, StoredValue | null> = {
   status: 'Ok',
   label: 'synthetic local data',
   datasets: '{"blocks":{"coverage":[[0,18500000]],"latest_block":18500000,"rows":18500001}}',
+  error: null,
 }
 
 const noData: Record<string, StoredValue | null> = {
