@@ -63,6 +63,9 @@ function randomBytes(r: () => number, n: number): Uint8Array {
 /** The planted needle of query (a): an address with `RARE_LOGS` logs, half of them transfers. */
 export const RARE = Uint8Array.from({ length: 20 }, (_, i) => 0xa0 + i)
 const RARE_LOGS = 40
+/** The planted wallet of the wallet-as-topic queries: a 32-byte topic holding an address, in topic1 of half its logs and topic2 of the others. */
+export const WALLET = Uint8Array.from({ length: 32 }, (_, i) => (i < 12 ? 0 : 0xc0 + i))
+const WALLET_LOGS = 80
 export const TRANSFER = Uint8Array.from(Buffer.from('ddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef', 'hex'))
 
 /** The lake's value pools: 5 hot contracts, 2,000 warm ones, 301 event signatures (Transfer first), 20,000 wallets as topics. */
@@ -123,6 +126,7 @@ export async function benchLake(options: BenchOptions): Promise<Lake> {
   const r = rng(SEED)
   const { hot, warm, sigs, holders } = drawPools(r)
   const rareAt = new Set(Array.from({ length: RARE_LOGS }, () => Math.floor(r() * total)))
+  const walletAt = new Set(Array.from({ length: WALLET_LOGS }, () => Math.floor(r() * total)))
   let row = 0
   const entries: PartitionEntry[] = []
   for (let a = from; a <= to; a += partitionBlocks) {
@@ -140,7 +144,9 @@ export async function benchLake(options: BenchOptions): Promise<Lake> {
           txHash = randomBytes(r, 32)
         }
         const x = r()
-        const rare = rareAt.has(row++)
+        const at = row++
+        const rare = rareAt.has(at)
+        const wallet = walletAt.has(at) ? (at % 2 === 0 ? 1 : 2) : 0
         const address = rare ? RARE : x < 0.4 ? hot[(r() * hot.length) | 0] : x < 0.85 ? warm[(r() * warm.length) | 0] : randomBytes(r, 20)
         const y = r()
         const topic0 = rare ? (i % 2 === 0 ? TRANSFER : sigs[1]) : y < 0.55 ? TRANSFER : y < 0.99 ? sigs[1 + ((r() * r() * 300) | 0)] : null
@@ -156,8 +162,10 @@ export async function benchLake(options: BenchOptions): Promise<Lake> {
         cols.log_index.push(BigInt(i))
         cols.address.push(address)
         cols.topic0.push(topic0)
-        cols.topic1.push(r() < 0.85 ? holders[(r() * holders.length) | 0] : null)
-        cols.topic2.push(r() < 0.7 ? holders[(r() * holders.length) | 0] : null)
+        const topic1 = r() < 0.85 ? holders[(r() * holders.length) | 0] : null
+        const topic2 = r() < 0.7 ? holders[(r() * holders.length) | 0] : null
+        cols.topic1.push(wallet === 1 ? WALLET : topic1)
+        cols.topic2.push(wallet === 2 ? WALLET : topic2)
         cols.topic3.push(r() < 0.15 ? randomBytes(r, 32) : null)
         cols.data.push(data)
         cols.removed.push(false)

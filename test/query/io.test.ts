@@ -56,6 +56,6 @@ describe('ReadQueue', () => {
   it('rejects every read of a merged request when the object is missing', async () => {
     const { store } = await tempStore()
     const queue = new ReadQueue(store)
-    await expect(Promise.all([queue.read('nope', 0, 1), queue.read('nope', 2, 3)])).rejects.toThrow(/disappeared/)
+    await expect(Promise.all([queue.read('nope', 0, 1), queue.read('nope', 2, 3)])).rejects.toThrow(/missing/)
   })
 })
