@@ -174,7 +174,13 @@ export async function ingestCommand(argv: string[], io: CliIo): Promise<number> 
       datasets: args.datasets,
       confirmations: args.confirmations,
       partitionBlocks: args.partitionBlocks,
-      rpc: args.concurrency ? { concurrency: args.concurrency } : undefined,
+      rpc: {
+        ...(args.concurrency ? { concurrency: args.concurrency } : {}),
+        onRetry: r =>
+          reporter.log(
+            `node: retrying ${r.calls} call${r.calls === 1 ? '' : 's'} (${r.method}), attempt ${r.attempt} of ${r.attempts} in ${(r.waitMs / 1000).toFixed(1)} s: ${r.reason}`,
+          ),
+      },
       log: reporter.log,
       onProgress: reporter.onProgress,
     })

@@ -30,6 +30,18 @@ export interface RpcOptions {
   maxBackoffMs?: number
   headers?: Record<string, string>
   fetch?: typeof fetch
+  /** Told before each wait to retry, so a node that hangs or fails is never silent for minutes. */
+  onRetry?: (retry: RpcRetry) => void
+}
+
+/** Calls about to be retried: how many, the first one's method, the attempt coming, and why. */
+export interface RpcRetry {
+  calls: number
+  method: string
+  attempt: number
+  attempts: number
+  waitMs: number
+  reason: string
 }
 
 export interface RpcCall {
@@ -173,6 +185,7 @@ export function createRpcClient(url: string, options: RpcOptions = {}): RpcClien
     }
     const again: Pending[] = []
     let waitMs = 0
+    let why: string | undefined
     outcomes.forEach((o, i) => {
       const p = group[i]
       stats.calls++
@@ -181,6 +194,7 @@ export function createRpcClient(url: string, options: RpcOptions = {}): RpcClien
       else if (o.kind === 'retry' && p.attempt < retries) {
         again.push({ ...p, attempt: p.attempt + 1 })
         waitMs = Math.max(waitMs, o.waitMs ?? backoffMs(p.attempt, baseMs, capMs))
+        why ??= o.reason
       } else {
         const reason = o.kind === 'retry' ? `${o.reason} (gave up after ${p.attempt + 1} attempts)` : o.reason
         settled[p.index] = { ok: false, error: new RpcError(p.call, reason, { code: o.code, kind: o.kind }) }
@@ -188,7 +202,16 @@ export function createRpcClient(url: string, options: RpcOptions = {}): RpcClien
     })
     if (!again.length) return
     stats.retries += again.length
-    await new Promise(r => setTimeout(r, Math.min(waitMs, capMs)))
+    const wait = Math.min(waitMs, capMs)
+    options.onRetry?.({
+      calls: again.length,
+      method: again[0].call.method,
+      attempt: again[0].attempt + 1,
+      attempts: retries + 1,
+      waitMs: wait,
+      reason: why ?? 'retry',
+    })
+    await new Promise(r => setTimeout(r, wait))
     await Promise.all(chunk(again, maxBatch).map(g => runGroup(g, settled)))
   }
 

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest'
-import { createRpcClient, RpcError, type RpcOptions } from '../../src/ingest/rpc.ts'
+import { type RpcRetry, createRpcClient, RpcError, type RpcOptions } from '../../src/ingest/rpc.ts'
 import { recordedResult, startFakeNode, type FakeNode, type FakeNodeOptions } from './fixtures.ts'
 
 const FAST: RpcOptions = { retries: 3, backoffMs: 1, maxBackoffMs: 5, timeoutMs: 2_000 }
@@ -102,6 +102,19 @@ describe('createRpcClient', () => {
     const rpc = createRpcClient(n.url, { ...FAST, timeoutMs: 300 })
     expect(await rpc.request('eth_blockNumber')).toBe('0x11a49a0')
     expect(rpc.stats.retries).toBe(1)
+  })
+
+  it('tells each retry before waiting for it: the calls, the attempt and why', async () => {
+    const n = await start({ reply: () => ({ delayMs: 1_000, body: '{}' }) })
+    const retries: RpcRetry[] = []
+    await rejection(
+      createRpcClient(n.url, { ...FAST, retries: 2, timeoutMs: 200, onRetry: r => retries.push(r) }).request('eth_blockNumber'),
+    )
+    expect(retries.map(r => [r.calls, r.method, r.attempt, r.attempts])).toEqual([
+      [1, 'eth_blockNumber', 2, 3],
+      [1, 'eth_blockNumber', 3, 3],
+    ])
+    expect(retries[0].reason).toMatch(/timed out after 200 ms/)
   })
 
   it('names a timeout when every attempt times out', async () => {
