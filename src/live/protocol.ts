@@ -29,6 +29,8 @@ export interface LiveLimits {
   maxSubscriptionsPerUser: number
   /** Sockets waiting for their `auth` message (default 256). */
   maxPendingAuth: number
+  /** Of those, from one client address (default 8), so one client cannot lock the others out. */
+  maxPendingAuthPerClient: number
   /** Time allowed for the `auth` message, ms (default 10,000). */
   authTimeoutMs: number
   /** Bytes a subscriber may leave unsent before a live block closes it with 4413 (default 8 MiB). */
@@ -46,6 +48,7 @@ export interface LiveLimits {
 export const DEFAULT_LIMITS: LiveLimits = {
   maxSubscriptionsPerUser: 16,
   maxPendingAuth: 256,
+  maxPendingAuthPerClient: 8,
   authTimeoutMs: 10_000,
   maxBufferedBytes: 8 * 1024 * 1024,
   lowWaterBytes: 1024 * 1024,

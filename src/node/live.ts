@@ -89,7 +89,11 @@ export class LiveService {
   private running = true
   private loops: Promise<void>[] = []
   private readonly pollMs = new Map<LiveChain, number>()
-  private readonly admitted = new WeakMap<Request, [LiveChain, AcceptedUpgrade]>()
+  private readonly admitted = new WeakMap<Request, [LiveChain, AcceptedUpgrade, string]>()
+  /** The client address of each upgrade request while the app runs it. */
+  private readonly clients = new WeakMap<Request, string>()
+  /** Sockets waiting for their `auth` message, per client address. */
+  private readonly pendingByClient = new Map<string, number>()
 
   constructor(options: LiveServiceOptions) {
     this.opts = options
@@ -182,7 +186,8 @@ export class LiveService {
    * answer) and marks its request, so the `upgrade` event that ran the app upgrades it.
    */
   readonly upgradeHook: UpgradeHook = (request, accepted) => {
-    this.admitted.set(request, [this.admit(accepted), accepted])
+    const client = this.clients.get(request) ?? ''
+    this.admitted.set(request, [this.admit(accepted, client), accepted, client])
     return new Response(null, { status: 204 })
   }
 
@@ -199,6 +204,7 @@ export class LiveService {
       socket.destroy()
       return
     }
+    this.clients.set(request, req.socket.remoteAddress ?? '')
     Promise.resolve(fetch(request)).then(
       response => {
         const admitted = this.admitted.get(request)
@@ -213,7 +219,7 @@ export class LiveService {
   }
 
   /** The live-specific checks of a subscription: its chain live when asked for, the user's and pending limits. */
-  private admit(accepted: AcceptedUpgrade): LiveChain {
+  private admit(accepted: AcceptedUpgrade, client: string): LiveChain {
     const live = this.chain(accepted.spec.chain)
     if (accepted.spec.to === 'latest' && !live.live) {
       if (live.halted) throw new ApiError(503, live.halted.code, live.halted.message)
@@ -231,6 +237,16 @@ export class LiveService {
     if (accepted.user !== null && this.users.count(accepted.user) >= this.users.max) {
       throw new ApiError(429, 'too_many_subscriptions', `user ${accepted.user} has ${this.users.max} subscriptions open already`)
     }
+    if (accepted.user === null && (this.pendingByClient.get(client) ?? 0) >= this.limits.maxPendingAuthPerClient) {
+      throw new ApiError(
+        429,
+        'too_many_pending',
+        `${this.limits.maxPendingAuthPerClient} of your connections are waiting to authenticate already; authenticate them first`,
+        {
+          headers: { 'Retry-After': '5' },
+        },
+      )
+    }
     if (accepted.user === null && this.pending >= this.limits.maxPendingAuth) {
       throw new ApiError(503, 'too_many_pending', 'too many connections are waiting to authenticate; retry later', {
         headers: { 'Retry-After': '5' },
@@ -239,7 +255,7 @@ export class LiveService {
     return live
   }
 
-  private connect(ws: WebSocket, live: LiveChain, accepted: AcceptedUpgrade): void {
+  private connect(ws: WebSocket, live: LiveChain, accepted: AcceptedUpgrade, client: string): void {
     this.sockets.add(ws)
     const grace = this.opts.closeGraceMs ?? 5_000
     const conn: Connection = {
@@ -254,11 +270,20 @@ export class LiveService {
       buffered: () => ws.bufferedAmount,
     }
     let waiting = accepted.user === null
-    if (waiting) this.pending++
+    const byClient = (d: number) => {
+      const n = (this.pendingByClient.get(client) ?? 0) + d
+      if (n > 0) this.pendingByClient.set(client, n)
+      else this.pendingByClient.delete(client)
+    }
+    if (waiting) {
+      this.pending++
+      byClient(1)
+    }
     const settle = () => {
       if (waiting) {
         waiting = false
         this.pending--
+        byClient(-1)
       }
     }
     const session = new LiveSession(conn, {

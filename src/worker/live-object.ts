@@ -41,6 +41,8 @@ export interface LiveEnv {
 /** Internal headers from the Worker to the object. */
 const USER_HEADER = 'x-edge-live-user'
 const CHAIN_HEADER = 'x-edge-live-chain'
+/** The client's address (Cloudflare's CF-Connecting-IP), for the per-client cap on sockets waiting to authenticate. */
+const CLIENT_HEADER = 'x-edge-live-client'
 const DEFAULT_POLL_MS = 1_000
 /**
  * Unsent bytes are counted by acks here (see acks.ts), so the limits are wider than
@@ -57,6 +59,8 @@ interface Attachment {
   /** The upgrade URL, or null when it is in storage under `url:<id>`. */
   url: string | null
   user: string | null
+  /** The client's address, for the per-client cap on sockets waiting to authenticate. */
+  client?: string
   cursorHash?: string
   deadline: number
   cursor: number | null
@@ -77,6 +81,7 @@ export function forwardUpgrade(live: DurableObjectNamespace): UpgradeHook {
     else headers.delete('sec-websocket-protocol')
     headers.set(USER_HEADER, accepted.user ?? '')
     headers.set(CHAIN_HEADER, chainKey(accepted.spec.chain))
+    headers.set(CLIENT_HEADER, request.headers.get('cf-connecting-ip') ?? '')
     const stub = live.get(live.idFromName(chainKey(accepted.spec.chain)))
     return stub.fetch(new Request(request.url, { method: 'GET', headers }))
   }
@@ -242,8 +247,18 @@ export class LiveChainObject implements DurableObject {
       if (user !== null && live.users.count(user) >= live.users.max) {
         throw new ApiError(429, 'too_many_subscriptions', `user ${user} has ${live.users.max} subscriptions open already`)
       }
-      const pending = [...this.sessions.values()].filter(s => s.state === 'pending').length
-      if (user === null && pending >= live.limits.maxPendingAuth) {
+      const address = request.headers.get(CLIENT_HEADER) ?? ''
+      const waiting = [...this.sessions].filter(([, s]) => s.state === 'pending')
+      const mine = waiting.filter(([ws]) => (ws.deserializeAttachment() as Attachment).client === address).length
+      if (user === null && mine >= live.limits.maxPendingAuthPerClient) {
+        throw new ApiError(
+          429,
+          'too_many_pending',
+          `${live.limits.maxPendingAuthPerClient} of your connections are waiting to authenticate already; authenticate them first`,
+          { headers: { 'Retry-After': '5' } },
+        )
+      }
+      if (user === null && waiting.length >= live.limits.maxPendingAuth) {
         throw new ApiError(503, 'too_many_pending', 'too many connections are waiting to authenticate; retry later', {
           headers: { 'Retry-After': '5' },
         })
@@ -255,6 +270,7 @@ export class LiveChainObject implements DurableObject {
         id,
         url: inline ? url.href : null,
         user,
+        client: address,
         ...(cursorHash ? { cursorHash } : {}),
         deadline: Date.now() + live.limits.authTimeoutMs,
         cursor: null,

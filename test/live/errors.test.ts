@@ -201,3 +201,22 @@ describe('slow consumers', () => {
     await drained()
   })
 })
+
+describe('sockets waiting to authenticate', () => {
+  it('caps them per client address with 429, while an authenticated client still gets in', async () => {
+    const capped = await startLiveServer({ limits: { maxPendingAuthPerClient: 2, authTimeoutMs: 10_000 } })
+    try {
+      const url = `${capped.wsUrl}/v1/api/logs?chains=DEVNET&from_block=0&to_block=0`
+      const waiting = [await wsClient(url), await wsClient(url)]
+      await expect(wsClient(url)).rejects.toMatchObject({ status: 429, body: { error: { code: 'too_many_pending' } } })
+      const signed = await wsClient(url, { headers: ALICE })
+      await signed.waitFor(m => m.type === 'subscribed' || m.type === 'error')
+      waiting[0].send(JSON.stringify({ type: 'auth', user: 'alice', password: 'secret' }))
+      await waiting[0].waitFor(m => m.type === 'subscribed' || m.type === 'error')
+      const next = await wsClient(url)
+      for (const c of [...waiting, signed, next]) c.close()
+    } finally {
+      await capped.close()
+    }
+  })
+})

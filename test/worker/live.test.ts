@@ -60,6 +60,23 @@ const rowsOf = (texts: string[]) =>
     .flatMap(t => decodeJson(Buffer.from(t.slice('{"type":"rows","rows":'.length, -1)), fields))
 
 describe('the WebSocket API in workerd', () => {
+  it('caps sockets waiting to authenticate per client address (CF-Connecting-IP) with 429; another client still gets in', async () => {
+    const path = '/v1/api/logs?chains=ETH&from_block=140&to_block=141'
+    const sockets = []
+    for (let i = 0; i < 8; i++) {
+      const res = await upgrade(path, { 'cf-connecting-ip': '203.0.113.9' })
+      expect(res.status).toBe(101)
+      sockets.push(listen(res).socket)
+    }
+    const refused = await upgrade(path, { 'cf-connecting-ip': '203.0.113.9' })
+    expect(refused.status).toBe(429)
+    expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('too_many_pending')
+    const other = await upgrade(path, { 'cf-connecting-ip': '198.51.100.7' })
+    expect(other.status).toBe(101)
+    sockets.push(listen(other).socket)
+    for (const socket of sockets) socket.close(1000)
+  })
+
   it('replays a stored range through the Durable Object: rows as over HTTP, a gap where nothing is stored, then end and 1000', async () => {
     const res = await upgrade('/v1/api/logs?chains=ETH&from_block=140&to_block=210', { authorization: basic('alice', 'secret') })
     expect(res.status).toBe(101)
