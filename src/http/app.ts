@@ -13,6 +13,7 @@ import { DATASETS } from '../api/datasets.ts'
 import { ApiError, errorResponse, isUnexpected, needsOperator, quote } from '../api/errors.ts'
 import { routeHost } from '../api/hosts.ts'
 import { API_PREFIX } from '../api/paths.ts'
+import { FailedLogins, type ThrottleOptions } from '../api/throttle.ts'
 import { isWebSocketUpgrade, type AcceptedUpgrade } from '../api/upgrade.ts'
 import type { ManifestReader } from '../manifest/read.ts'
 import { TailCache } from '../query/io.ts'
@@ -45,6 +46,8 @@ export interface AppOptions {
   scan?: ScanOptions
   /** Where unexpected errors go (default console.error); never given credentials. */
   log?: (message: string, error?: unknown) => void
+  /** Failed-login throttling per client address (default 20 per minute; see src/api/throttle.ts). */
+  failedLogins?: ThrottleOptions
   /**
    * Takes WebSocket upgrades of data endpoints once authenticated and validated.
    * Without it the Upgrade header is ignored and the request is served over plain HTTP.
@@ -74,7 +77,7 @@ export function createApp(options: AppOptions): Hono<PipelineEnv> {
   })
   app.notFound(c => errorResponse(new ApiError(404, 'not_found', `no endpoint at ${quote(new URL(c.req.url).pathname)}`), CORS_HEADERS))
 
-  app.use('*', preflight(), authenticate({ users: options.users, upgrades }))
+  app.use('*', preflight(), authenticate({ users: options.users, upgrades, failures: new FailedLogins(options.failedLogins) }))
 
   app.get(`${API_PREFIX}status`, async (c, next) => {
     // Status is not a subscription: an upgrade goes on to the data route, which refuses it.

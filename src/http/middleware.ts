@@ -7,8 +7,9 @@
  */
 import type { MiddlewareHandler } from 'hono'
 import type { Chain } from '../chains/registry.ts'
-import { authenticate as authenticateBasic, notConfigured, unauthorized, type Users } from '../api/auth.ts'
+import { authenticate as authenticateBasic, knownCredentials, notConfigured, unauthorized, type Users } from '../api/auth.ts'
 import { findDataset } from '../api/datasets.ts'
+import { CLIENT_ADDRESS_HEADER, type FailedLogins } from '../api/throttle.ts'
 import { ApiError } from '../api/errors.ts'
 import { routeHost } from '../api/hosts.ts'
 import { parseDataQuery } from '../api/params.ts'
@@ -54,6 +55,8 @@ export interface AuthenticateOptions {
   users: Users | null
   /** Take WebSocket upgrades (credentials as a subprotocol, or later in an `auth` message). */
   upgrades: boolean
+  /** Failed logins per client address; a client over its limit is refused before any password is checked. */
+  failures: FailedLogins
 }
 
 /**
@@ -64,11 +67,23 @@ export function authenticate(options: AuthenticateOptions): MiddlewareHandler<Pi
   return async function authenticate(c, next) {
     if (!options.users) throw notConfigured()
     const headers = c.req.raw.headers
-    if (options.upgrades && isWebSocketUpgrade(headers)) c.set('user', await authenticateUpgrade(headers, options.users))
-    else {
-      const user = await authenticateBasic(c.req.header('authorization'), options.users)
-      if (user === null) throw unauthorized()
-      c.set('user', user)
+    const client = headers.get(CLIENT_ADDRESS_HEADER) ?? ''
+    const wait = options.failures.retryAfter(client)
+    if (wait > 0 && (await knownCredentials(c.req.header('authorization'), options.users)) === null) {
+      throw new ApiError(429, 'too_many_failures', `too many failed logins from your address; retry in ${wait} s`, {
+        headers: { 'Retry-After': String(wait) },
+      })
+    }
+    try {
+      if (options.upgrades && isWebSocketUpgrade(headers)) c.set('user', await authenticateUpgrade(headers, options.users))
+      else {
+        const user = await authenticateBasic(c.req.header('authorization'), options.users)
+        if (user === null) throw unauthorized()
+        c.set('user', user)
+      }
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 401) options.failures.fail(client)
+      throw err
     }
     if (c.req.method !== 'GET' && c.req.method !== 'HEAD') {
       throw new ApiError(405, 'method_not_allowed', `${c.req.method} is not allowed; every endpoint is GET (or HEAD)`, {

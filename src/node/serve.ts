@@ -7,6 +7,7 @@
  */
 import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import { Readable } from 'node:stream'
+import { CLIENT_ADDRESS_HEADER } from '../api/throttle.ts'
 import type { AddressInfo } from 'node:net'
 
 export type FetchHandler = (request: Request) => Response | Promise<Response>
@@ -40,6 +41,8 @@ const HEADERS_TOO_LARGE = JSON.stringify({
 export function toRequest(req: IncomingMessage, signal: AbortSignal): Request {
   const headers = new Headers()
   for (let i = 0; i < req.rawHeaders.length; i += 2) headers.append(req.rawHeaders[i], req.rawHeaders[i + 1])
+  // The client's address as Cloudflare gives it, from the socket: never what the client claims.
+  headers.set(CLIENT_ADDRESS_HEADER, req.socket.remoteAddress ?? '')
   const path = req.url ?? '/'
   let url: URL
   try {

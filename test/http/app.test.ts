@@ -91,6 +91,27 @@ describe('authentication', () => {
   })
 })
 
+describe('failed logins', () => {
+  it('refuses an address with 429 and Retry-After once it failed too often, without checking; a user verified before still gets in, other addresses are untouched', async () => {
+    const throttled = createApp({
+      store,
+      manifest: new ManifestReader(store),
+      users: await parseUsers('alice:wonderland'),
+      failedLogins: { max: 3 },
+    })
+    const from = (address: string, authorization: string) =>
+      throttled.fetch(new Request('http://api.example.com/v1/api/status', { headers: { authorization, 'cf-connecting-ip': address } }))
+    expect((await from('192.0.2.1', AUTH)).status).toBe(200)
+    for (let i = 0; i < 3; i++) expect((await from('192.0.2.1', basic('alice', 'guess' + i))).status).toBe(401)
+    const refused = await from('192.0.2.1', basic('alice', 'guess'))
+    expect(refused.status).toBe(429)
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0)
+    expect((await errorOf(refused)).code).toBe('too_many_failures')
+    expect((await from('192.0.2.1', AUTH)).status).toBe(200)
+    expect((await from('192.0.2.2', basic('alice', 'guess'))).status).toBe(401)
+  })
+})
+
 describe('methods and paths', () => {
   it('answers 405 with Allow for methods other than GET and HEAD', async () => {
     for (const method of ['POST', 'PUT', 'DELETE', 'PATCH']) {

@@ -16,7 +16,7 @@ import { basic } from '../support/basic.ts'
 import { removeTempDirs, tempStore } from '../support/stores.ts'
 
 /** Every status the API documents (503 needs a storage failure, which this test does not cause). */
-const DOCUMENTED = new Set([200, 204, 400, 401, 404, 405, 406, 413, 414, 431])
+const DOCUMENTED = new Set([200, 204, 400, 401, 404, 405, 406, 413, 414, 429, 431])
 const REQUESTS = 1500
 
 let app: ReturnType<typeof createApp>
