@@ -53,6 +53,7 @@ const server = await startNodeServer({
   host: values.host,
   follow: followSpecs(parseLiveChains(process.env.LIVE_CHAINS)),
   waitForNodes: false,
+  accessLog: line => console.log(line),
   log: line => console.error(`[live] ${line}`),
 })
 

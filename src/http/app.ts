@@ -10,7 +10,7 @@ import { Hono, type Context } from 'hono'
 import { CHAINS, type Chain } from '../chains/registry.ts'
 import type { Users } from '../api/auth.ts'
 import { DATASETS } from '../api/datasets.ts'
-import { ApiError, errorResponse, isUnexpected, needsOperator, quote } from '../api/errors.ts'
+import { ApiError, errorResponse, isUnexpected, needsOperator, quote, toApiError } from '../api/errors.ts'
 import { routeHost } from '../api/hosts.ts'
 import { API_PREFIX } from '../api/paths.ts'
 import { FailedLogins, type ThrottleOptions } from '../api/throttle.ts'
@@ -20,6 +20,7 @@ import { TailCache } from '../query/io.ts'
 import type { ScanOptions } from '../query/scan.ts'
 import type { DatasetDecl } from '../schema/dataset.ts'
 import type { ObjectStore } from '../store/types.ts'
+import { accessLog } from './access-log.ts'
 import { CORS_HEADERS } from './headers.ts'
 import { authenticate, parseQuery, preflight, type PipelineEnv } from './middleware.ts'
 import { acceptsGzip, DEFAULT_DATA_FORMAT, DEFAULT_STATUS_FORMAT, negotiateFormat } from './negotiate.ts'
@@ -46,6 +47,8 @@ export interface AppOptions {
   scan?: ScanOptions
   /** Where unexpected errors go (default console.error); never given credentials. */
   log?: (message: string, error?: unknown) => void
+  /** One JSON line per request (src/http/access-log.ts); none when absent. */
+  accessLog?: (line: string) => void
   /** Failed-login throttling per client address (default 20 per minute; see src/api/throttle.ts). */
   failedLogins?: ThrottleOptions
   /**
@@ -71,12 +74,14 @@ export function createApp(options: AppOptions): Hono<PipelineEnv> {
   const app = new Hono<PipelineEnv>({ strict: false })
 
   app.onError((err, c) => {
+    c.set('errorCode', toApiError(err).code)
     if (needsOperator(err))
       log(`${c.req.method} ${new URL(c.req.url).pathname}: ${isUnexpected(err) ? 'unexpected error' : 'damaged storage'}`, err)
     return errorResponse(err, CORS_HEADERS)
   })
   app.notFound(c => errorResponse(new ApiError(404, 'not_found', `no endpoint at ${quote(new URL(c.req.url).pathname)}`), CORS_HEADERS))
 
+  if (options.accessLog) app.use('*', accessLog(options.accessLog))
   app.use('*', preflight(), authenticate({ users: options.users, upgrades, failures: new FailedLogins(options.failedLogins) }))
 
   app.get(`${API_PREFIX}status`, async (c, next) => {
@@ -102,7 +107,16 @@ export function createApp(options: AppOptions): Hono<PipelineEnv> {
     if (upgrade && options.upgrade) return options.upgrade(c.req.raw, { ...upgrade, user: c.get('user') })
     const params = new URL(c.req.url).searchParams
     const format = negotiateFormat(params.get('format'), c.req.header('accept') ?? null, DEFAULT_DATA_FORMAT)
-    return queryResponse(deps, c.get('query'), format, acceptsGzip(clientAcceptEncoding(c.req.raw)))
+    const streamed = options.accessLog !== undefined && c.req.method === 'GET'
+    const res = await queryResponse(
+      deps,
+      c.get('query'),
+      format,
+      acceptsGzip(clientAcceptEncoding(c.req.raw)),
+      streamed ? c.get('observe') : undefined,
+    )
+    if (streamed) c.get('streaming')()
+    return res
   })
 
   return app

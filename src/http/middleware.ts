@@ -17,6 +17,7 @@ import { ALLOWED_METHODS, API_PREFIX, MAX_URL_BYTES } from '../api/paths.ts'
 import { authenticateUpgrade, isWebSocketUpgrade, parseUpgrade, type AcceptedUpgrade } from '../api/upgrade.ts'
 import type { QuerySpec } from '../query/types.ts'
 import type { DatasetDecl } from '../schema/dataset.ts'
+import type { StreamObserver } from './access-log.ts'
 import { PREFLIGHT_HEADERS } from './headers.ts'
 
 /** What the pipeline leaves for the route: the user, the query and, for an upgrade, the subscription. */
@@ -26,6 +27,12 @@ export interface PipelineEnv {
     user: string | null
     query: QuerySpec
     upgrade: Omit<AcceptedUpgrade, 'user'> | null
+    /** Where the data route reports how its stream ended (the access log). */
+    observe: StreamObserver
+    /** Tells the access log the answer is a stream whose end it will hear of. */
+    streaming: () => void
+    /** The error code of an error answer, for the access log. */
+    errorCode: string
   }
 }
 

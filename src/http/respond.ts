@@ -13,6 +13,7 @@ import type { QuerySpec } from '../query/types.ts'
 import type { Chain } from '../chains/registry.ts'
 import type { DatasetDecl, FieldDecl } from '../schema/dataset.ts'
 import { CorruptObjectError, type ObjectStore } from '../store/types.ts'
+import { observed, type StreamObserver } from './access-log.ts'
 import { gzipResponse } from './compress.ts'
 import { ApiError, toApiError } from '../api/errors.ts'
 import { CORS_HEADERS, queryHeaders } from './headers.ts'
@@ -98,7 +99,13 @@ export async function statusResponse(
 }
 
 /** Runs a data query and answers it. Errors before the first byte are thrown for the error envelope. */
-export async function queryResponse(deps: QueryDeps, query: QuerySpec, format: Format, gzip: boolean): Promise<Response> {
+export async function queryResponse(
+  deps: QueryDeps,
+  query: QuerySpec,
+  format: Format,
+  gzip: boolean,
+  observe?: StreamObserver,
+): Promise<Response> {
   checkJsonRange(query, format)
   const planned = await runQuery(deps, query)
   const blocks = blockCount(planned.range)
@@ -108,5 +115,6 @@ export async function queryResponse(deps: QueryDeps, query: QuerySpec, format: F
   }
   const headers = bodyHeaders(format)
   for (const [name, value] of Object.entries(queryHeaders(planned))) headers.set(name, value)
-  return streamResponse(format, query.fields, planned.batches, headers, gzip)
+  const batches = observe ? observed(planned.batches, planned.stats, observe) : planned.batches
+  return streamResponse(format, query.fields, batches, headers, gzip)
 }

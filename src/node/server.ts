@@ -30,6 +30,8 @@ export interface NodeServerOptions extends Omit<LiveServiceOptions, 'scan'> {
   scan?: ScanOptions
   /** Resolve once every followed chain is anchored (default true); else at once, following as nodes come up. */
   waitForNodes?: boolean
+  /** One JSON line per request (default: none). */
+  accessLog?: (line: string) => void
 }
 
 export interface NodeServer extends RunningServer {
@@ -53,6 +55,7 @@ export async function startNodeServer(options: NodeServerOptions): Promise<NodeS
     datasets: options.datasets,
     scan,
     upgrade: live.upgradeHook,
+    accessLog: options.accessLog,
   })
   const fetch = (request: Request) => app.fetch(request)
   const running = await serve({ fetch, port: options.port, host: options.host })

@@ -39,6 +39,8 @@ async function build(env: Env): Promise<Hono<PipelineEnv>> {
     manifest: new ManifestReader(store),
     users: await usersOf(env.API_USERS),
     scan: workerScan(),
+    // Workers Logs keeps what the Worker prints: one line per request.
+    accessLog: line => console.log(line),
     ...(env.LIVE ? { upgrade: forwardUpgrade(env.LIVE) } : {}),
   })
 }

@@ -91,6 +91,67 @@ describe('authentication', () => {
   })
 })
 
+describe('access log', () => {
+  it('writes one line per request: user, path, status, and for a stream its rows, storage I/O and how it ended', async () => {
+    const lines: string[] = []
+    const logged = createApp({
+      store,
+      manifest: new ManifestReader(store),
+      users: await parseUsers('alice:wonderland'),
+      accessLog: l => lines.push(l),
+    })
+    const ok = await logged.fetch(
+      new Request('http://api.example.com/v1/api/logs?chains=ETH&from_block=100&to_block=120', { headers: { authorization: AUTH } }),
+    )
+    const rows = (await ok.text()).split('\n').filter(Boolean).length
+    await logged.fetch(new Request('http://api.example.com/v1/api/logs?chains=ETH', { headers: { authorization: basic('alice', 'nope') } }))
+    await logged.fetch(new Request('http://api.example.com/v1/api/logs?chains=ETH&colour=red', { headers: { authorization: AUTH } }))
+    const [streamed, refused, invalid] = lines.map(l => JSON.parse(l) as Record<string, unknown>)
+    expect(streamed).toMatchObject({
+      method: 'GET',
+      path: '/v1/api/logs?chains=ETH&from_block=100&to_block=120',
+      user: 'alice',
+      status: 200,
+      rows,
+      end: 'complete',
+    })
+    expect(streamed.requests).toBeGreaterThan(0)
+    expect(refused).toMatchObject({ status: 401, user: null, error: 'unauthorized' })
+    expect(invalid).toMatchObject({ status: 400, user: 'alice', error: 'unknown_parameter' })
+    expect(lines.join('\n')).not.toMatch(/nope|wonderland/)
+  })
+
+  it('says a stream that failed part-way was aborted, and why', async () => {
+    const lines: string[] = []
+    const counted = countingStore(store)
+    const path = 'http://api.example.com/v1/api/logs?chains=ETH&from_block=0&format=json'
+    await (
+      await createApp({ store: counted, manifest: new ManifestReader(counted), users: await parseUsers('alice:wonderland') }).fetch(
+        new Request(path, { headers: { authorization: AUTH } }),
+      )
+    ).text()
+    let reads = 0
+    const failing: ObjectStore = {
+      ...store,
+      get: (key, range) =>
+        reads++ >= counted.counts.requests - 1 ? Promise.reject(new StorageError('R2 went away')) : store.get(key, range),
+      head: k => store.head(k),
+      put: (k, b, o) => store.put(k, b, o),
+      list: p => store.list(p),
+      delete: k => store.delete(k),
+    }
+    const app = createApp({
+      store: failing,
+      manifest: new ManifestReader(failing),
+      users: await parseUsers('alice:wonderland'),
+      accessLog: l => lines.push(l),
+    })
+    const res = await app.fetch(new Request(path, { headers: { authorization: AUTH } }))
+    await res.arrayBuffer().catch(() => {})
+    expect(JSON.parse(lines[0])).toMatchObject({ status: 200, end: 'aborted', cause: 'R2 went away' })
+  })
+})
+
 describe('failed logins', () => {
   it('refuses an address with 429 and Retry-After once it failed too often, without checking; a user verified before still gets in, other addresses are untouched', async () => {
     const throttled = createApp({
