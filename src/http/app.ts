@@ -22,6 +22,7 @@ import type { DatasetDecl } from '../schema/dataset.ts'
 import type { ObjectStore } from '../store/types.ts'
 import { accessLog } from './access-log.ts'
 import { CORS_HEADERS } from './headers.ts'
+import { openApiDocument } from './openapi.ts'
 import { authenticate, parseQuery, preflight, type PipelineEnv } from './middleware.ts'
 import { acceptsGzip, DEFAULT_DATA_FORMAT, DEFAULT_STATUS_FORMAT, negotiateFormat } from './negotiate.ts'
 import { queryResponse, statusResponse } from './respond.ts'
@@ -82,6 +83,11 @@ export function createApp(options: AppOptions): Hono<PipelineEnv> {
   app.notFound(c => errorResponse(new ApiError(404, 'not_found', `no endpoint at ${quote(new URL(c.req.url).pathname)}`), CORS_HEADERS))
 
   if (options.accessLog) app.use('*', accessLog(options.accessLog))
+  // The one document served without credentials: it describes the API, never its data.
+  app.get(`${API_PREFIX}openapi.json`, c => {
+    const host = routeHost(new URL(c.req.url).host, chains)
+    return c.json(openApiDocument(host.chains, datasets, host.family), 200, CORS_HEADERS)
+  })
   app.use('*', preflight(), authenticate({ users: options.users, upgrades, failures: new FailedLogins(options.failedLogins) }))
 
   app.get(`${API_PREFIX}status`, async (c, next) => {
