@@ -53,6 +53,16 @@ export function datasetStatuses(root: ManifestRoot | null, datasets: readonly Da
   return out
 }
 
+/** The fields that name the chain, the same in every record. */
+const chainFields = (chain: Chain): Record<string, StoredValue> => ({
+  type: 'Chain',
+  chain: BigInt(chain.id),
+  chain_code: chain.code,
+  chain_name: chain.name,
+  service: 'chain',
+  entity: 'block',
+})
+
 /**
  * One status record. latest_block_height is the highest block of any dataset of the
  * chain (each dataset's own is in `datasets`); timestamp is the Unix time in seconds
@@ -70,12 +80,7 @@ export function statusRecord(
   )
   const updated = root ? Date.parse(root.updatedAt) : NaN
   return {
-    type: 'Chain',
-    chain: BigInt(chain.id),
-    chain_code: chain.code,
-    chain_name: chain.name,
-    service: 'chain',
-    entity: 'block',
+    ...chainFields(chain),
     latest_block_height: latest === null ? null : BigInt(latest),
     timestamp: latest === null || Number.isNaN(updated) ? null : BigInt(Math.floor(updated / 1000)),
     status: latest === null ? 'NoData' : 'Ok',
@@ -88,12 +93,7 @@ export function statusRecord(
 /** The record of a chain whose manifest cannot be read: the others are answered all the same. */
 export function failedStatusRecord(chain: Chain, error: { code: string; message: string }): Record<string, StoredValue | null> {
   return {
-    type: 'Chain',
-    chain: BigInt(chain.id),
-    chain_code: chain.code,
-    chain_name: chain.name,
-    service: 'chain',
-    entity: 'block',
+    ...chainFields(chain),
     latest_block_height: null,
     timestamp: null,
     status: 'Error',
