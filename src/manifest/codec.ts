@@ -83,8 +83,37 @@ export function decodeRoot(stored: StoredRoot): ManifestRoot {
         bytes,
       })),
     }
+    checkDataset(name, datasets[name], stored.shardSpan)
   }
   return { ...stored, datasets }
+}
+
+/**
+ * A root's own numbers must agree before it is trusted: coverage sorted, inside the blocks
+ * its shards span, from the first shard's first block to the last shard's last; rows and
+ * bytes the sums of its shards'; each shard inside its span. A root damaged into other valid
+ * JSON (coverage it has no shards for) is refused, not served.
+ */
+function checkDataset(name: string, d: ManifestRoot['datasets'][string], span: number): void {
+  const fail = (why: string) => {
+    throw new Error(`dataset ${name}: ${why}`)
+  }
+  const sum = (pick: (s: ShardRef) => number) => d.shards.reduce((n, s) => n + pick(s), 0)
+  if (d.rows !== sum(s => s.rows) || d.bytes !== sum(s => s.bytes)) fail('rows or bytes are not the sums of its shards')
+  for (const s of d.shards)
+    if (s.from > s.to || s.from < s.index * span || s.to >= (s.index + 1) * span) fail(`shard ${s.index} lies outside its span`)
+  d.coverage.forEach(([a, b], i) => {
+    if (a > b || (i > 0 && a <= d.coverage[i - 1][1])) fail('coverage is not sorted and disjoint')
+  })
+  const first = d.coverage[0]?.[0]
+  const last = d.coverage.at(-1)?.[1]
+  if (
+    d.shards.length === 0
+      ? d.coverage.length > 0
+      : first !== Math.min(...d.shards.map(s => s.from)) || last !== Math.max(...d.shards.map(s => s.to))
+  ) {
+    fail('coverage does not match the blocks its shards span')
+  }
 }
 
 export function encodeShard(shard: ManifestShard): StoredShard {

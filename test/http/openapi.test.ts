@@ -14,7 +14,7 @@ import { parseUsers } from '../../src/api/auth.ts'
 import { KINDS } from '../../src/schema/kinds.ts'
 import { tempStore } from '../support/stores.ts'
 
-type Json = any // eslint-disable-line @typescript-eslint/no-explicit-any
+type Json = any
 
 const { store } = await tempStore()
 const app = createApp({ store, manifest: new ManifestReader(store), users: await parseUsers('alice:wonderland') })

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
-import { decodeShard, encodeShard } from '../../src/manifest/codec.ts'
+import { decodeRoot, decodeShard, encodeShard } from '../../src/manifest/codec.ts'
 import { MANIFEST_FORMAT, type ManifestShard, type PartitionEntry } from '../../src/manifest/types.ts'
 
 const schema = JSON.parse(readFileSync(new URL('../../partitions-manifest/manifest.schema.json', import.meta.url), 'utf8'))
@@ -74,5 +74,46 @@ describe('shard codec', () => {
     expect(Object.entries(lookup).filter(([k, v]) => !schemaSays(k, v))).toEqual([])
     expect(stored.partitions[1]).not.toHaveProperty('lookup')
     expect(decodeShard(stored)).toEqual(shardOf([withLookup, withBlooms]))
+  })
+})
+
+describe('decodeRoot', () => {
+  const stored = {
+    format: MANIFEST_FORMAT,
+    chain: { family: 'evm', id: 31337, code: 'DEVNET' },
+    generation: 3,
+    shardSpan: 100,
+    updatedAt: '2026-01-01T00:00:00.000Z',
+    datasets: {
+      logs: {
+        coverage: [
+          [0, 99],
+          [150, 219],
+        ],
+        rows: 30,
+        bytes: 3000,
+        shards: [
+          [0, 3, 0, 99, 1, 10, 1000],
+          [1, 3, 150, 199, 1, 10, 1000],
+          [2, 3, 200, 219, 1, 10, 1000],
+        ],
+      },
+    },
+  }
+  const damaged = (change: (d: any) => void) => {
+    const copy = structuredClone(stored)
+    change(copy.datasets.logs)
+    return () => decodeRoot(copy as never)
+  }
+
+  it('reads a root whose numbers agree', () => {
+    expect(decodeRoot(stored as never).datasets.logs.coverage).toEqual(stored.datasets.logs.coverage)
+  })
+
+  it('refuses a root whose coverage, rows, bytes or shards disagree', () => {
+    expect(damaged(d => (d.coverage[1][1] = 500))).toThrow(/coverage does not match/)
+    expect(damaged(d => (d.rows = 31))).toThrow(/sums of its shards/)
+    expect(damaged(d => (d.shards[2][3] = 300))).toThrow(/outside its span/)
+    expect(damaged(d => d.coverage.reverse())).toThrow(/sorted/)
   })
 })
