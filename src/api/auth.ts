@@ -138,20 +138,29 @@ async function cacheKey(user: string, password: string, secret: Secret): Promise
   return toB64(digest)
 }
 
-/** The user a request authenticates as, or null. */
-export async function authenticate(header: string | null | undefined, users: Users): Promise<string | null> {
+/** A header's credentials, their user's secret (none for an unknown user) and their key in the verified cache. */
+async function credentialsOf(
+  header: string | null | undefined,
+  users: Users,
+): Promise<{ user: string; password: string; secret?: Secret; key?: string } | null> {
   const creds = parseBasic(header)
   if (!creds) return null
   const secret = users.get(creds.user)
-  if (!secret) {
+  return secret ? { ...creds, secret, key: await cacheKey(creds.user, creds.password, secret) } : creds
+}
+
+/** The user a request authenticates as, or null. */
+export async function authenticate(header: string | null | undefined, users: Users): Promise<string | null> {
+  const creds = await credentialsOf(header, users)
+  if (!creds) return null
+  if (!creds.secret || !creds.key) {
     await matches(creds.password, DECOY)
     return null
   }
-  const key = await cacheKey(creds.user, creds.password, secret)
-  if (verified.has(key)) return creds.user
-  if (!(await matches(creds.password, secret))) return null
+  if (verified.has(creds.key)) return creds.user
+  if (!(await matches(creds.password, creds.secret))) return null
   if (verified.size >= CACHE_SIZE) verified.delete(verified.keys().next().value as string)
-  verified.set(key, true)
+  verified.set(creds.key, true)
   return creds.user
 }
 
@@ -161,10 +170,8 @@ export async function authenticate(header: string | null | undefined, users: Use
  * who signed in before, while new guesses from it cost nothing.
  */
 export async function knownCredentials(header: string | null | undefined, users: Users): Promise<string | null> {
-  const creds = parseBasic(header)
-  const secret = creds && users.get(creds.user)
-  if (!creds || !secret) return null
-  return verified.has(await cacheKey(creds.user, creds.password, secret)) ? creds.user : null
+  const creds = await credentialsOf(header, users)
+  return creds?.key !== undefined && verified.has(creds.key) ? creds.user : null
 }
 
 /** The 401 every unauthenticated request gets. */

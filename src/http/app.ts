@@ -84,9 +84,13 @@ export function createApp(options: AppOptions): Hono<PipelineEnv> {
 
   if (options.accessLog) app.use('*', accessLog(options.accessLog))
   // The one document served without credentials: it describes the API, never its data.
+  const documents = new Map<string, object>()
   app.get(`${API_PREFIX}openapi.json`, c => {
     const host = routeHost(new URL(c.req.url).host, chains)
-    return c.json(openApiDocument(host.chains, datasets, host.family), 200, CORS_HEADERS)
+    // Built once per host's chains: the declarations do not change while the app runs.
+    const key = host.chains.map(ch => ch.code).join(',')
+    if (!documents.has(key)) documents.set(key, openApiDocument(host.chains, datasets, host.family))
+    return c.json(documents.get(key)!, 200, CORS_HEADERS)
   })
   app.use('*', preflight(), authenticate({ users: options.users, upgrades, failures: new FailedLogins(options.failedLogins) }))
 

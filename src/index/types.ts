@@ -4,7 +4,7 @@
  * that may hold the values), and the decoded entries builds and merges work on.
  * The stored form is in `format.ts`; the design and its numbers in `README.md`.
  */
-import type { BlockRange } from '../manifest/types.ts'
+import type { BlockRange, PartitionEntry } from '../manifest/types.ts'
 
 /** A value of an indexed column: an address or hash as its bytes, or text (a Move entry function). */
 export type IndexValue = Uint8Array | string
@@ -14,16 +14,7 @@ export type IndexValue = Uint8Array | string
  * shard. Row-group spans and block ranges are not kept (they would multiply the index
  * size, see README): the partition's footer, which opening it reads anyway, has them.
  */
-export interface IndexedPartition {
-  key: string
-  from: number
-  to: number
-  rows: number
-  bytes: number
-  /** Start of the page indexes (see `PartitionEntry.tailOffset`). */
-  tailOffset: number
-  /** Start of the footer, when the manifest entry has one. */
-  footerOffset?: number
+export type IndexedPartition = Pick<PartitionEntry, 'key' | 'from' | 'to' | 'rows' | 'bytes' | 'tailOffset' | 'footerOffset'> & {
   /** Start of the bloom filters (the footer when there are none): [tailOffset, bloomOffset) are the page indexes. */
   bloomOffset?: number
   /** Row groups in the file: ordinals of a segment count through its partitions in this order. */

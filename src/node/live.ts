@@ -19,6 +19,7 @@ import { LiveSession } from '../live/session.ts'
 import { evmFollowed, followedSource, type LiveSource } from '../live/source.ts'
 import { moveFollowed } from '../live/move-source.ts'
 import type { Connection } from '../live/subscription.ts'
+import { CLIENT_ADDRESS_HEADER } from '../api/throttle.ts'
 import type { AcceptedUpgrade } from '../api/upgrade.ts'
 import type { UpgradeHook } from '../http/app.ts'
 import { toRequest, type FetchHandler } from './serve.ts'
@@ -90,8 +91,6 @@ export class LiveService {
   private loops: Promise<void>[] = []
   private readonly pollMs = new Map<LiveChain, number>()
   private readonly admitted = new WeakMap<Request, [LiveChain, AcceptedUpgrade, string]>()
-  /** The client address of each upgrade request while the app runs it. */
-  private readonly clients = new WeakMap<Request, string>()
   /** Sockets waiting for their `auth` message, per client address. */
   private readonly pendingByClient = new Map<string, number>()
 
@@ -186,7 +185,7 @@ export class LiveService {
    * answer) and marks its request, so the `upgrade` event that ran the app upgrades it.
    */
   readonly upgradeHook: UpgradeHook = (request, accepted) => {
-    const client = this.clients.get(request) ?? ''
+    const client = request.headers.get(CLIENT_ADDRESS_HEADER) ?? ''
     this.admitted.set(request, [this.admit(accepted, client), accepted, client])
     return new Response(null, { status: 204 })
   }
@@ -204,7 +203,6 @@ export class LiveService {
       socket.destroy()
       return
     }
-    this.clients.set(request, req.socket.remoteAddress ?? '')
     Promise.resolve(fetch(request)).then(
       response => {
         const admitted = this.admitted.get(request)

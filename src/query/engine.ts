@@ -71,7 +71,14 @@ export async function runQuery(ctx: EngineContext, spec: QuerySpec): Promise<Que
   const range: BlockRange = [spec.from === 'latest' ? latest : spec.from, spec.to === 'latest' ? latest : spec.to]
   // Polling from the block after the last one seen, up to the head: nothing new yet is an empty answer, not an error.
   if (spec.to === 'latest' && range[0] > latest)
-    return { range, served: [], latest, stats: idleStats(io), pushed: [], batches: streamOf([]) }
+    return {
+      range,
+      served: [],
+      latest,
+      stats: statsOf(io, { partitionsRead: 0, rowGroupsRead: 0, rowsScanned: 0 }, 0, () => 0),
+      pushed: [],
+      batches: streamOf([]),
+    }
   if (range[0] > range[1]) throw new InvalidRangeError(`from_block ${range[0]} is after to_block ${range[1]}`, range)
   const served = intersectRanges(range, coverage)
   if (served.length === 0) {
@@ -83,27 +90,7 @@ export async function runQuery(ctx: EngineContext, spec: QuerySpec): Promise<Que
   const fields = rangeField && !spec.fields.includes(rangeField) ? [...spec.fields, rangeField] : spec.fields
   const plan = planScan({ ...spec, fields }, range)
   const progress: ScanProgress = { partitionsRead: 0, rowGroupsRead: 0, rowsScanned: 0 }
-  const stats: ScanStats = {
-    partitionsTotal: walk.total,
-    get partitionsRead() {
-      return progress.partitionsRead
-    },
-    get rowGroupsTotal() {
-      return walk.loaded.rowGroups
-    },
-    get rowGroupsRead() {
-      return progress.rowGroupsRead
-    },
-    get requests() {
-      return io.counts.requests
-    },
-    get bytesFetched() {
-      return io.counts.bytesFetched
-    },
-    get rowsScanned() {
-      return progress.rowsScanned
-    },
-  }
+  const stats = statsOf(io, progress, walk.total, () => walk.loaded.rowGroups)
   const scanOptions = spec.limit === undefined ? ctx.scan : { rampUp: true, ...ctx.scan }
   const batches = scanPlan(io, plan, planned(walk.partitions, range), fields, spec.chain.id, progress, scanOptions)
   const pushed = plan.pushed.map(spell)
@@ -117,20 +104,33 @@ export async function runQuery(ctx: EngineContext, spec: QuerySpec): Promise<Que
   return { range, served: shown, latest, nextFrom: cut.nextFrom, stats, pushed, batches: streamOf(output) }
 }
 
-/** The statistics of a query that reads nothing beyond the manifest root. */
-function idleStats(io: ReturnType<typeof countingStore>): ScanStats {
+/** Live statistics of a query: the scan's progress and the store's counts, read when headers or benchmarks ask. */
+function statsOf(
+  io: ReturnType<typeof countingStore>,
+  progress: ScanProgress,
+  partitionsTotal: number,
+  rowGroupsTotal: () => number,
+): ScanStats {
   return {
-    partitionsTotal: 0,
-    partitionsRead: 0,
-    rowGroupsTotal: 0,
-    rowGroupsRead: 0,
+    partitionsTotal,
+    get partitionsRead() {
+      return progress.partitionsRead
+    },
+    get rowGroupsTotal() {
+      return rowGroupsTotal()
+    },
+    get rowGroupsRead() {
+      return progress.rowGroupsRead
+    },
     get requests() {
       return io.counts.requests
     },
     get bytesFetched() {
       return io.counts.bytesFetched
     },
-    rowsScanned: 0,
+    get rowsScanned() {
+      return progress.rowsScanned
+    },
   }
 }
 

@@ -13,6 +13,7 @@
  */
 import { chainKey, CHAINS } from '../chains/registry.ts'
 import type { Users } from '../api/auth.ts'
+import { CLIENT_ADDRESS_HEADER } from '../api/throttle.ts'
 import { usersOf } from './users.ts'
 import { ApiError, errorResponse, toApiError } from '../api/errors.ts'
 import { r2Store } from '../store/r2.ts'
@@ -81,7 +82,7 @@ export function forwardUpgrade(live: DurableObjectNamespace): UpgradeHook {
     else headers.delete('sec-websocket-protocol')
     headers.set(USER_HEADER, accepted.user ?? '')
     headers.set(CHAIN_HEADER, chainKey(accepted.spec.chain))
-    headers.set(CLIENT_HEADER, request.headers.get('cf-connecting-ip') ?? '')
+    headers.set(CLIENT_HEADER, request.headers.get(CLIENT_ADDRESS_HEADER) ?? '')
     const stub = live.get(live.idFromName(chainKey(accepted.spec.chain)))
     return stub.fetch(new Request(request.url, { method: 'GET', headers }))
   }
