@@ -19,9 +19,8 @@ import { putPartition } from '../../src/parquet/put.ts'
 import { storedFields, writePartition, type LayoutOptions } from '../../src/parquet/write.ts'
 import { writeLookup } from '../../src/parquet/lookup.ts'
 import { rootKey } from '../../src/manifest/keys.ts'
-import { publish } from '../../src/manifest/publish.ts'
+import { publishIndexed } from '../../src/index/publish.ts'
 import { ManifestReader } from '../../src/manifest/read.ts'
-import type { PartitionEntry } from '../../src/manifest/types.ts'
 import { columnOf, type FieldDecl } from '../../src/schema/dataset.ts'
 import { bytesToHex } from '../../src/schema/hex.ts'
 import type { StoredValue } from '../../src/schema/kinds.ts'
@@ -128,7 +127,6 @@ export async function benchLake(options: BenchOptions): Promise<Lake> {
   const rareAt = new Set(Array.from({ length: RARE_LOGS }, () => Math.floor(r() * total)))
   const walletAt = new Set(Array.from({ length: WALLET_LOGS }, () => Math.floor(r() * total)))
   let row = 0
-  const entries: PartitionEntry[] = []
   for (let a = from; a <= to; a += partitionBlocks) {
     const b = Math.min(to, a + partitionBlocks - 1)
     const cols: Record<string, (StoredValue | null)[]> = {}
@@ -172,12 +170,11 @@ export async function benchLake(options: BenchOptions): Promise<Lake> {
         cols.block_timestamp.push(BigInt(1_700_000_000 + 12 * (block - from)))
       }
     }
-    entries.push(
-      (await putPartition(store, CHAIN, logs, { length: cols.block_number.length, columns: cols }, { from: a, to: b }, options.layout))
-        .entry,
-    )
+    // Published one partition at a time, as the ingester publishes units: the index gets its tier shape.
+    const batch = { length: cols.block_number.length, columns: cols }
+    const { entry } = await putPartition(store, CHAIN, logs, batch, { from: a, to: b }, options.layout)
+    await publishIndexed(store, CHAIN, [{ dataset: logs, partitions: [{ entry, batch }] }])
   }
-  await publish(store, CHAIN, { [logs.storage]: entries })
   return { from, to, rows: row, files: await files() }
 }
 

@@ -32,7 +32,7 @@ export const MOVE_KINDS = [
 export const MOVE_STATUSES = ['Success', 'OutOfGas', 'MoveAbort', 'ExecutionFailure', 'MiscellaneousError'] as const
 
 const EXTRAS: readonly FieldDecl[] = [
-  { name: 'entry_function_id', kind: 'string', nullable: true, bloom: true, extra: true },
+  { name: 'entry_function_id', kind: 'string', nullable: true, bloom: true, index: true, extra: true },
   { name: 'success', kind: 'bool', extra: true },
   { name: 'vm_status', kind: 'string', extra: true },
   { name: 'events_count', kind: 'u64int', extra: true },
@@ -80,7 +80,7 @@ function record(quantity: 'u64int' | 'u64hex'): FieldDecl[] {
     { name: 'block_number', kind: 'u64hex', column: 'version' },
     { name: 'block_hash', kind: 'hash', nullable: true },
     { name: 'transaction_index', kind: quantity, column: 'version' },
-    { name: 'hash', kind: 'hash', bloom: true },
+    { name: 'hash', kind: 'hash', bloom: true, index: true },
     { name: 'version', kind: quantity },
     { name: 'parent_transaction_hash', kind: 'hash', nullable: true },
     { name: 'timestamp', kind: 'u64int' },
@@ -91,7 +91,7 @@ function record(quantity: 'u64int' | 'u64hex'): FieldDecl[] {
     { name: 'state_change_hash', kind: 'hash' },
     { name: 'accumulator_root_hash', kind: 'hash' },
     { name: 'authenticator', kind: 'bytes', nullable: true },
-    { name: 'sender', kind: 'address32', nullable: true, bloom: true },
+    { name: 'sender', kind: 'address32', nullable: true, bloom: true, index: true },
     { name: 'sequence_number', kind: quantity, nullable: true },
     { name: 'max_gas_amount', kind: quantity, nullable: true },
     { name: 'gas_unit_price', kind: quantity, nullable: true },

@@ -16,6 +16,7 @@ import { API_PREFIX } from '../api/paths.ts'
 import { FailedLogins, type ThrottleOptions } from '../api/throttle.ts'
 import { isWebSocketUpgrade, type AcceptedUpgrade } from '../api/upgrade.ts'
 import type { ManifestReader } from '../manifest/read.ts'
+import { IndexCache } from '../index/read.ts'
 import { TailCache } from '../query/io.ts'
 import type { ScanOptions } from '../query/scan.ts'
 import type { DatasetDecl } from '../schema/dataset.ts'
@@ -71,7 +72,12 @@ export function createApp(options: AppOptions): Hono<PipelineEnv> {
   const datasets = options.datasets ?? DATASETS
   const upgrades = options.upgrade !== undefined
   const log = options.log ?? ((message: string, error?: unknown) => console.error(message, error))
-  const deps = { store: options.store, manifest: options.manifest, scan: { tails: new TailCache(), ...options.scan } }
+  const deps = {
+    store: options.store,
+    manifest: options.manifest,
+    scan: { tails: new TailCache(), ...options.scan },
+    index: new IndexCache(),
+  }
   const app = new Hono<PipelineEnv>({ strict: false })
 
   app.onError((err, c) => {

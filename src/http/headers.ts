@@ -5,6 +5,7 @@
  * read them (CORS).
  */
 import type { BlockRange } from '../manifest/types.ts'
+import type { IndexUse } from '../query/engine.ts'
 import type { PlannedQuery } from '../query/types.ts'
 
 /** Most ranges listed in X-Blocks-Served; past this the list ends with X-Blocks-Served-Truncated. */
@@ -23,6 +24,8 @@ export const EXPOSED_HEADERS = [
   'X-Row-Groups-Skipped',
   'X-Rows-Scanned',
   'X-Filters-Pushed-Down',
+  'X-Index',
+  'X-Index-Hot',
   'X-Storage-Requests',
   'X-Bytes-Fetched',
   'Retry-After',
@@ -51,7 +54,7 @@ export const formatRanges = (ranges: readonly BlockRange[]): string => ranges.ma
  * The headers of a planned query. Statistics are those known when the response
  * starts (planning and the first batch); the scan goes on while the body streams.
  */
-export function queryHeaders(planned: PlannedQuery & { pushed?: readonly string[] }): Record<string, string> {
+export function queryHeaders(planned: PlannedQuery & { pushed?: readonly string[]; index?: IndexUse }): Record<string, string> {
   const { stats } = planned
   const served = planned.served.slice(0, MAX_SERVED_RANGES)
   return {
@@ -67,7 +70,19 @@ export function queryHeaders(planned: PlannedQuery & { pushed?: readonly string[
     'X-Row-Groups-Skipped': String(stats.rowGroupsTotal - stats.rowGroupsRead),
     'X-Rows-Scanned': String(stats.rowsScanned),
     ...(planned.pushed?.length ? { 'X-Filters-Pushed-Down': planned.pushed.join(',') } : {}),
+    ...indexHeaders(planned.index),
     'X-Storage-Requests': String(stats.requests),
     'X-Bytes-Fetched': String(stats.bytesFetched),
   }
+}
+
+/**
+ * `X-Index`: the indexed columns the value index looked up (absent when it was not used);
+ * `X-Index-Hot`: per column, the blocks where a looked-up value was too common to index, which
+ * were scanned partition by partition instead (`topic0=100-200,300-400;address=…`).
+ */
+function indexHeaders(index: IndexUse | undefined): Record<string, string> {
+  if (!index) return {}
+  const hot = index.hot.map(h => `${h.column}=${formatRanges(h.ranges.slice(0, MAX_SERVED_RANGES))}`).join(';')
+  return { 'X-Index': index.columns.join(','), ...(hot ? { 'X-Index-Hot': hot } : {}) }
 }

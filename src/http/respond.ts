@@ -13,6 +13,7 @@ import type { QuerySpec } from '../query/types.ts'
 import type { Chain } from '../chains/registry.ts'
 import type { DatasetDecl, FieldDecl } from '../schema/dataset.ts'
 import { CorruptObjectError, type ObjectStore } from '../store/types.ts'
+import type { IndexCache } from '../index/read.ts'
 import { observed, type StreamObserver } from './access-log.ts'
 import { gzipResponse } from './compress.ts'
 import { ApiError, toApiError } from '../api/errors.ts'
@@ -26,6 +27,8 @@ export interface QueryDeps {
   store: ObjectStore
   manifest: ManifestReader
   scan?: ScanOptions
+  /** Value-index objects kept across queries. */
+  index?: IndexCache
 }
 
 /** The 413 of a plain JSON request over more than MAX_JSON_BLOCK_RANGE blocks without `limit`. */

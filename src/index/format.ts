@@ -16,6 +16,7 @@
  * 2 × row-group count) and the row-group ordinals as runs: (gap from the previous run's end)
  * × 2 + (run longer than 1), then length - 2 when longer.
  */
+import { CorruptObjectError } from '../store/types.ts'
 import { ByteReader, ByteWriter, IndexFormatError } from './bytes.ts'
 import { hashHex } from './hash.ts'
 import type { Entries, IndexedPartition, SegmentDescriptor } from './types.ts'
@@ -39,12 +40,10 @@ export interface ObjectIdentity {
 }
 
 /** An index object that is missing or fails verification (checksum, trailer, identity, parse), named by key. */
-export class IndexObjectError extends Error {
-  readonly key: string
-
+export class IndexObjectError extends CorruptObjectError {
   constructor(key: string, reason: string) {
-    super(`index object ${key} ${reason}`)
-    this.key = key
+    super(key, reason)
+    this.message = `index object ${key} ${reason}`
     this.name = 'IndexObjectError'
   }
 }

@@ -29,3 +29,19 @@ export function intersectRanges(a: readonly BlockRange[], b: readonly BlockRange
 
 /** Whether any range of the set meets [from, to]. */
 export const meets = (ranges: readonly BlockRange[], from: number, to: number): boolean => ranges.some(([a, b]) => a <= to && b >= from)
+
+/** The blocks of `a` not in `b`. */
+export function subtractRanges(a: readonly BlockRange[], b: readonly BlockRange[]): BlockRange[] {
+  const out: BlockRange[] = []
+  const cut = unionRanges(b)
+  for (const [from, to] of unionRanges(a)) {
+    let at = from
+    for (const [x, y] of cut) {
+      if (y < at || x > to) continue
+      if (x > at) out.push([at, x - 1])
+      at = Math.max(at, y + 1)
+    }
+    if (at <= to) out.push([at, to])
+  }
+  return out
+}

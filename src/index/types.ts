@@ -4,7 +4,9 @@
  * that may hold the values), and the decoded entries builds and merges work on.
  * The stored form is in `format.ts`; the design and its numbers in `README.md`.
  */
-import type { BlockRange, PartitionEntry } from '../manifest/types.ts'
+import type { BlockRange, ColumnSegment, PartitionEntry, SegmentDescriptor } from '../manifest/types.ts'
+
+export type { ColumnSegment, SegmentDescriptor }
 
 /** A value of an indexed column: an address or hash as its bytes, or text (a Move entry function). */
 export type IndexValue = Uint8Array | string
@@ -19,33 +21,6 @@ export type IndexedPartition = Pick<PartitionEntry, 'key' | 'from' | 'to' | 'row
   bloomOffset?: number
   /** Row groups in the file: ordinals of a segment count through its partitions in this order. */
   rowGroupCount: number
-}
-
-/** One indexed column of a segment. */
-export interface ColumnSegment {
-  /** Content id (16 hex digits) in its object keys. */
-  id: string
-  /** Number of bucket objects, a power of two (1: a single object). */
-  buckets: number
-  /** Stored bytes of all its objects. */
-  bytes: number
-}
-
-/**
- * A segment: an immutable index of every indexed column over a run of published partitions
- * of one dataset. This is what the manifest root lists, so it stays small (~80 bytes a column).
- */
-export interface SegmentDescriptor {
-  from: number
-  to: number
-  /** Block ranges of its partitions, merged: where it answers. */
-  coverage: BlockRange[]
-  partitions: number
-  /** Row groups of its partitions: its size for the merge policy. */
-  rowGroups: number
-  /** Content id of its partition table object; absent when every bucket carries the table. */
-  table?: string
-  columns: Record<string, ColumnSegment>
 }
 
 /** A dataset's value index: where its objects live and its segments, oldest first. */

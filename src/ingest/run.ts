@@ -9,7 +9,8 @@ import type { Chain } from '../chains/registry.ts'
 import { DEFAULT_SHARD_SPAN, publish } from '../manifest/publish.ts'
 import { rootKey } from '../manifest/keys.ts'
 import { parseRoot } from '../manifest/read.ts'
-import type { BlockRange, ChainRef, ManifestRoot, PartitionEntry } from '../manifest/types.ts'
+import type { BlockRange, ChainRef, ManifestRoot } from '../manifest/types.ts'
+import { additionsOf, buildSegments, indexStep, type DatasetWrites } from '../index/publish.ts'
 import type { DatasetDecl } from '../schema/dataset.ts'
 import type { ObjectStore } from '../store/types.ts'
 import { putPartition } from '../parquet/put.ts'
@@ -145,30 +146,29 @@ export async function runIngest(opts: IngestOptions): Promise<IngestReport> {
 
   async function ingestUnit(unit: IngestUnit): Promise<void> {
     const batches = await source.fetch(unit.range)
-    const entries: Record<string, PartitionEntry[]> = {}
+    const writes: DatasetWrites[] = []
     const rows: Record<string, number> = {}
     const bytes: Record<string, number> = {}
     for (const [storage, pieces] of Object.entries(unit.pieces)) {
       const dataset = byStorage.get(storage)!
       const batch = batches[storage]
       if (!batch) throw new Error(`the source gave no ${storage} rows for blocks ${unit.range[0]}-${unit.range[1]}`)
-      entries[storage] = []
+      const written: DatasetWrites = { dataset, partitions: [] }
+      writes.push(written)
       for (const [from, to] of pieces) {
-        const { entry, skipped } = await putPartition(
-          opts.store,
-          chain,
-          dataset,
-          sliceBatch(batch, dataset.rangeKey, from, to),
-          { from, to },
-          opts.layout,
-        )
+        const part = sliceBatch(batch, dataset.rangeKey, from, to)
+        const { entry, skipped } = await putPartition(opts.store, chain, dataset, part, { from, to }, opts.layout)
         report.putsSkipped += skipped
-        entries[storage].push(entry)
+        written.partitions.push({ entry, batch: part })
         rows[storage] = (rows[storage] ?? 0) + entry.rows
         bytes[storage] = (bytes[storage] ?? 0) + entry.bytes
       }
     }
-    const published = await publishing(() => publish(opts.store, chain, entries, { label: opts.label }))
+    // The index is built outside the publication lock (CPU work); only the tier merge and the root write are serialised.
+    const segments = buildSegments(chain, writes)
+    const published = await publishing(() =>
+      publish(opts.store, chain, additionsOf(writes), { label: opts.label, index: indexStep(opts.store, segments) }),
+    )
     report.units++
     report.blocks += unit.range[1] - unit.range[0] + 1
     for (const k of Object.keys(rows)) {

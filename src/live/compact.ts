@@ -10,8 +10,9 @@ import { concatBatches } from '../ingest/batch.ts'
 import { readRoot } from '../ingest/run.ts'
 import { putPartition } from '../parquet/put.ts'
 import type { LayoutOptions } from '../parquet/write.ts'
-import { DEFAULT_SHARD_SPAN, publish } from '../manifest/publish.ts'
-import type { BlockRange, ChainRef, PartitionEntry } from '../manifest/types.ts'
+import { DEFAULT_SHARD_SPAN } from '../manifest/publish.ts'
+import type { BlockRange, ChainRef } from '../manifest/types.ts'
+import { publishIndexed, type DatasetWrites } from '../index/publish.ts'
 import type { DatasetDecl } from '../schema/dataset.ts'
 import type { ObjectStore } from '../store/types.ts'
 import { decodeRows } from './block-codec.ts'
@@ -47,25 +48,27 @@ export async function compactBlocks(
 ): Promise<CompactionResult> {
   const root = await readRoot(store, chain)
   const ranges = partitionRanges(blocks, root?.shardSpan ?? DEFAULT_SHARD_SPAN)
-  const entries: Record<string, PartitionEntry[]> = {}
+  const writes: DatasetWrites[] = []
   const rows: Record<string, number> = {}
   const bytes: Record<string, number> = {}
   for (const dataset of datasets) {
-    entries[dataset.storage] = []
+    const written: DatasetWrites = { dataset, partitions: [] }
+    writes.push(written)
     rows[dataset.storage] = 0
     bytes[dataset.storage] = 0
     for (const [from, to] of ranges) {
       const parts = await Promise.all(
         blocks.filter(b => b.number >= from && b.number <= to).map(b => decodeRows(dataset, b.data[dataset.storage])),
       )
-      const { entry } = await putPartition(store, chain, dataset, concatBatches(parts), { from, to }, layout)
-      entries[dataset.storage].push(entry)
+      const batch = concatBatches(parts)
+      const { entry } = await putPartition(store, chain, dataset, batch, { from, to }, layout)
+      written.partitions.push({ entry, batch })
       rows[dataset.storage] += entry.rows
       bytes[dataset.storage] += entry.bytes
       // Writing is synchronous: let live blocks through between partitions.
       await new Promise(r => setTimeout(r, 0))
     }
   }
-  const published = await publish(store, chain, entries)
+  const published = await publishIndexed(store, chain, writes)
   return { ranges, generation: published.root.generation, rows, bytes }
 }

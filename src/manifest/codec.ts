@@ -8,6 +8,7 @@ import { shardKey } from './keys.ts'
 import {
   MANIFEST_FORMAT,
   type ByteSpan,
+  type DatasetIndex,
   type ManifestRoot,
   type ManifestShard,
   type PartitionEntry,
@@ -27,6 +28,7 @@ interface StoredDatasetIndex {
   rows: number
   bytes: number
   shards: StoredShardRef[]
+  index?: DatasetIndex['index']
 }
 
 export interface StoredRoot extends Omit<ManifestRoot, 'datasets'> {
@@ -60,6 +62,7 @@ export function encodeRoot(root: ManifestRoot): StoredRoot {
       rows: d.rows,
       bytes: d.bytes,
       shards: d.shards.map(s => [s.index, generationOf(s.key), s.from, s.to, s.partitions, s.rows, s.bytes]),
+      ...(d.index ? { index: d.index } : {}),
     }
   }
   return { ...root, datasets }
@@ -82,6 +85,7 @@ export function decodeRoot(stored: StoredRoot): ManifestRoot {
         rows,
         bytes,
       })),
+      ...(d.index ? { index: d.index } : {}),
     }
     checkDataset(name, datasets[name], stored.shardSpan)
   }
@@ -114,6 +118,16 @@ function checkDataset(name: string, d: ManifestRoot['datasets'][string], span: n
   ) {
     fail('coverage does not match the blocks its shards span')
   }
+  // An index that answers for blocks the dataset does not cover would point at unpublished data.
+  const indexed = (d.index?.segments ?? []).flatMap(seg => {
+    if (seg.coverage.some(([a, b]) => a > b || a < seg.from || b > seg.to)) fail(`index segment ${seg.from}-${seg.to} is inconsistent`)
+    return seg.coverage
+  })
+  indexed.sort((x, y) => x[0] - y[0])
+  indexed.forEach(([a, b], i) => {
+    if (i > 0 && a <= indexed[i - 1][1]) fail('index segments overlap')
+    if (!d.coverage.some(([x, y]) => x <= a && b <= y)) fail(`the index covers unpublished blocks ${a}-${b}`)
+  })
 }
 
 export function encodeShard(shard: ManifestShard): StoredShard {

@@ -15,6 +15,7 @@ import {
   type ManifestRoot,
   type ManifestShard,
   type PartitionEntry,
+  type SegmentDescriptor,
   type ShardRef,
 } from './types.ts'
 import { parseRoot, parseShard } from './read.ts'
@@ -33,6 +34,12 @@ export interface PublishOptions {
   attempts?: number
   /** Sets the root's label (see ManifestRoot); an existing label is kept when omitted. */
   label?: string
+  /**
+   * The index segments of each dataset once the additions are in, given the root they are
+   * added to (called again on that root's successor when a conditional put is lost), so the
+   * index and the partitions it covers are published in one root write (src/index/publish.ts).
+   */
+  index?: (root: ManifestRoot) => Promise<Record<string, SegmentDescriptor[]>>
 }
 
 export interface PublishResult {
@@ -69,6 +76,9 @@ export async function publish(
       continue
     }
     if (result.added === 0) return { root, skipped: result.skipped }
+    for (const [dataset, segments] of Object.entries((await options.index?.(root)) ?? {})) {
+      result.root.datasets[dataset] = { ...result.root.datasets[dataset], index: { segments } }
+    }
     const written = await store.put(
       rootKey(chain),
       toBytes(encodeRoot(result.root)),
@@ -125,6 +135,7 @@ async function prepare(
     }
     const refs = [...shards.values()].sort((a, b) => a.index - b.index)
     next.datasets[dataset] = {
+      ...(index.index ? { index: index.index } : {}),
       coverage: mergeRanges([...index.coverage, ...entries.map(e => [e.from, e.to] as [number, number])]),
       rows: refs.reduce((n, s) => n + s.rows, 0),
       bytes: refs.reduce((n, s) => n + s.bytes, 0),

@@ -36,6 +36,40 @@ export interface DatasetIndex {
   rows: number
   bytes: number
   shards: ShardRef[]
+  /**
+   * Its value index (src/index), published with the partitions it covers: every segment's
+   * partitions are published ones. Absent when the dataset has none yet; blocks outside the
+   * segments' coverage are read without it.
+   */
+  index?: { segments: SegmentDescriptor[] }
+}
+
+/** One indexed column of an index segment. */
+export interface ColumnSegment {
+  /** Content id (16 hex digits) in its object keys. */
+  id: string
+  /** Number of bucket objects, a power of two (1: a single object). */
+  buckets: number
+  /** Stored bytes of all its objects. */
+  bytes: number
+}
+
+/**
+ * An index segment: an immutable index of every indexed column over a run of published
+ * partitions of one dataset (src/index/README.md). The root lists them, so it stays small
+ * (~80 bytes a column).
+ */
+export interface SegmentDescriptor {
+  from: number
+  to: number
+  /** Block ranges of its partitions, merged: where it answers. */
+  coverage: BlockRange[]
+  partitions: number
+  /** Row groups of its partitions: its size for the merge policy. */
+  rowGroups: number
+  /** Content id of its partition table object; absent when every bucket carries the table. */
+  table?: string
+  columns: Record<string, ColumnSegment>
 }
 
 export interface ShardRef {

@@ -20,8 +20,11 @@
  * nothing), so they cover the planning and the reads up to that batch only.
  */
 import { intersectRanges } from '../manifest/coverage.ts'
-import type { ManifestReader } from '../manifest/read.ts'
-import type { BlockRange, PartitionEntry } from '../manifest/types.ts'
+import type { ManifestReader, PartitionWalk } from '../manifest/read.ts'
+import type { BlockRange } from '../manifest/types.ts'
+import type { IndexCache } from '../index/read.ts'
+import type { Candidate } from '../index/types.ts'
+import { planIndexed } from './index-plan.ts'
 import { columnOf, type FieldDecl } from '../schema/dataset.ts'
 import { countingStore } from '../store/counting.ts'
 import type { ObjectStore } from '../store/types.ts'
@@ -29,7 +32,7 @@ import type { RowBatch } from '../columns/batch.ts'
 import { takeBlocks } from '../columns/blocks.ts'
 import { streamOf } from '../columns/stream.ts'
 import { InvalidRangeError, NoDataError } from './errors.ts'
-import { planPartition, planScan, type PartitionPlan } from './plan.ts'
+import { planIndexedPartition, planPartition, planScan, type PartitionPlan } from './plan.ts'
 import { scanPlan, type ScanOptions } from './scan.ts'
 import type { PlannedQuery, Predicate, QuerySpec, ScanStats } from './types.ts'
 import type { ScanProgress } from './unit.ts'
@@ -39,11 +42,27 @@ export interface EngineContext {
   manifest: ManifestReader
   /** Tuning of the scan (look-ahead, batch size); defaults suit both runtimes. */
   scan?: ScanOptions
+  /** Value-index objects kept across queries (an isolate's or server's); without it each query reads its own. */
+  index?: IndexCache
+  /** Plan without the value index (the per-partition path everywhere): for comparisons and tests. */
+  noIndex?: boolean
+}
+
+/** What the value index did for a query (absent when it was not used). */
+export interface IndexUse {
+  /** Indexed columns looked up. */
+  columns: string[]
+  /** Per column, blocks where a looked-up value was hot: scanned the per-partition way. */
+  hot: { column: string; ranges: BlockRange[] }[]
+  /** Index objects read and their bytes. */
+  reads: number
+  bytes: number
 }
 
 export interface QueryResult extends PlannedQuery {
   /** Filters applied by pruning as well as to rows, spelled as query parameters (e.g. `address__in`). */
   pushed: string[]
+  index?: IndexUse
 }
 
 const spell = (p: Predicate) => (p.op === 'eq' ? p.field.name : `${p.field.name}__${p.op}`)
@@ -85,23 +104,29 @@ export async function runQuery(ctx: EngineContext, spec: QuerySpec): Promise<Que
     throw new NoDataError(`no ${spec.dataset.name} stored in blocks ${range[0]}-${range[1]}`, coverage, range)
   }
 
-  const walk = ctx.manifest.scanPartitions(root, storage, range, io)
   const rangeField = spec.limit === undefined ? undefined : rangeFieldOf(spec)
   const fields = rangeField && !spec.fields.includes(rangeField) ? [...spec.fields, rangeField] : spec.fields
   const plan = planScan({ ...spec, fields }, range)
+  const dataset = root.datasets[storage]
+  const indexed = ctx.noIndex || plan.empty ? null : await planIndexed(io, spec.chain, storage, dataset, plan.predicates, range, ctx.index)
+  const walks = (indexed ? indexed.fallback : [range]).map(r => ctx.manifest.scanPartitions(root, storage, r, io))
+  const partitionsTotal = dataset.shards.reduce((n, s) => n + s.partitions, 0)
+  const indexedGroups = indexed?.candidates.reduce((n, c) => n + c.entry.rowGroupCount, 0) ?? 0
   const progress: ScanProgress = { partitionsRead: 0, rowGroupsRead: 0, rowsScanned: 0 }
-  const stats = statsOf(io, progress, walk.total, () => walk.loaded.rowGroups)
+  const stats = statsOf(io, progress, partitionsTotal, () => walks.reduce((n, w) => n + w.loaded.rowGroups, indexedGroups))
   const scanOptions = spec.limit === undefined ? ctx.scan : { rampUp: true, ...ctx.scan }
-  const batches = scanPlan(io, plan, planned(walk.partitions, range), fields, spec.chain.id, progress, scanOptions)
+  const partitions = inBlockOrder(indexed?.candidates ?? [], walks, range)
+  const batches = scanPlan(io, plan, partitions, fields, spec.chain.id, progress, scanOptions)
   const pushed = plan.pushed.map(spell)
+  const index = indexed ? { index: { columns: indexed.columns, hot: indexed.hot, reads: indexed.reads, bytes: indexed.bytes } } : {}
 
   if (spec.limit === undefined || !rangeField) {
-    return { range, served, latest, stats, pushed, batches: await primed(batches) }
+    return { range, served, latest, stats, pushed, ...index, batches: await primed(batches) }
   }
   const cut = await takeBlocks(batches, spec.limit, rangeField.name)
   const output = cut.batches.map(b => project(b, spec.fields))
   const shown = cut.nextFrom === undefined ? served : intersectRanges([range[0], cut.nextFrom - 1], served)
-  return { range, served: shown, latest, nextFrom: cut.nextFrom, stats, pushed, batches: streamOf(output) }
+  return { range, served: shown, latest, nextFrom: cut.nextFrom, stats, pushed, ...index, batches: streamOf(output) }
 }
 
 /** Live statistics of a query: the scan's progress and the store's counts, read when headers or benchmarks ask. */
@@ -134,12 +159,21 @@ function statsOf(
   }
 }
 
-/** The partitions of the walk that have row groups in `range`, planned. */
-async function* planned(partitions: AsyncIterable<PartitionEntry>, range: BlockRange): AsyncGenerator<PartitionPlan> {
-  for await (const p of partitions) {
-    const plan = planPartition(p, range)
-    if (plan) yield plan
+/**
+ * The partitions to scan in block order: those the index named, and those of the manifest
+ * walks over the blocks it left (disjoint from them, partition-aligned, in order). A walk's
+ * shards are loaded only when the scan reaches its blocks.
+ */
+async function* inBlockOrder(indexed: readonly Candidate[], walks: PartitionWalk[], range: BlockRange): AsyncGenerator<PartitionPlan> {
+  let next = 0
+  for (const walk of walks) {
+    for await (const p of walk.partitions) {
+      while (next < indexed.length && indexed[next].entry.from < p.from) yield planIndexedPartition(indexed[next++])
+      const plan = planPartition(p, range)
+      if (plan) yield plan
+    }
   }
+  while (next < indexed.length) yield planIndexedPartition(indexed[next++])
 }
 
 /** The output field holding the range key (needed to cut at block boundaries). */

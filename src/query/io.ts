@@ -233,6 +233,27 @@ export function tailRanges(p: TailLayout, bloomColumns: readonly string[]): [num
 }
 
 /**
+ * What opens a partition the value index names: its page indexes and footer, no bloom filter
+ * (the index has already narrowed the row groups); the whole tail when its layout is not known.
+ */
+export function indexedTailRanges(p: {
+  tailOffset: number
+  bytes: number
+  footerOffset?: number
+  indexed?: { bloomOffset?: number }
+}): [number, number][] {
+  const bloomStart = p.indexed?.bloomOffset ?? p.footerOffset
+  if (p.footerOffset === undefined || bloomStart === undefined) return [[p.tailOffset, p.bytes]]
+  if (bloomStart >= p.footerOffset) return [[p.tailOffset, p.bytes]]
+  return bloomStart > p.tailOffset
+    ? [
+        [p.tailOffset, bloomStart],
+        [p.footerOffset, p.bytes],
+      ]
+    : [[p.footerOffset, p.bytes]]
+}
+
+/**
  * Reads the `ranges` of a partition (see `tailRanges`) that `resident` does not hold
  * yet through the queue, in one round, into `resident`; returns the last one, which
  * ends with the footer.

@@ -5,7 +5,8 @@
  * the manifest is read, which row groups can hold rows of the range. Pruning is
  * conservative: a row group is left out only when its block range misses the range.
  */
-import type { ParquetQueryFilter } from 'hyparquet'
+import type { FileMetaData, ParquetQueryFilter } from 'hyparquet'
+import type { Candidate } from '../index/types.ts'
 import { columnOf, isStored } from '../schema/dataset.ts'
 import type { BlockRange, ByteSpan, LookupEntry, PartitionEntry } from '../manifest/types.ts'
 import type { Kind, StoredValue } from '../schema/kinds.ts'
@@ -28,6 +29,12 @@ export interface PartitionPlan {
   rowStart: number
   rowEnd: number
   lookup?: LookupEntry
+  /**
+   * Opened from the value index, not the manifest: the row groups named by the index (file
+   * ordinals). `rowGroups`, `inside`, `rowStart` and `rowEnd` are then known only once the
+   * footer is read (`resolveIndexed`); the tail is opened without bloom filters, which the index replaces.
+   */
+  indexed?: { rowGroups: number[]; bloomOffset?: number }
 }
 
 export interface ScanPlan {
@@ -136,4 +143,57 @@ export function planPartition(p: PartitionEntry, [from, to]: BlockRange): Partit
     rowEnd,
     ...(p.lookup ? { lookup: p.lookup } : {}),
   }
+}
+
+/** The plan of a partition the value index names, to be completed from its footer by `resolveIndexed`. */
+export function planIndexedPartition(c: Candidate): PartitionPlan {
+  const e = c.entry
+  return {
+    key: e.key,
+    bytes: e.bytes,
+    tailOffset: e.tailOffset,
+    ...(e.footerOffset !== undefined ? { footerOffset: e.footerOffset } : {}),
+    rowGroups: [],
+    inside: [],
+    rowStart: 0,
+    rowEnd: 0,
+    indexed: { rowGroups: c.rowGroups, ...(e.bloomOffset !== undefined ? { bloomOffset: e.bloomOffset } : {}) },
+  }
+}
+
+/**
+ * Completes an indexed partition's plan from its footer: of the row groups the index named,
+ * those whose block range (range-key statistics) meets `range`, as `planPartition` does from the
+ * manifest. Null when none does.
+ */
+export function resolveIndexed(
+  p: PartitionPlan,
+  metadata: FileMetaData,
+  rangeColumn: string,
+  [from, to]: BlockRange,
+): PartitionPlan | null {
+  const rowGroups: number[] = []
+  const inside: boolean[] = []
+  let rowStart = -1
+  let rowEnd = 0
+  const starts: number[] = []
+  let row = 0
+  for (const g of metadata.row_groups) {
+    starts.push(row)
+    row += Number(g.num_rows)
+  }
+  for (const g of p.indexed!.rowGroups) {
+    const group = metadata.row_groups[g]
+    if (!group) throw new Error(`partition ${p.key} has no row group ${g} (the index names it)`)
+    const rows = Number(group.num_rows)
+    const stats = group.columns.find(c => c.meta_data?.path_in_schema[0] === rangeColumn)?.meta_data?.statistics
+    const [min, max] = [stats?.min_value, stats?.max_value]
+    const known = typeof min === 'bigint' && typeof max === 'bigint'
+    if (rows === 0 || (known && (Number(max) < from || Number(min) > to))) continue
+    if (rowStart < 0) rowStart = starts[g]
+    rowEnd = starts[g] + rows
+    rowGroups.push(g)
+    inside.push(known && Number(min) >= from && Number(max) <= to)
+  }
+  return rowGroups.length ? { ...p, rowGroups, inside, rowStart, rowEnd } : null
 }

@@ -25,9 +25,9 @@ import type { FieldDecl } from '../schema/dataset.ts'
 import { columnOf } from '../schema/dataset.ts'
 import type { ObjectStore } from '../store/types.ts'
 import { lowerBound, selectCodes, selectRows, virtualValue } from './filter.ts'
-import { partitionFile, readTail, ReadQueue, Resident, tailRanges, type ReadQueueOptions, type TailCache } from './io.ts'
+import { indexedTailRanges, partitionFile, readTail, ReadQueue, Resident, tailRanges, type ReadQueueOptions, type TailCache } from './io.ts'
 import { mapOrdered } from './ordered.ts'
-import type { PartitionPlan, ScanPlan } from './plan.ts'
+import { resolveIndexed, type PartitionPlan, type ScanPlan } from './plan.ts'
 import type { Predicate } from './types.ts'
 import { type RowBatch, sliceBatch } from '../columns/batch.ts'
 import { constantVector, takeVector, type U64Vector, type Vector } from '../columns/vector.ts'
@@ -104,7 +104,14 @@ export async function* scanPlan(
     options.tails?.trim(key)
     return { metadata: cached.metadata, resident: new Resident(cached.resident) }
   }
-  const open = async (p: PartitionPlan): Promise<Unit[]> => {
+  const open = async (planned: PartitionPlan): Promise<Unit[]> => {
+    if (planned.indexed) {
+      const main = await tail(planned.key, indexedTailRanges(planned))
+      progress.partitionsRead++
+      const p = resolveIndexed(planned, main.metadata, plan.rangeColumn, plan.range)
+      return p ? unitsOf(await openPartition(queue, plan, p, main.metadata, main.resident, options.compressors), maxBatchRows) : []
+    }
+    const p = planned
     // With a lookup copy, both tails are read in the same round: the partition's bloom
     // filters rule out an absent value without touching the copy's data.
     const lookup = plan.lookup && p.lookup ? p.lookup : undefined
@@ -172,7 +179,8 @@ async function openPartition(
     // columns, the fewer offset indexes it parses per query.
     columns: [plan.rangeColumn],
     pruningFilter: absent.size ? withoutColumns(plan.pruningFilter, absent) : plan.pruningFilter,
-    useBloomFilters: true,
+    // The index named the row groups of an indexed partition: its bloom filters would only cost reads.
+    useBloomFilters: !p.indexed,
     usePageIndex: true,
     rowStart: p.rowStart,
     rowEnd: p.rowEnd,

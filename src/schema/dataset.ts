@@ -25,6 +25,11 @@ export interface FieldDecl {
   /** Write a split-block bloom filter: the column is hit by `__in` lookups of rare values. */
   bloom?: boolean
   /**
+   * Keep it in the dataset's value index (src/index): an equality over the whole chain then
+   * reads a handful of index objects instead of every partition. For columns looked up by value.
+   */
+  index?: boolean
+  /**
    * The values the field takes, when they are a closed set: `F=` and `F__in=` with any
    * other value are a 400 listing these (a misspelling would otherwise match nothing).
    */
@@ -63,3 +68,6 @@ export interface LookupDecl {
 export const columnOf = (f: FieldDecl): string => f.column ?? f.name
 
 export const isStored = (f: FieldDecl): boolean => f.virtual === undefined
+
+/** The stored columns of a dataset's value index (fields declared `index`), each once, in field order. */
+export const indexedColumns = (d: DatasetDecl): string[] => [...new Set(d.fields.filter(f => f.index && isStored(f)).map(columnOf))]

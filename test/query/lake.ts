@@ -5,6 +5,7 @@
  */
 import type { Chain } from '../../src/chains/registry.ts'
 import { putPartition } from '../../src/parquet/put.ts'
+import { additionsOf, publishIndexed, type WrittenPartition } from '../../src/index/publish.ts'
 import type { LayoutOptions } from '../../src/parquet/write.ts'
 import { publish } from '../../src/manifest/publish.ts'
 import type { PartitionEntry } from '../../src/manifest/types.ts'
@@ -117,6 +118,8 @@ export interface BuildOptions {
   shardSpan?: number
   /** What the manifest records for each partition (default: the writer's entry). */
   entry?: (entry: PartitionEntry) => PartitionEntry
+  /** Publish a value index with the partitions (as every product writer does); off by default so tests of the per-partition path stay on it. */
+  index?: boolean
 }
 
 /** Writes and publishes partitions; returns their manifest entries as published. */
@@ -128,13 +131,17 @@ export async function buildLake(
   layout: LayoutOptions = {},
   options: BuildOptions = {},
 ): Promise<PartitionEntry[]> {
-  const entries: PartitionEntry[] = []
+  const written: WrittenPartition[] = []
   for (const p of parts) {
-    const { entry } = await putPartition(store, chain, dataset, toColumns(dataset, p.rows), { from: p.from, to: p.to }, layout)
-    entries.push(options.entry ? options.entry(entry) : entry)
+    const batch = toColumns(dataset, p.rows)
+    const { entry } = await putPartition(store, chain, dataset, batch, { from: p.from, to: p.to }, layout)
+    written.push({ entry: options.entry ? options.entry(entry) : entry, batch })
   }
-  await publish(store, chain, { [dataset.storage]: entries }, options.shardSpan ? { shardSpan: options.shardSpan } : {})
-  return entries
+  const publishOptions = options.shardSpan ? { shardSpan: options.shardSpan } : {}
+  const writes = [{ dataset, partitions: written }]
+  if (options.index) await publishIndexed(store, chain, writes, publishOptions)
+  else await publish(store, chain, additionsOf(writes), publishOptions)
+  return written.map(w => w.entry)
 }
 
 /** A manifest entry as written before bloom spans and lookup copies were recorded: only the whole tail is known. */

@@ -1,0 +1,102 @@
+/**
+ * The writers' side of the index: the partitions a writer has just stored, with the rows it
+ * still holds, become one segment per dataset, merged into the tier shape and published in
+ * the same root write as the partitions (`publishIndexed`). Every writer (the ingester, live
+ * compaction, the benchmark and test lakes, `reindex`) goes through here, so an index never
+ * points at unpublished data and published data is never missing from an index that covers it.
+ */
+import { chainKey } from '../chains/registry.ts'
+import { publish, type PublishOptions, type PublishResult } from '../manifest/publish.ts'
+import type { ChainRef, ManifestRoot, PartitionEntry, SegmentDescriptor } from '../manifest/types.ts'
+import { indexedColumns, type DatasetDecl } from '../schema/dataset.ts'
+import type { ObjectStore } from '../store/types.ts'
+import type { ColumnBatch } from '../columns/batch.ts'
+import { buildSegment, type BuiltSegment, type PartitionInput, type SegmentSpec } from './build.ts'
+import { indexPrefix } from './format.ts'
+import { indexCoverage } from './lookup.ts'
+import { meets } from './ranges.ts'
+import { maintainTiers } from './tiers.ts'
+import type { IndexValue } from './types.ts'
+
+/** A partition a writer has stored, with its rows in the order written. */
+export interface WrittenPartition {
+  entry: PartitionEntry
+  batch: ColumnBatch
+}
+
+/** A dataset's partitions of one publication. */
+export interface DatasetWrites {
+  dataset: DatasetDecl
+  partitions: WrittenPartition[]
+}
+
+/** Where a dataset's index lives and what it indexes; null when it declares no indexed field. */
+export function indexSpecOf(chain: ChainRef, dataset: DatasetDecl): SegmentSpec | null {
+  const columns = indexedColumns(dataset)
+  return columns.length ? { prefix: indexPrefix(chainKey(chain), dataset.storage), columns } : null
+}
+
+/** The index input of a written partition: its values cut into the file's row groups. */
+export function partitionInput(columns: readonly string[], { entry, batch }: WrittenPartition): PartitionInput {
+  let start = 0
+  const rowGroups = entry.rowGroups.map(g => {
+    const [from, to] = [start, start + g.rows]
+    start = to
+    return Object.fromEntries(columns.map(c => [c, (batch.columns[c] ?? []).slice(from, to) as (IndexValue | null)[]]))
+  })
+  if (start !== batch.length) throw new Error(`partition ${entry.key}: row groups hold ${start} rows, the batch ${batch.length}`)
+  return { entry, rowGroups }
+}
+
+/** The built segment of each dataset's partitions (none for a dataset without indexed fields). */
+export function buildSegments(chain: ChainRef, writes: readonly DatasetWrites[]): Map<string, { spec: SegmentSpec; built: BuiltSegment }> {
+  const out = new Map<string, { spec: SegmentSpec; built: BuiltSegment }>()
+  for (const { dataset, partitions } of writes) {
+    const spec = indexSpecOf(chain, dataset)
+    if (!spec || partitions.length === 0) continue
+    const sorted = [...partitions].sort((a, b) => a.entry.from - b.entry.from)
+    out.set(dataset.storage, {
+      spec,
+      built: buildSegment(
+        spec,
+        sorted.map(p => partitionInput(spec.columns, p)),
+      ),
+    })
+  }
+  return out
+}
+
+/**
+ * The `index` step of a publication: appends each built segment to the root's list and
+ * merges by the tier policy (objects written, nothing published). A segment whose blocks the
+ * root's index already covers (a rerun publishing the same partitions) is not added again.
+ */
+export function indexStep(
+  store: ObjectStore,
+  segments: Map<string, { spec: SegmentSpec; built: BuiltSegment }>,
+): (root: ManifestRoot) => Promise<Record<string, SegmentDescriptor[]>> {
+  return async root => {
+    const out: Record<string, SegmentDescriptor[]> = {}
+    for (const [storage, { spec, built }] of segments) {
+      const current = root.datasets[storage]?.index?.segments ?? []
+      const covered = indexCoverage(current, spec.columns[0])
+      if (built.descriptor.coverage.some(([a, b]) => meets(covered, a, b))) continue
+      out[storage] = (await maintainTiers(store, spec, current, built)).segments
+    }
+    return out
+  }
+}
+
+/** Publishes partitions already stored together with their index, in one root write. */
+export function publishIndexed(
+  store: ObjectStore,
+  chain: ChainRef,
+  writes: readonly DatasetWrites[],
+  options: Omit<PublishOptions, 'index'> = {},
+): Promise<PublishResult> {
+  return publish(store, chain, additionsOf(writes), { ...options, index: indexStep(store, buildSegments(chain, writes)) })
+}
+
+/** The manifest entries of a publication, by storage dataset. */
+export const additionsOf = (writes: readonly DatasetWrites[]): Record<string, PartitionEntry[]> =>
+  Object.fromEntries(writes.map(w => [w.dataset.storage, w.partitions.map(p => p.entry)]))

@@ -1,0 +1,179 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { logs, transactions } from '../../src/datasets/evm.ts'
+import { ManifestReader } from '../../src/manifest/read.ts'
+import { rootKey } from '../../src/manifest/keys.ts'
+import { parseRoot } from '../../src/manifest/read.ts'
+import type { DatasetDecl } from '../../src/schema/dataset.ts'
+import type { StoredValue } from '../../src/schema/kinds.ts'
+import type { ObjectStore } from '../../src/store/types.ts'
+import { runQuery } from '../../src/query/engine.ts'
+import { IndexCache } from '../../src/index/read.ts'
+import type { Predicate, QuerySpec } from '../../src/query/types.ts'
+import { batchRows, buildLake, collect, expected, makePools, makeRows, randomBytes, rng, type Row } from './lake.ts'
+import { recordingStore } from '../support/recording.ts'
+import { ETH } from '../support/chains.ts'
+import { removeTempDirs, tempStore } from '../support/stores.ts'
+
+// Indexed partitions published two at a time (so tiers merge them), a gap, then one partition
+// published without an index: queries over the whole range mix both paths.
+const INDEXED: [number, number][][] = [
+  [
+    [1000, 1099],
+    [1100, 1199],
+  ],
+  [
+    [1200, 1299],
+    [1300, 1399],
+  ],
+  [
+    [1400, 1499],
+    [1500, 1599],
+  ],
+  [[1700, 1799]],
+]
+const PLAIN: [number, number] = [1800, 1899]
+const LAYOUT = { rowGroupSize: 16, pageSize: 256 }
+const blocksOf = ([a, b]: [number, number]) => Array.from({ length: b - a + 1 }, (_, i) => a + i)
+
+let store: ObjectStore
+const rows: Record<string, Row[]> = {}
+
+beforeAll(async () => {
+  ;({ store } = await tempStore())
+  const r = rng(11)
+  const pools = makePools(r)
+  for (const dataset of [logs, transactions]) {
+    rows[dataset.storage] = []
+    for (const spans of INDEXED) {
+      const parts = spans.map(span => ({ from: span[0], to: span[1], rows: makeRows(dataset, blocksOf(span), r, pools, 8) }))
+      rows[dataset.storage].push(...parts.flatMap(p => p.rows))
+      await buildLake(store, ETH, dataset, parts, LAYOUT, { index: true })
+    }
+    const plain = { from: PLAIN[0], to: PLAIN[1], rows: makeRows(dataset, blocksOf(PLAIN), r, pools, 8) }
+    rows[dataset.storage].push(...plain.rows)
+    await buildLake(store, ETH, dataset, [plain], LAYOUT)
+  }
+})
+
+afterAll(removeTempDirs)
+
+const field = (d: DatasetDecl, name: string) => d.fields.find(f => f.name === name)!
+
+/** Values of `column` by how often they occur: the commonest (hot), one seen a few times, one seen once, and one never seen. */
+function valuesOf(d: DatasetDecl, column: string, r: () => number): StoredValue[] {
+  const counts = new Map<string, { v: StoredValue; n: number }>()
+  for (const row of rows[d.storage]) {
+    const v = row[column]
+    if (!(v instanceof Uint8Array)) continue
+    const k = v.join(',')
+    counts.set(k, { v, n: (counts.get(k)?.n ?? 0) + 1 })
+  }
+  const sorted = [...counts.values()].sort((a, b) => b.n - a.n)
+  const pick = (xs: { v: StoredValue }[]) => xs[Math.floor(r() * xs.length)].v
+  const width = (sorted[0].v as Uint8Array).length
+  return [sorted[0].v, pick(sorted.filter(c => c.n > 1 && c.n < 20)), pick(sorted.filter(c => c.n === 1)), randomBytes(r, width)]
+}
+
+function randomSpec(r: () => number): QuerySpec {
+  const dataset = r() < 0.7 ? logs : transactions
+  const indexed = dataset === logs ? ['address', 'topic0', 'topic1', 'topic2', 'topic3'] : ['hash', 'from', 'to']
+  const predicates: Predicate[] = []
+  const n = 1 + Math.floor(r() * 2)
+  for (const name of [...indexed].sort(() => r() - 0.5).slice(0, n)) {
+    const pool = valuesOf(dataset, name, r)
+    const k = r() < 0.5 ? 1 : 2 + Math.floor(r() * 3)
+    const values = Array.from({ length: k }, () => pool[Math.floor(r() * pool.length)])
+    predicates.push({ field: field(dataset, name), op: k === 1 ? 'eq' : 'in', values })
+  }
+  if (r() < 0.2) predicates.push({ field: field(dataset, dataset === logs ? 'log_index' : 'transaction_index'), op: 'lte', values: [3n] })
+  const from = 950 + Math.floor(r() * 900)
+  // at least 101 blocks, so never inside the gap alone
+  const to = Math.min(1950, from + 101 + Math.floor(r() * 900))
+  return {
+    chain: ETH,
+    dataset,
+    from,
+    to,
+    predicates,
+    fields: [...dataset.fields],
+    ...(r() < 0.2 ? { limit: 1 + Math.floor(r() * 40) } : {}),
+  }
+}
+
+async function answer(s: QuerySpec, noIndex: boolean, cache?: IndexCache) {
+  const result = await runQuery({ store, manifest: new ManifestReader(store), noIndex, index: cache }, s)
+  return { result, rows: batchRows(await collect(result.batches)) }
+}
+
+describe('the value index in the planner', () => {
+  it('publishes segments with the partitions they cover, and none for a partition published without', async () => {
+    const root = parseRoot((await store.get(rootKey(ETH)))!.body)
+    const index = root.datasets.logs.index!
+    const covered = index.segments.flatMap(s => s.coverage).sort((a, b) => a[0] - b[0])
+    expect(covered).toEqual([
+      [1000, 1599],
+      [1700, 1799],
+    ])
+    // four publications merged by the tier policy into fewer segments
+    expect(index.segments.length).toBeLessThan(4)
+    expect(Object.keys(index.segments[0].columns).sort()).toEqual(['address', 'topic0', 'topic1', 'topic2', 'topic3'])
+  })
+
+  it('gives the same rows in the same order as the per-partition path and a plain filter (random values, ranges, __in, limit)', async () => {
+    const r = rng(2024)
+    const cache = new IndexCache()
+    let used = 0
+    let hot = 0
+    for (let i = 0; i < 60; i++) {
+      const s = randomSpec(r)
+      const viaIndex = await answer(s, false, i % 2 ? cache : undefined)
+      const plain = await answer(s, true)
+      expect(viaIndex.rows).toEqual(plain.rows)
+      expect(viaIndex.result.nextFrom).toBe(plain.result.nextFrom)
+      if (s.limit === undefined) {
+        const range = viaIndex.result.range
+        expect(viaIndex.rows).toEqual(expected(rows[s.dataset.storage], s.predicates, s.fields, range, s.dataset.rangeKey, ETH.id))
+      }
+      if (viaIndex.result.index) used++
+      if (viaIndex.result.index?.hot.length) hot++
+    }
+    expect(used).toBeGreaterThan(40)
+    expect(hot).toBeGreaterThan(0)
+  })
+
+  it('opens only the partitions that hold a rare value, and no bloom filter', async () => {
+    const rare = valuesOf(logs, 'topic1', rng(5))[2]
+    const s: QuerySpec = {
+      chain: ETH,
+      dataset: logs,
+      from: 1000,
+      to: 1899,
+      predicates: [{ field: field(logs, 'topic1'), op: 'eq', values: [rare] }],
+      fields: [...logs.fields],
+    }
+    const { store: recorded, reads } = recordingStore(store)
+    const result = await runQuery({ store: recorded, manifest: new ManifestReader(recorded) }, s)
+    const got = batchRows(await collect(result.batches))
+    expect(got.length).toBe(1)
+    expect(result.index?.columns).toEqual(['topic1'])
+    // one partition named by the index, plus the one published without an index (walked as before)
+    expect(result.stats.partitionsRead).toBe(2)
+    const shards = reads.filter(x => x.key.includes('/manifest/') && !x.key.endsWith('root.json'))
+    expect(shards.length).toBe(1)
+  })
+
+  it('reports a hot value and still answers it exactly', async () => {
+    const hotValue = valuesOf(logs, 'address', rng(6))[0]
+    const s: QuerySpec = {
+      chain: ETH,
+      dataset: logs,
+      from: 1000,
+      to: 1799,
+      predicates: [{ field: field(logs, 'address'), op: 'eq', values: [hotValue] }],
+      fields: [...logs.fields],
+    }
+    const viaIndex = await answer(s, false)
+    expect(viaIndex.result.index?.hot.map(h => h.column)).toEqual(['address'])
+    expect(viaIndex.rows).toEqual(expected(rows.logs, s.predicates, s.fields, viaIndex.result.range, 'block_number', ETH.id))
+  })
+})
