@@ -19,7 +19,7 @@ import {
   type ShardRef,
 } from './types.ts'
 import { parseRoot, parseShard } from './read.ts'
-import { encodeRoot, encodeShard } from './codec.ts'
+import { decodeRoot, encodeRoot, encodeShard } from './codec.ts'
 
 /** Blocks per manifest shard by default: see partitions-manifest/README.md for the sizing. */
 export const DEFAULT_SHARD_SPAN = 100_000
@@ -183,4 +183,37 @@ function shardRef(index: number, key: string, partitions: PartitionEntry[]): Sha
     rows: partitions.reduce((n, p) => n + p.rows, 0),
     bytes: partitions.reduce((n, p) => n + p.bytes, 0),
   }
+}
+
+/**
+ * Replaces the index segments of datasets without publishing partitions (a reindex): `change`
+ * gets the current root and returns each dataset's new list, which must cover only published
+ * partitions; called again on the successor when another publisher moved the root first.
+ */
+export async function publishIndex(
+  store: ObjectStore,
+  chain: ChainRef,
+  change: (root: ManifestRoot) => Promise<Record<string, SegmentDescriptor[]>>,
+  attempts = 20,
+): Promise<ManifestRoot> {
+  for (let attempt = 0; attempt < attempts; attempt++) {
+    const current = await store.get(rootKey(chain))
+    if (!current) throw new Error(`chain ${chain.code} has no manifest to index`)
+    const root = parseRoot(current.body)
+    const next: ManifestRoot = {
+      ...root,
+      generation: root.generation + 1,
+      updatedAt: new Date().toISOString(),
+      datasets: { ...root.datasets },
+    }
+    for (const [dataset, segments] of Object.entries(await change(root))) {
+      next.datasets[dataset] = { ...next.datasets[dataset], index: { segments } }
+    }
+    const encoded = encodeRoot(next)
+    // what a reader will check: an index over unpublished blocks is refused here, not served
+    decodeRoot(JSON.parse(JSON.stringify(encoded)))
+    if (await store.put(rootKey(chain), toBytes(encoded), { ifMatch: current.etag, contentType: 'application/json' })) return next
+    await new Promise(r => setTimeout(r, Math.min(1000, 10 * 2 ** attempt) * Math.random()))
+  }
+  throw new Error(`manifest of ${chain.code}: gave up after ${attempts} conflicting publications`)
 }

@@ -66,8 +66,9 @@ describe('runIngest from a live anvil devnet', () => {
   })
 })
 
-type PutKind = 'partition' | 'shard' | 'root'
-const kindOf = (key: string): PutKind => (key.endsWith('/manifest/root.json') ? 'root' : key.includes('/manifest/') ? 'shard' : 'partition')
+type PutKind = 'partition' | 'shard' | 'index' | 'root'
+const kindOf = (key: string): PutKind =>
+  key.endsWith('/manifest/root.json') ? 'root' : key.includes('/manifest/') ? 'shard' : key.includes('/index/') ? 'index' : 'partition'
 
 /** A store that fails at its `failAt`-th put: before writing, or right after (as if killed then). */
 function crashingStore(inner: ObjectStore, failAt: number, after: boolean): ObjectStore & { kinds: PutKind[] } {
@@ -111,11 +112,16 @@ describe('crash safety', () => {
   }
 
   /** Crashes inside a publication: around its shard writes, or just before its root write. */
-  const publishing = (failAt: number, after: boolean) => kinds[failAt - 1] === 'shard' || (kinds[failAt - 1] === 'root' && !after)
+  const publishing = (failAt: number, after: boolean) =>
+    kinds[failAt - 1] === 'shard' || kinds[failAt - 1] === 'index' || (kinds[failAt - 1] === 'root' && !after)
 
   it('ends with the same manifest and rows whichever partition write the ingester dies at, or after a publication, and rerun', async () => {
-    // Two units, each: three partitions, three manifest shards, the root.
-    expect(kinds).toEqual([...Array(2)].flatMap(() => [...Array(3).fill('partition'), ...Array(3).fill('shard'), 'root']))
+    // Two units, each: three partitions, three manifest shards, the index objects (the second unit's merged with the first's), the root.
+    const unit = (index: number) => [...Array(3).fill('partition'), ...Array(3).fill('shard'), ...Array(index).fill('index'), 'root']
+    const indexed = kinds.filter(k => k === 'index').length
+    const first = kinds.indexOf('root') - 6
+    expect(first).toBeGreaterThan(0)
+    expect(kinds).toEqual([...unit(first), ...unit(indexed - first)])
     for (const after of [false, true]) {
       for (let failAt = 1; failAt <= kinds.length; failAt++) if (!publishing(failAt, after)) await crashAndRerun(failAt, after)
     }
