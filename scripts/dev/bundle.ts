@@ -64,6 +64,8 @@ export function varsOf(toml: string): Record<string, string> {
 export interface BundleOverrides {
   /** Rate-limiting bindings instead of wrangler.toml's (e.g. a benchmark's higher limit). */
   ratelimits?: Record<string, RateLimitConfig>
+  /** Drop what the Worker prints (its access log), e.g. when stdout carries a benchmark's figures. */
+  quiet?: boolean
 }
 
 /**
@@ -94,6 +96,7 @@ export async function bundleMiniflare(
       durableObjects: durableObjectsOf(toml),
       ratelimits: overrides.ratelimits ?? rateLimitsOf(toml),
       bindings: { ...varsOf(toml), ...bindings },
+      ...(overrides.quiet ? { handleStructuredLogs: () => {} } : {}),
     }),
   )
 }
