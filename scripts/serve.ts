@@ -13,6 +13,7 @@
 import { cliArgs } from './args.ts'
 import { CHAINS } from '../src/chains/registry.ts'
 import { DEV_API_USERS, parseUsers } from '../src/api/auth.ts'
+import { userLimits } from '../src/api/limits.ts'
 import { openStore } from '../src/store/open.ts'
 import { parseLiveChains } from '../src/live/config.ts'
 import { followSpecs } from '../src/node/live.ts'
@@ -46,7 +47,15 @@ if (!fromEnv && !loopback) {
 }
 const users = await parseUsers(fromEnv ? process.env.API_USERS! : DEV_API_USERS)
 const store = openStore(values.data)
+let limits
+try {
+  limits = userLimits(process.env)
+} catch (err) {
+  console.error((err as Error).message)
+  process.exit(2)
+}
 const server = await startNodeServer({
+  ...limits,
   store,
   users,
   port,

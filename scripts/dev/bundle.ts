@@ -35,8 +35,49 @@ export function durableObjectsOf(toml: string): Record<string, string> {
   return out
 }
 
-/** Miniflare running a built bundle with wrangler.toml's compatibility settings, the LAKE bucket and its Durable Objects. */
-export async function bundleMiniflare(root: string, outdir: string, bindings: Record<string, string>): Promise<Miniflare> {
+/** One rate-limiting binding as wrangler.toml declares it. */
+export interface RateLimitConfig {
+  namespace_id: string
+  simple: { limit: number; period: 10 | 60 }
+}
+
+/** Rate-limiting bindings declared in wrangler.toml (`[[ratelimits]]` name → simple), as Miniflare takes them. */
+export function rateLimitsOf(toml: string): Record<string, RateLimitConfig> {
+  const out: Record<string, RateLimitConfig> = {}
+  for (const block of toml.split(/^\[\[ratelimits\]\]\s*$/m).slice(1)) {
+    const body = block.split(/^\[/m)[0]
+    const name = /^name\s*=\s*"([^"]+)"/m.exec(body)?.[1]
+    const simple = /^simple\s*=\s*\{\s*limit\s*=\s*(\d+)\s*,\s*period\s*=\s*(\d+)\s*\}/m.exec(body)
+    const namespace = /^namespace_id\s*=\s*"([^"]+)"/m.exec(body)?.[1]
+    if (name && simple && namespace)
+      out[name] = { namespace_id: namespace, simple: { limit: Number(simple[1]), period: Number(simple[2]) as 10 | 60 } }
+  }
+  return out
+}
+
+/** The `[vars]` of wrangler.toml (string values). */
+export function varsOf(toml: string): Record<string, string> {
+  const body = toml.split(/^\[vars\]\s*$/m)[1]?.split(/^\[/m)[0] ?? ''
+  return Object.fromEntries([...body.matchAll(/^(\w+)\s*=\s*"([^"]*)"/gm)].map(m => [m[1], m[2]]))
+}
+
+export interface BundleOverrides {
+  /** Rate-limiting bindings instead of wrangler.toml's (e.g. a benchmark's higher limit). */
+  ratelimits?: Record<string, RateLimitConfig>
+  /** Drop what the Worker prints (its access log), e.g. when stdout carries a benchmark's figures. */
+  quiet?: boolean
+}
+
+/**
+ * Miniflare running a built bundle with wrangler.toml's compatibility settings, vars, the
+ * LAKE bucket, its Durable Objects and its rate limits; `bindings` are added to the vars.
+ */
+export async function bundleMiniflare(
+  root: string,
+  outdir: string,
+  bindings: Record<string, string>,
+  overrides: BundleOverrides = {},
+): Promise<Miniflare> {
   process.env.CLOUDFLARE_CF_FETCH_ENABLED ??= 'false'
   const toml = await readFile(join(root, 'wrangler.toml'), 'utf8')
   const compatibilityDate = /^compatibility_date\s*=\s*"([^"]+)"/m.exec(toml)![1]
@@ -53,7 +94,9 @@ export async function bundleMiniflare(root: string, outdir: string, bindings: Re
       compatibilityFlags,
       r2Buckets: ['LAKE'],
       durableObjects: durableObjectsOf(toml),
-      bindings,
+      ratelimits: overrides.ratelimits ?? rateLimitsOf(toml),
+      bindings: { ...varsOf(toml), ...bindings },
+      ...(overrides.quiet ? { handleStructuredLogs: () => {} } : {}),
     }),
   )
 }

@@ -14,6 +14,7 @@ import { ApiError, errorResponse, isUnexpected, needsOperator, quote, toApiError
 import { routeHost } from '../api/hosts.ts'
 import { API_PREFIX } from '../api/paths.ts'
 import { FailedLogins, type ThrottleOptions } from '../api/throttle.ts'
+import { StreamSlots, tooManyStreams, WindowLimiter, type RateLimiter } from '../api/limits.ts'
 import { isWebSocketUpgrade, type AcceptedUpgrade } from '../api/upgrade.ts'
 import type { ManifestReader } from '../manifest/read.ts'
 import { IndexCache } from '../index/read.ts'
@@ -24,7 +25,7 @@ import type { ObjectStore } from '../store/types.ts'
 import { accessLog } from './access-log.ts'
 import { CORS_HEADERS } from './headers.ts'
 import { openApiDocument } from './openapi.ts'
-import { authenticate, parseQuery, preflight, type PipelineEnv } from './middleware.ts'
+import { authenticate, limitRate, parseQuery, preflight, type PipelineEnv } from './middleware.ts'
 import { acceptsGzip, DEFAULT_DATA_FORMAT, DEFAULT_STATUS_FORMAT, negotiateFormat } from './negotiate.ts'
 import { queryResponse, statusResponse } from './respond.ts'
 import { parseStatusQuery } from './status.ts'
@@ -53,6 +54,12 @@ export interface AppOptions {
   accessLog?: (line: string) => void
   /** Failed-login throttling per client address (default 20 per minute; see src/api/throttle.ts). */
   failedLogins?: ThrottleOptions
+  /**
+   * Per-user limits (src/api/limits.ts): the request rate (default an in-process
+   * WindowLimiter, 200 per 10 s; the Worker passes Cloudflare's binding) and the data
+   * streams running at once (default 8, counted in this process or isolate).
+   */
+  limits?: { requests?: RateLimiter; streams?: StreamSlots }
   /**
    * Takes WebSocket upgrades of data endpoints once authenticated and validated.
    * Without it the Upgrade header is ignored and the request is served over plain HTTP.
@@ -98,7 +105,13 @@ export function createApp(options: AppOptions): Hono<PipelineEnv> {
     if (!documents.has(key)) documents.set(key, openApiDocument(host.chains, datasets, host.family))
     return c.json(documents.get(key)!, 200, CORS_HEADERS)
   })
-  app.use('*', preflight(), authenticate({ users: options.users, upgrades, failures: new FailedLogins(options.failedLogins) }))
+  const streams = options.limits?.streams ?? new StreamSlots()
+  app.use(
+    '*',
+    preflight(),
+    authenticate({ users: options.users, upgrades, failures: new FailedLogins(options.failedLogins) }),
+    limitRate(options.limits?.requests ?? new WindowLimiter()),
+  )
 
   app.get(`${API_PREFIX}status`, async (c, next) => {
     // Status is not a subscription: an upgrade goes on to the data route, which refuses it.
@@ -124,15 +137,24 @@ export function createApp(options: AppOptions): Hono<PipelineEnv> {
     const params = new URL(c.req.url).searchParams
     const format = negotiateFormat(params.get('format'), c.req.header('accept') ?? null, DEFAULT_DATA_FORMAT)
     const streamed = options.accessLog !== undefined && c.req.method === 'GET'
-    const res = await queryResponse(
-      deps,
-      c.get('query'),
-      format,
-      acceptsGzip(clientAcceptEncoding(c.req.raw)),
-      streamed ? c.get('observe') : undefined,
-    )
-    if (streamed) c.get('streaming')()
-    return res
+    const user = c.get('user')!
+    const release = streams.acquire(user)
+    if (!release) throw tooManyStreams(user, streams.max)
+    try {
+      const res = await queryResponse(
+        deps,
+        c.get('query'),
+        format,
+        acceptsGzip(clientAcceptEncoding(c.req.raw)),
+        streamed ? c.get('observe') : undefined,
+        release,
+      )
+      if (streamed) c.get('streaming')()
+      return res
+    } catch (err) {
+      release()
+      throw err
+    }
   })
 
   return app

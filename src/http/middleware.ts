@@ -9,6 +9,7 @@ import type { MiddlewareHandler } from 'hono'
 import type { Chain } from '../chains/registry.ts'
 import { authenticate as authenticateBasic, knownCredentials, notConfigured, unauthorized, type Users } from '../api/auth.ts'
 import { findDataset } from '../api/datasets.ts'
+import { tooManyRequests, type RateLimiter } from '../api/limits.ts'
 import { CLIENT_ADDRESS_HEADER, type FailedLogins } from '../api/throttle.ts'
 import { ApiError } from '../api/errors.ts'
 import { routeHost } from '../api/hosts.ts'
@@ -96,6 +97,21 @@ export function authenticate(options: AuthenticateOptions): MiddlewareHandler<Pi
       throw new ApiError(405, 'method_not_allowed', `${c.req.method} is not allowed; every endpoint is GET (or HEAD)`, {
         headers: { Allow: ALLOWED_METHODS },
       })
+    }
+    await next()
+  }
+}
+
+/**
+ * The request rate per user, once the user is known (an upgrade that authenticates by
+ * message is counted when its `auth` message comes, by the live service).
+ */
+export function limitRate(limiter: RateLimiter): MiddlewareHandler<PipelineEnv> {
+  return async function limitRate(c, next) {
+    const user = c.get('user')
+    if (user !== null) {
+      const wait = await limiter.limit(user)
+      if (wait > 0) throw tooManyRequests(user, wait)
     }
     await next()
   }

@@ -62,15 +62,47 @@ export function bodyHeaders(format: Format): Headers {
   })
 }
 
-/** A streaming response of encoded batches, gzipped when asked. */
+/**
+ * `body`, calling `onEnd` once when it ends however it ends: read to the end, failed,
+ * or cancelled (the client went away, a HEAD) even before its first read.
+ */
+export function endsWith(body: ReadableStream<Uint8Array>, onEnd: () => void): ReadableStream<Uint8Array> {
+  const reader = body.getReader()
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        let next
+        try {
+          next = await reader.read()
+        } catch (err) {
+          onEnd()
+          throw err
+        }
+        if (next.done) {
+          onEnd()
+          controller.close()
+        } else controller.enqueue(next.value)
+      },
+      cancel(reason) {
+        onEnd()
+        return reader.cancel(reason)
+      },
+    },
+    { highWaterMark: 0 },
+  )
+}
+
+/** A streaming response of encoded batches, gzipped when asked; `onEnd` hears when the body ends. */
 export function streamResponse(
   format: Format,
   fields: readonly FieldDecl[],
   batches: AsyncIterable<RowBatch>,
   headers: Headers,
   gzip: boolean,
+  onEnd?: () => void,
 ): Response {
-  const body = encodeRows(format, fields, batches)
+  const encoded = encodeRows(format, fields, batches)
+  const body = onEnd ? endsWith(encoded, onEnd) : encoded
   return gzip ? gzipResponse(body, { status: 200, headers }) : new Response(body, { status: 200, headers })
 }
 
@@ -101,13 +133,17 @@ export async function statusResponse(
   return streamResponse(format, STATUS_FIELDS, streamOf([statusBatch(records)]), bodyHeaders(format), gzip)
 }
 
-/** Runs a data query and answers it. Errors before the first byte are thrown for the error envelope. */
+/**
+ * Runs a data query and answers it. Errors before the first byte are thrown for the
+ * error envelope; `onEnd` hears when the body ends (not called when this throws).
+ */
 export async function queryResponse(
   deps: QueryDeps,
   query: QuerySpec,
   format: Format,
   gzip: boolean,
   observe?: StreamObserver,
+  onEnd?: () => void,
 ): Promise<Response> {
   checkJsonRange(query, format)
   const planned = await runQuery(deps, query)
@@ -119,5 +155,5 @@ export async function queryResponse(
   const headers = bodyHeaders(format)
   for (const [name, value] of Object.entries(queryHeaders(planned))) headers.set(name, value)
   const batches = observe ? observed(planned.batches, planned.stats, observe) : planned.batches
-  return streamResponse(format, query.fields, batches, headers, gzip)
+  return streamResponse(format, query.fields, batches, headers, gzip, onEnd)
 }

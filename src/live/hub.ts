@@ -27,7 +27,7 @@ import { compactBlocks, type CompactionResult } from './compact.ts'
 import { HeadFollower, ReorgTooDeepError, type FollowerEvent } from './follower.ts'
 import { CLOSE, DEFAULT_LIMITS, type LiveLimits } from './protocol.ts'
 import type { LiveSource } from './source.ts'
-import { Subscription, type ChainView, type Connection, type Failure, type Reconciled } from './subscription.ts'
+import { failureOf, Subscription, type ChainView, type Connection, type Failure, type Reconciled } from './subscription.ts'
 import { blockRows, UnfinalizedWindow, type Anchor, type WindowBlock } from './window.ts'
 
 /** The hash before genesis: the parent a chain's block 0 names. */
@@ -298,7 +298,8 @@ export class LiveChain implements ChainView {
       sub.fail(this.failure)
       return sub
     }
-    void sub.start()
+    // A failure before the first message (the manifest unreadable) ends the subscription visibly, never leaves it silent.
+    sub.start().catch(err => sub.fail(failureOf(err)))
     return sub
   }
 

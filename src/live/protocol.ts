@@ -17,6 +17,8 @@ export const CLOSE = {
   reorgTooDeep: 4409,
   slowConsumer: 4413,
   tooManySubscriptions: 4429,
+  /** The same code: a user over the request rate (`too_many_requests`), after an `auth` message. */
+  tooManyRequests: 4429,
   internal: 4500,
   unavailable: 4503,
 } as const

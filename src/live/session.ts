@@ -5,6 +5,7 @@
  * Node's `ws` and a Durable Object drive it with the same calls.
  */
 import { authenticate, type Users } from '../api/auth.ts'
+import type { RateLimiter } from '../api/limits.ts'
 import type { QuerySpec } from '../query/types.ts'
 import type { LiveChain } from './hub.ts'
 import { errorMessage, pongMessage } from './messages.ts'
@@ -23,6 +24,8 @@ export interface SessionOptions {
   /** The user authenticated at the upgrade, or null to wait for an `auth` message. */
   user: string | null
   users: Users | null
+  /** The per-user request rate, counted at an `auth` message (an upgrade with credentials was counted by the app). */
+  requests?: RateLimiter
   /** Subscription id to use (a Durable Object names it before accepting the socket). */
   id?: string
   /** `cursor_hash` of the upgrade: the hash of block from_block - 1 the client holds. */
@@ -92,6 +95,9 @@ export class LiveSession {
     const user = this.opts.users ? await authenticate(basicHeader(msg.user, msg.password), this.opts.users) : null
     if (this.state !== 'authenticating') return
     if (user === null) return this.fail('unauthorized', 'invalid credentials', CLOSE.unauthorized)
+    const wait = (await this.opts.requests?.limit(user)) ?? 0
+    if (this.state !== 'authenticating') return
+    if (wait > 0) return this.fail('too_many_requests', `user ${user} is over the request rate; retry in ${wait} s`, CLOSE.tooManyRequests)
     this.subscribe(user)
   }
 

@@ -413,6 +413,8 @@ export function failureOf(err: unknown): Failure {
   const { code, message } = toApiError(err)
   if (code === 'storage_unavailable')
     return { code, message: 'object storage is unavailable or timed out; resume later from cursor + 1', close: CLOSE.unavailable }
+  // A missing or damaged stored object: permanent, said so (the HTTP API's 503 storage_corrupt).
+  if (code === 'storage_corrupt') return { code, message, close: CLOSE.unavailable }
   if (code === 'no_data') return { code, message, close: CLOSE.noData }
   return { code: 'internal_error', message: 'internal error', close: CLOSE.internal }
 }

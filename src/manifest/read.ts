@@ -8,17 +8,21 @@
 import type { ObjectStore } from '../store/types.ts'
 import { rootKey } from './keys.ts'
 import { decodeRoot, decodeShard } from './codec.ts'
-import { CorruptObjectError } from '../store/types.ts'
+import { CorruptObjectError, StorageError } from '../store/types.ts'
 import type { BlockRange, ChainRef, ManifestRoot, ManifestShard, PartitionEntry } from './types.ts'
 
 const decoder = new TextDecoder()
 
 export const parseRoot = (bytes: Uint8Array): ManifestRoot => decodeRoot(JSON.parse(decoder.decode(bytes)))
 
-/** Parses a stored manifest object; bytes that do not parse are a damaged object, named. */
-function parsed<T>(key: string, bytes: Uint8Array, parse: (bytes: Uint8Array) => T): T {
+/**
+ * Parses a stored manifest object; bytes that do not parse are a damaged object, named. A
+ * body shorter than the object is a failed read (retry), not damage.
+ */
+function parsed<T>(key: string, got: { body: Uint8Array; size: number }, parse: (bytes: Uint8Array) => T): T {
+  if (got.body.length < got.size) throw new StorageError(`short read of ${key}: ${got.body.length} of ${got.size} bytes`)
   try {
-    return parse(bytes)
+    return parse(got.body)
   } catch (err) {
     throw new CorruptObjectError(key, `not a readable manifest object (${(err as Error).message})`, { cause: err })
   }
@@ -98,7 +102,7 @@ export class ManifestReader {
     const key = rootKey(chain)
     const cached = this.roots.get(key)
     if (cached && Date.now() - cached.at < this.rootTtlMs) return cached.root
-    const root = store.get(key).then(got => (got ? parsed(key, got.body, parseRoot) : null))
+    const root = store.get(key).then(got => (got ? parsed(key, got, parseRoot) : null))
     this.roots.set(key, { at: Date.now(), root })
     root.catch(() => this.roots.delete(key))
     return root
@@ -115,7 +119,7 @@ export class ManifestReader {
     let entry: CachedShard
     const shard = store.get(key).then(got => {
       if (!got) throw new CorruptObjectError(key, 'the manifest shard the root names is missing')
-      const decoded = parsed(key, got.body, parseShard)
+      const decoded = parsed(key, got, parseShard)
       if (this.shards.get(key) === entry) {
         entry.bytes = got.body.length
         this.cachedBytes += entry.bytes

@@ -9,6 +9,7 @@ import type { Duplex } from 'node:stream'
 import { WebSocketServer, type WebSocket } from 'ws'
 import { chainKey, type Chain } from '../chains/registry.ts'
 import type { Users } from '../api/auth.ts'
+import type { RateLimiter } from '../api/limits.ts'
 import { ApiError } from '../api/errors.ts'
 import type { RpcOptions } from '../ingest/rpc.ts'
 import type { ObjectStore } from '../store/types.ts'
@@ -51,6 +52,8 @@ export const followSpecs = (chains: readonly FollowedChain[]): FollowSpec[] =>
   }))
 
 export interface LiveServiceOptions {
+  /** The per-user request rate, counted at an `auth` message (the app counts upgrades with credentials). */
+  requests?: RateLimiter
   store: ObjectStore
   users: Users | null
   follow?: FollowSpec[]
@@ -289,6 +292,7 @@ export class LiveService {
       spec: accepted.spec,
       user: accepted.user,
       users: this.opts.users,
+      requests: this.opts.requests,
       cursorHash: accepted.cursorHash,
       onChange: settle,
     })

@@ -6,6 +6,7 @@
  */
 import { compressors } from 'hyparquet-compressors'
 import type { Users } from '../api/auth.ts'
+import { WindowLimiter, type StreamSlots } from '../api/limits.ts'
 import type { Chain } from '../chains/registry.ts'
 import { createApp } from '../http/app.ts'
 import { ManifestReader } from '../manifest/read.ts'
@@ -32,6 +33,8 @@ export interface NodeServerOptions extends Omit<LiveServiceOptions, 'scan'> {
   waitForNodes?: boolean
   /** One JSON line per request (default: none). */
   accessLog?: (line: string) => void
+  /** Concurrent data streams per user (default 8; `requests`, the rate, is shared with the live service). */
+  streams?: StreamSlots
 }
 
 export interface NodeServer extends RunningServer {
@@ -46,8 +49,10 @@ export async function nodeScan(): Promise<ScanOptions> {
 /** Starts the HTTP and WebSocket API; resolves once it listens. */
 export async function startNodeServer(options: NodeServerOptions): Promise<NodeServer> {
   const scan = options.scan ?? (await nodeScan())
-  const live = new LiveService({ ...options, scan })
+  const requests = options.requests ?? new WindowLimiter()
+  const live = new LiveService({ ...options, scan, requests })
   const app = createApp({
+    limits: { requests, streams: options.streams },
     store: options.store,
     manifest: new ManifestReader(options.store),
     users: options.users,

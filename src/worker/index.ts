@@ -15,11 +15,12 @@ import { r2Store } from '../store/r2.ts'
 import { forwardUpgrade } from './live-object.ts'
 import { workerScan } from './scan.ts'
 import { usersOf } from './users.ts'
+import { workerLimits, type LimitsEnv } from './limits.ts'
 
 /** The WebSocket API's Durable Object class: one per chain (live-object.ts, bound as LIVE). */
 export { LiveChainObject } from './live-object.ts'
 
-export interface Env {
+export interface Env extends LimitsEnv {
   LAKE: R2Bucket
   /** Comma-separated `user:secret` (a secret: `wrangler secret put API_USERS`). */
   API_USERS?: string
@@ -29,8 +30,11 @@ export interface Env {
   LIVE_CHAINS?: string
 }
 
-let cached:
-  { bucket: R2Bucket; live: DurableObjectNamespace | undefined; usersText: string | undefined; app: Promise<Hono<PipelineEnv>> } | undefined
+let cached: { bucket: R2Bucket; live: DurableObjectNamespace | undefined; settings: string; app: Promise<Hono<PipelineEnv>> } | undefined
+
+/** What the app is built from besides the bucket and the namespace: users and limits. */
+const settingsOf = (env: Env): string =>
+  JSON.stringify([env.API_USERS, env.RATE_LIMIT_REQUESTS, env.RATE_LIMIT_PERIOD, env.MAX_STREAMS_PER_USER, env.USER_REQUESTS !== undefined])
 
 async function build(env: Env): Promise<Hono<PipelineEnv>> {
   const store = r2Store(env.LAKE)
@@ -39,6 +43,7 @@ async function build(env: Env): Promise<Hono<PipelineEnv>> {
     manifest: new ManifestReader(store),
     users: await usersOf(env.API_USERS),
     scan: workerScan(),
+    limits: workerLimits(env),
     // Workers Logs keeps what the Worker prints: one line per request.
     accessLog: line => console.log(line),
     ...(env.LIVE ? { upgrade: forwardUpgrade(env.LIVE) } : {}),
@@ -47,8 +52,9 @@ async function build(env: Env): Promise<Hono<PipelineEnv>> {
 
 /** The app for this isolate's bindings, rebuilt only when they change. */
 function appFor(env: Env): Promise<Hono<PipelineEnv>> {
-  if (!cached || cached.bucket !== env.LAKE || cached.live !== env.LIVE || cached.usersText !== env.API_USERS) {
-    cached = { bucket: env.LAKE, live: env.LIVE, usersText: env.API_USERS, app: build(env) }
+  const settings = settingsOf(env)
+  if (!cached || cached.bucket !== env.LAKE || cached.live !== env.LIVE || cached.settings !== settings) {
+    cached = { bucket: env.LAKE, live: env.LIVE, settings, app: build(env) }
   }
   return cached.app
 }

@@ -13,6 +13,8 @@
  */
 import { chainKey, CHAINS } from '../chains/registry.ts'
 import type { Users } from '../api/auth.ts'
+import type { RateLimiter } from '../api/limits.ts'
+import { workerLimits, type LimitsEnv } from './limits.ts'
 import { CLIENT_ADDRESS_HEADER } from '../api/throttle.ts'
 import { usersOf } from './users.ts'
 import { ApiError, errorResponse, toApiError } from '../api/errors.ts'
@@ -30,7 +32,7 @@ import type { Anchor, WindowBlock } from '../live/window.ts'
 import { workerScan } from './scan.ts'
 import { CREDENTIAL_PROTOCOL_PREFIX, offeredProtocols } from '../api/websocket.ts'
 
-export interface LiveEnv {
+export interface LiveEnv extends LimitsEnv {
   LAKE: R2Bucket
   API_USERS?: string
   /** The LiveChainObject namespace. */
@@ -153,10 +155,13 @@ export class LiveChainObject implements DurableObject {
   private users: Users | null = null
   private readonly sessions = new Map<WebSocket, LiveSession>()
   private nextId = 1
+  /** The per-user request rate, counted at an `auth` message (the same binding as the Worker's). */
+  private readonly requests: RateLimiter
 
   constructor(ctx: DurableObjectState, env: LiveEnv) {
     this.ctx = ctx
     this.env = env
+    this.requests = workerLimits(env).requests
     void ctx.blockConcurrencyWhile(() => this.boot())
   }
 
@@ -217,6 +222,7 @@ export class LiveChainObject implements DurableObject {
       spec,
       user: att.user,
       users: this.users,
+      requests: this.requests,
       id: att.id,
       cursorHash: att.cursorHash,
       deadline: att.deadline,
@@ -285,6 +291,7 @@ export class LiveChainObject implements DurableObject {
         spec,
         user,
         users: this.users,
+        requests: this.requests,
         id,
         cursorHash,
         deadline: att.deadline,

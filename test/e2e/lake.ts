@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { findChain } from '../../src/chains/registry.ts'
 import { createApp } from '../../src/http/app.ts'
+import { WindowLimiter } from '../../src/api/limits.ts'
 import { parseUsers } from '../../src/api/auth.ts'
 import { runIngest } from '../../src/ingest/run.ts'
 import { ManifestReader } from '../../src/manifest/read.ts'
@@ -49,7 +50,13 @@ export async function ingestRecorded(): Promise<RecordedLake> {
   } finally {
     replay.stop()
   }
-  const app = createApp({ store, manifest: new ManifestReader(store), users: await parseUsers(`${USER}:${PASSWORD}`) })
+  const app = createApp({
+    store,
+    manifest: new ManifestReader(store),
+    users: await parseUsers(`${USER}:${PASSWORD}`),
+    // Hundreds of cases in a few seconds: results are what is tested here, not the request rate.
+    limits: { requests: new WindowLimiter({ limit: 1_000_000 }) },
+  })
   return { store, dir, fetch: request => app.fetch(request), remove: () => rm(dir, { recursive: true, force: true }) }
 }
 

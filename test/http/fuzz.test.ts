@@ -6,6 +6,7 @@
 import { connect } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createApp } from '../../src/http/app.ts'
+import { WindowLimiter } from '../../src/api/limits.ts'
 import { parseUsers } from '../../src/api/auth.ts'
 import { ManifestReader } from '../../src/manifest/read.ts'
 import { serve, type RunningServer } from '../../src/node/serve.ts'
@@ -26,7 +27,14 @@ const unexpected: unknown[] = []
 beforeAll(async () => {
   const { store } = await tempStore()
   await buildHttpLake(store)
-  app = createApp({ store, manifest: new ManifestReader(store), users: await parseUsers('dev:dev'), log: (_m, e) => unexpected.push(e) })
+  app = createApp({
+    store,
+    manifest: new ManifestReader(store),
+    users: await parseUsers('dev:dev'),
+    log: (_m, e) => unexpected.push(e),
+    // Inputs are what is fuzzed here, not the request rate (test/http/limits.test.ts).
+    limits: { requests: new WindowLimiter({ limit: 1_000_000 }) },
+  })
   server = await serve({ fetch: r => app.fetch(r), port: 0, log: (_m, e) => unexpected.push(e) })
 }, 60_000)
 

@@ -2,5 +2,6 @@
 declare namespace Cloudflare {
   interface Env {
     LAKE: R2Bucket
+    USER_REQUESTS: RateLimit
   }
 }

@@ -1,0 +1,311 @@
+/**
+ * `npm run bench -- load`: many clients at once, for a fixed time, against the
+ * production bundle in Miniflare (workerd) and the Node server (`scripts/serve.ts` in its
+ * own process), both over the bundled sample. Each client runs requests back to back,
+ * mixing the query classes (status, one block, an address filter over the whole range,
+ * a full export as Arrow and CSV), each client as one of 16 users. Reported per server
+ * and client count: throughput, p50/p99 latency (to the last byte), errors, and the
+ * server's peak RSS (sampled from /proc). The per-user limits are raised for these
+ * points, so they measure capacity; then an abuse run: 8 paced clients (1 request/s,
+ * each its own user) with the default limits, alone and beside one user hammering with
+ * 32 connections, to show the abuser throttled (429) while the others keep their p99.
+ *
+ * LOAD_SECONDS sets the time per point (default 10). Clients run in this process and
+ * share the machine's cores with the servers.
+ */
+import { spawn, execFileSync } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import { rm } from 'node:fs/promises'
+import { Agent, request } from 'node:http'
+import { join } from 'node:path'
+import { createInterface } from 'node:readline'
+import type { Miniflare } from 'miniflare'
+import { buildBundle, bundleMiniflare, type RateLimitConfig } from '../scripts/dev/bundle.ts'
+import { seedBucket, type SeedableBucket } from '../scripts/dev/seed-r2.ts'
+import { fsStore } from '../src/store/fs.ts'
+import { int, ms, table, target } from './report.ts'
+import type { BenchContext, Section } from './section.ts'
+
+const USERS = Array.from({ length: 16 }, (_, i) => `load${i}`)
+const ABUSER = 'abuser'
+const API_USERS = [...USERS, ABUSER].map(u => `${u}:${u}`).join(',')
+const CLIENTS = [1, 16, 64, 256]
+/** The well-behaved users of the abuse run, and the time between their requests. */
+const PACED = 8
+const PACE_MS = 1000
+/** Limits high enough not to bind in the capacity points. */
+const OPEN_LIMITS = { RATE_LIMIT_REQUESTS: '1000000', MAX_STREAMS_PER_USER: '100000' }
+const OPEN_RATELIMIT: Record<string, RateLimitConfig> = {
+  USER_REQUESTS: { namespace_id: '1001', simple: { limit: 1_000_000, period: 10 } },
+}
+
+interface Server {
+  name: 'workerd' | 'node'
+  url: string
+  /** Resident set size of the serving process now, bytes. */
+  rss(): number
+  stop(): Promise<void>
+}
+
+const auth = (user: string) => 'Basic ' + Buffer.from(`${user}:${user}`).toString('base64')
+
+/** VmRSS of a process, bytes (0 when it is gone). */
+function rssOf(pid: number): number {
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
+    return m ? Number(m[1]) * 1024 : 0
+  } catch {
+    return 0
+  }
+}
+
+/** The workerd processes below this one (Miniflare's). */
+function workerdPids(): number[] {
+  const out = execFileSync('ps', ['-eo', 'pid,ppid,comm'], { encoding: 'utf8' })
+  const rows = out
+    .trim()
+    .split('\n')
+    .slice(1)
+    .map(l => l.trim().split(/\s+/))
+  const mine = new Set([process.pid])
+  let grew = true
+  while (grew) {
+    grew = false
+    for (const [pid, ppid] of rows)
+      if (mine.has(Number(ppid)) && !mine.has(Number(pid))) {
+        mine.add(Number(pid))
+        grew = true
+      }
+  }
+  return rows.filter(([pid, , comm]) => mine.has(Number(pid)) && comm.startsWith('workerd')).map(([pid]) => Number(pid))
+}
+
+async function startWorkerd(root: string, outdir: string, sample: string, open: boolean): Promise<Server> {
+  const mf: Miniflare = await bundleMiniflare(
+    root,
+    outdir,
+    { API_USERS, ...(open ? OPEN_LIMITS : {}) },
+    open ? { ratelimits: OPEN_RATELIMIT, quiet: true } : { quiet: true },
+  )
+  await seedBucket((await mf.getR2Bucket('LAKE')) as unknown as SeedableBucket, fsStore(sample))
+  const url = (await mf.ready).toString().replace(/\/$/, '')
+  const pids = workerdPids()
+  return { name: 'workerd', url, rss: () => pids.reduce((n, p) => n + rssOf(p), 0), stop: () => mf.dispose() }
+}
+
+async function startNode(root: string, sample: string, open: boolean): Promise<Server> {
+  const child = spawn(process.execPath, [join(root, 'scripts', 'serve.ts'), '--data', sample, '--port', '0'], {
+    env: { ...process.env, API_USERS, ...(open ? OPEN_LIMITS : {}) },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  })
+  const lines = createInterface({ input: child.stdout! })
+  const first = await new Promise<string>((resolve, reject) => {
+    lines.once('line', resolve)
+    child.once('exit', code => reject(new Error(`scripts/serve.ts exited with ${code} before listening`)))
+  })
+  lines.on('line', () => {}) // the access log, drained
+  return {
+    name: 'node',
+    url: first.slice('listening '.length),
+    rss: () => rssOf(child.pid!),
+    stop: () =>
+      new Promise<void>(resolve => {
+        if (child.exitCode !== null) return resolve()
+        child.once('exit', () => resolve())
+        child.kill()
+      }),
+  }
+}
+
+interface Result {
+  status: number
+  ms: number
+}
+
+/** One GET, the body drained; a broken stream counts as status 0. */
+function get(agent: Agent, url: string, user: string): Promise<Result> {
+  return new Promise(resolve => {
+    const start = performance.now()
+    request(url, { agent, headers: { authorization: auth(user) } }, res => {
+      res.on('data', () => {})
+      res.on('end', () => resolve({ status: res.complete ? (res.statusCode ?? 0) : 0, ms: performance.now() - start }))
+      res.on('error', () => resolve({ status: 0, ms: performance.now() - start }))
+    })
+      .on('error', () => resolve({ status: 0, ms: performance.now() - start }))
+      .end()
+  })
+}
+
+/** The query classes, weighted: a request picks one at random. */
+function mix(base: string, address: string): { name: string; weight: number; path: () => string }[] {
+  const block = () => Math.floor(Math.random() * 220)
+  return [
+    { name: 'status', weight: 1, path: () => `${base}/v1/api/status` },
+    {
+      name: 'one block',
+      weight: 4,
+      path: () => {
+        const b = block()
+        return `${base}/v1/api/logs?chains=DEVNET&from_block=${b}&to_block=${b}`
+      },
+    },
+    { name: 'address filter', weight: 3, path: () => `${base}/v1/api/logs?chains=DEVNET&from_block=0&address=${address}&format=csv` },
+    { name: 'export arrow', weight: 1, path: () => `${base}/v1/api/logs?chains=DEVNET&from_block=0&format=arrow` },
+    { name: 'export csv', weight: 1, path: () => `${base}/v1/api/transactions?chains=DEVNET&from_block=0&format=csv` },
+  ]
+}
+
+function pickPath(classes: ReturnType<typeof mix>): string {
+  const total = classes.reduce((n, c) => n + c.weight, 0)
+  let x = Math.random() * total
+  for (const c of classes) if ((x -= c.weight) < 0) return c.path()
+  return classes[0].path()
+}
+
+const quantile = (sorted: number[], q: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] : NaN)
+
+interface Run {
+  results: Result[]
+  seconds: number
+  peakRss: number
+}
+
+/**
+ * `clients` loops for `seconds`, each as `userOf(i)`; `paceMs` spaces a client's requests
+ * (0: back to back). RSS is sampled every 100 ms.
+ */
+async function drive(
+  server: Server,
+  classes: ReturnType<typeof mix>,
+  clients: number,
+  seconds: number,
+  userOf: (i: number) => string,
+  paceMs = 0,
+): Promise<Run> {
+  const agent = new Agent({ keepAlive: true, maxSockets: Infinity })
+  const results: Result[] = []
+  let peakRss = server.rss()
+  const sampler = setInterval(() => (peakRss = Math.max(peakRss, server.rss())), 100)
+  const end = performance.now() + seconds * 1000
+  const started = performance.now()
+  await Promise.all(
+    Array.from({ length: clients }, async (_, i) => {
+      while (performance.now() < end) {
+        const t = performance.now()
+        results.push(await get(agent, pickPath(classes), userOf(i)))
+        const wait = paceMs - (performance.now() - t)
+        if (wait > 0) await new Promise(r => setTimeout(r, wait))
+      }
+    }),
+  )
+  clearInterval(sampler)
+  agent.destroy()
+  return { results, seconds: (performance.now() - started) / 1000, peakRss: Math.max(peakRss, server.rss()) }
+}
+
+const summary = (run: Run, ok: (status: number) => boolean = s => s === 200) => {
+  const times = run.results.map(r => r.ms).sort((a, b) => a - b)
+  return {
+    requests: run.results.length,
+    perSecond: run.results.length / run.seconds,
+    p50: quantile(times, 0.5),
+    p99: quantile(times, 0.99),
+    errors: run.results.filter(r => !ok(r.status)).length,
+    throttled: run.results.filter(r => r.status === 429).length,
+    peakMb: run.peakRss / 2 ** 20,
+  }
+}
+
+/** An address with logs in the sample (the busiest one), for the filter class. */
+async function busyAddress(server: Server): Promise<string> {
+  const res = await fetch(`${server.url}/v1/api/logs?chains=DEVNET&from_block=0&fields=address&format=json_stream`, {
+    headers: { authorization: auth(USERS[0]) },
+  })
+  const counts = new Map<string, number>()
+  for (const line of (await res.text()).trim().split('\n')) {
+    const a = (JSON.parse(line) as { address: string }).address
+    counts.set(a, (counts.get(a) ?? 0) + 1)
+  }
+  return [...counts].sort((a, b) => b[1] - a[1])[0][0]
+}
+
+export const load: Section = {
+  name: 'load',
+  title: 'concurrent clients (1-256) mixing query classes against workerd and the Node server; an abusive user throttled',
+  slow: true,
+  async run(ctx: BenchContext): Promise<string> {
+    const seconds = Number(process.env.LOAD_SECONDS ?? 10)
+    const sample = join(ctx.root, 'partitions-manifest', 'sample')
+    ctx.log('building the bundle')
+    const { outdir } = await buildBundle(ctx.root)
+    const capacity: (string | number)[][] = []
+    const abuse: (string | number)[][] = []
+    const notes: string[] = []
+    try {
+      for (const name of ['workerd', 'node'] as const) {
+        const start = (open: boolean) =>
+          name === 'workerd' ? startWorkerd(ctx.root, outdir, sample, open) : startNode(ctx.root, sample, open)
+        let server = await start(true)
+        try {
+          const classes = mix(server.url, await busyAddress(server))
+          await drive(server, classes, 4, 2, i => USERS[i % USERS.length]) // warm
+          for (const clients of CLIENTS) {
+            ctx.log(`${name}: ${clients} clients for ${seconds} s`)
+            const s = summary(await drive(server, classes, clients, seconds, i => USERS[i % USERS.length]))
+            capacity.push([name, clients, int(s.requests), int(s.perSecond), ms(s.p50), ms(s.p99), s.errors, int(s.peakMb)])
+            if (clients === 256) notes.push(target(s.errors === 0, `${name}: zero errors at 256 clients (${s.errors})`))
+          }
+        } finally {
+          await server.stop()
+        }
+        // Default limits: 200 requests per 10 s and 8 streams per user.
+        server = await start(false)
+        try {
+          const classes = mix(server.url, await busyAddress(server))
+          await drive(server, classes, 4, 2, i => USERS[i % USERS.length], PACE_MS)
+          ctx.log(`${name}: ${PACED} paced users alone`)
+          const alone = summary(await drive(server, classes, PACED, seconds, i => USERS[i], PACE_MS))
+          ctx.log(`${name}: ${PACED} paced users beside an abuser with 32 connections`)
+          const agentRuns = await Promise.all([
+            drive(server, classes, PACED, seconds, i => USERS[i], PACE_MS),
+            drive(server, classes, 32, seconds, () => ABUSER),
+          ])
+          const others = summary(agentRuns[0])
+          const abuser = summary(agentRuns[1], s => s === 200 || s === 429)
+          abuse.push([name, `${PACED} users alone`, int(alone.requests), ms(alone.p50), ms(alone.p99), alone.errors, '-'])
+          abuse.push([name, `${PACED} users beside the abuser`, int(others.requests), ms(others.p50), ms(others.p99), others.errors, '-'])
+          abuse.push([
+            name,
+            'abuser (32 connections)',
+            int(abuser.requests),
+            ms(abuser.p50),
+            ms(abuser.p99),
+            abuser.errors,
+            `${int(abuser.throttled)} (${((100 * abuser.throttled) / Math.max(1, abuser.requests)).toFixed(0)} %)`,
+          ])
+          notes.push(
+            target(
+              others.errors === 0 && abuser.throttled > 0 && others.p99 <= alone.p99 * 2,
+              `${name}: the abuser is throttled (${int(abuser.throttled)} × 429) while the others keep their p99 within 2× (${ms(alone.p99)} → ${ms(others.p99)} ms), without errors`,
+            ),
+          )
+        } finally {
+          await server.stop()
+        }
+      }
+    } finally {
+      await rm(outdir, { recursive: true, force: true })
+    }
+    return [
+      `Closed-loop clients for ${seconds} s per point over the bundled sample (220 blocks, 3,720 logs); each client one of 16 users, limits raised; mix by weight: status 1, one block 4, address filter (whole range, csv) 3, logs export arrow 1, transactions export csv 1. Latency to the last byte; errors = anything but a complete 200; peak RSS of the serving process (workerd: every workerd process of Miniflare).`,
+      '',
+      table(['server', 'clients', 'requests', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'peak RSS MB'], capacity),
+      '',
+      `Abuse, default limits (200 requests per 10 s and 8 streams per user): ${PACED} users each pacing ${1000 / PACE_MS} request/s, alone and beside one user running 32 connections back to back. For the abuser, errors exclude its 429s.`,
+      '',
+      table(['server', 'clients', 'requests', 'p50 ms', 'p99 ms', 'errors', '429s'], abuse),
+      '',
+      ...notes,
+    ].join('\n')
+  },
+}

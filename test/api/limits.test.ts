@@ -1,0 +1,56 @@
+import { describe, expect, it } from 'vitest'
+import { bindingLimiter, StreamSlots, userLimits, WindowLimiter } from '../../src/api/limits.ts'
+
+describe('WindowLimiter', () => {
+  it('admits `limit` requests per key in a window, then says how long to wait', async () => {
+    let now = 1_000_000
+    const l = new WindowLimiter({ limit: 3, periodSeconds: 10, now: () => now })
+    for (let i = 0; i < 3; i++) expect(await l.limit('a')).toBe(0)
+    expect(await l.limit('b')).toBe(0)
+    now += 2_500
+    expect(await l.limit('a')).toBe(8)
+    now += 7_400
+    expect(await l.limit('a')).toBe(1)
+    now += 100
+    expect(await l.limit('a')).toBe(0)
+  })
+})
+
+describe('bindingLimiter', () => {
+  it("asks for one period when Cloudflare's binding refuses", async () => {
+    let left = 1
+    const keys: string[] = []
+    const l = bindingLimiter({ limit: async ({ key }) => (keys.push(key), { success: left-- > 0 }) }, 60)
+    expect(await l.limit('alice')).toBe(0)
+    expect(await l.limit('alice')).toBe(60)
+    expect(keys).toEqual(['alice', 'alice'])
+  })
+})
+
+describe('StreamSlots', () => {
+  it('holds `max` streams per user and gives each slot back once', () => {
+    const s = new StreamSlots(2)
+    const a = s.acquire('alice')!
+    const b = s.acquire('alice')!
+    expect(s.acquire('alice')).toBeNull()
+    expect(s.acquire('bob')).not.toBeNull()
+    a()
+    a()
+    expect(s.count('alice')).toBe(1)
+    expect(s.acquire('alice')).not.toBeNull()
+    b()
+    expect(s.count('alice')).toBe(1)
+  })
+})
+
+describe('userLimits', () => {
+  it('reads the settings and refuses nonsense', async () => {
+    const l = userLimits({ RATE_LIMIT_REQUESTS: '2', RATE_LIMIT_PERIOD: '60', MAX_STREAMS_PER_USER: '3' })
+    expect(l.streams.max).toBe(3)
+    expect((l.requests as WindowLimiter).max).toBe(2)
+    expect((l.requests as WindowLimiter).periodMs).toBe(60_000)
+    expect(() => userLimits({ MAX_STREAMS_PER_USER: '0' })).toThrow(/MAX_STREAMS_PER_USER/)
+    expect(() => userLimits({ RATE_LIMIT_REQUESTS: '1e3x' })).toThrow(/RATE_LIMIT_REQUESTS/)
+    expect(userLimits({}).streams.max).toBe(8)
+  })
+})

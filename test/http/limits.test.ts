@@ -1,0 +1,114 @@
+/**
+ * Per-user limits through the app and the Node server: the request rate (429
+ * too_many_requests with Retry-After; a WebSocket that authenticates by message is
+ * closed with 4429) and the concurrent data streams (429 too_many_streams), whose
+ * slots come back however a stream ends.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { parseUsers } from '../../src/api/auth.ts'
+import { StreamSlots, WindowLimiter } from '../../src/api/limits.ts'
+import { createApp } from '../../src/http/app.ts'
+import { ManifestReader } from '../../src/manifest/read.ts'
+import { startNodeServer, type NodeServer } from '../../src/node/server.ts'
+import type { ObjectStore } from '../../src/store/types.ts'
+import { globalClient, wsClient } from '../live/helpers.ts'
+import { basic } from '../support/basic.ts'
+import { removeTempDirs, tempStore } from '../support/stores.ts'
+import { buildHttpLake } from './fixture.ts'
+
+const USERS = 'alice:wonderland,bob:builder'
+const ALICE = basic('alice', 'wonderland')
+const BOB = basic('bob', 'builder')
+const EXPORT = '/v1/api/logs?chains=ETH&from_block=100&format=csv'
+
+let store: ObjectStore
+beforeAll(async () => {
+  store = (await tempStore()).store
+  await buildHttpLake(store)
+})
+afterAll(removeTempDirs)
+
+type Envelope = { error: { status: number; code: string; message: string } }
+
+describe('concurrent streams per user', () => {
+  let streams: StreamSlots
+  let app: ReturnType<typeof createApp>
+  beforeAll(async () => {
+    streams = new StreamSlots(2)
+    app = createApp({ store, manifest: new ManifestReader(store), users: await parseUsers(USERS), limits: { streams } })
+  })
+  const get = (path: string, auth = ALICE, method = 'GET') =>
+    app.fetch(new Request(`http://api.example.com${path}`, { method, headers: { authorization: auth } }))
+
+  it('refuses a stream over the cap with 429 and Retry-After, per user, until one ends', async () => {
+    const a = await get(EXPORT)
+    const b = await get(EXPORT.replace('csv', 'json_stream'))
+    expect([a.status, b.status]).toEqual([200, 200])
+    const refused = await get(EXPORT)
+    expect(refused.status).toBe(429)
+    expect(refused.headers.get('retry-after')).toBe('1')
+    expect(((await refused.json()) as Envelope).error).toMatchObject({ status: 429, code: 'too_many_streams' })
+    // Status is not a stream, and another user has slots of their own.
+    expect((await get('/v1/api/status')).status).toBe(200)
+    const other = await get(EXPORT, BOB)
+    expect(other.status).toBe(200)
+    await other.body!.cancel()
+    // A stream read to its end gives its slot back; so does one the client abandons.
+    const text = await a.text()
+    expect(text.split('\n').length).toBeGreaterThan(100)
+    expect(streams.count('alice')).toBe(1)
+    await b.body!.cancel()
+    expect(streams.count('alice')).toBe(0)
+  })
+
+  it('gives the slot back after an error answer and after a HEAD', async () => {
+    expect((await get('/v1/api/logs?chains=ETH&from_block=900000&to_block=900001')).status).toBe(404)
+    expect(streams.count('alice')).toBe(0)
+    expect((await get('/v1/api/logs?chains=ETH&from_block=100&to_block=101', ALICE, 'HEAD')).status).toBe(200)
+    expect(streams.count('alice')).toBe(0)
+    const held = await Promise.all([get(EXPORT), get(EXPORT)])
+    expect((await get(EXPORT)).status).toBe(429)
+    for (const r of held) await r.body!.cancel()
+    expect(streams.count('alice')).toBe(0)
+  })
+})
+
+describe('request rate per user (Node server)', () => {
+  let server: NodeServer
+  beforeAll(async () => {
+    server = await startNodeServer({
+      store,
+      users: await parseUsers(USERS),
+      requests: new WindowLimiter({ limit: 3, periodSeconds: 60 }),
+      waitForNodes: false,
+    })
+  })
+  afterAll(() => server.close())
+  const get = (path: string, auth = ALICE) => fetch(`${server.url}${path}`, { headers: { authorization: auth } })
+
+  it('answers 429 too_many_requests with Retry-After once a user is over the rate; others are served', async () => {
+    for (let i = 0; i < 3; i++) expect((await get('/v1/api/logs?chains=ETH&from_block=100&to_block=101')).status).toBe(200)
+    const refused = await get('/v1/api/status')
+    expect(refused.status).toBe(429)
+    const wait = Number(refused.headers.get('retry-after'))
+    expect(wait).toBeGreaterThanOrEqual(59)
+    expect(wait).toBeLessThanOrEqual(60)
+    expect(((await refused.json()) as Envelope).error).toMatchObject({ status: 429, code: 'too_many_requests' })
+    expect((await get('/v1/api/status', BOB)).status).toBe(200)
+  })
+
+  it('refuses an upgrade with credentials over the rate, and closes one that authenticates by message with 4429', async () => {
+    const ws = server.url.replace('http', 'ws') + '/v1/api/logs?chains=ETH&from_block=100&to_block=101'
+    const refused = await wsClient(ws, { headers: { authorization: ALICE } }).catch(err => err as { status: number; body: Envelope })
+    expect(refused).toMatchObject({ status: 429, body: { error: { code: 'too_many_requests' } } })
+    const client = await globalClient(ws)
+    client.send(JSON.stringify({ type: 'auth', user: 'alice', password: 'wonderland' }))
+    const closed = await client.closed
+    expect(closed.code).toBe(4429)
+    expect(client.messages.at(-1)).toMatchObject({ type: 'error', code: 'too_many_requests' })
+    // Bob is under the rate: the same subscription is served to its end.
+    const ok = await globalClient(ws)
+    ok.send(JSON.stringify({ type: 'auth', user: 'bob', password: 'builder' }))
+    expect((await ok.closed).code).toBe(1000)
+  })
+})

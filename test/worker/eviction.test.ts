@@ -1,0 +1,67 @@
+/**
+ * The Durable Object after eviction (part of the chaos suite, here because it runs in
+ * workerd): workerd may drop the object's instance while its hibernatable WebSockets
+ * stay open, and builds a new one on the same state when a socket speaks again. The
+ * new instance must find every socket's session from its attachment and carry on. A
+ * second LiveChainObject on the same state stands for that new instance.
+ */
+/// <reference types="@cloudflare/vitest-plugin/types" />
+import { env } from 'cloudflare:workers'
+import { createExecutionContext, runInDurableObject, waitOnExecutionContext } from 'cloudflare:test'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { logs } from '../../src/datasets/evm.ts'
+import { chainKey } from '../../src/chains/registry.ts'
+import { r2Store } from '../../src/store/r2.ts'
+import worker from '../../src/worker/index.ts'
+import { LiveChainObject } from '../../src/worker/live-object.ts'
+import { decodeJson } from '../format/decode.ts'
+import { buildHttpLake, canonicalRecords, inBlocks, type HttpLake } from '../http/fixture.ts'
+import { ETH } from '../support/chains.ts'
+
+const LIVE = (env as unknown as { LIVE: DurableObjectNamespace }).LIVE
+const fields = logs.fields.filter(f => !f.extra)
+let lake: HttpLake
+
+beforeAll(async () => {
+  lake = await buildHttpLake(r2Store(env.LAKE))
+})
+
+describe('Durable Object eviction', () => {
+  it('restores a socket waiting for its auth message in a new instance, which then serves the subscription', async () => {
+    const ctx = createExecutionContext()
+    const res = await worker.fetch(
+      new Request('http://api.example.com/v1/api/logs?chains=ETH&from_block=140&to_block=205', {
+        headers: { upgrade: 'websocket' },
+      }) as never,
+      { ...env, API_USERS: 'alice:secret', LIVE } as never,
+      ctx,
+    )
+    await waitOnExecutionContext(ctx)
+    expect(res.status).toBe(101)
+    const socket = res.webSocket!
+    const texts: string[] = []
+    const closed = new Promise<number>(resolve => socket.addEventListener('close', e => resolve(e.code)))
+    socket.addEventListener('message', e => texts.push(e.data as string))
+    socket.accept()
+
+    await runInDurableObject(LIVE.get(LIVE.idFromName(chainKey(ETH))), async (_old, state) => {
+      const sockets = state.getWebSockets()
+      expect(sockets.length).toBeGreaterThan(0)
+      const fresh = new LiveChainObject(state, { ...env, LIVE, API_USERS: 'alice:secret' } as never)
+      // The constructor restores in blockConcurrencyWhile; wait until it has.
+      const restored = fresh as unknown as { sessions: Map<WebSocket, unknown> }
+      for (let i = 0; i < 100 && restored.sessions.size < sockets.length; i++) await new Promise(r => setTimeout(r, 20))
+      expect(restored.sessions.size).toBe(sockets.length)
+      for (const ws of sockets) await fresh.webSocketMessage(ws, JSON.stringify({ type: 'auth', user: 'alice', password: 'secret' }))
+    })
+
+    expect(await closed).toBe(1000)
+    const messages = texts.map(t => JSON.parse(t) as { type: string })
+    expect(messages[0]).toMatchObject({ type: 'subscribed', from_block: 140, to_block: 205 })
+    const rows = texts
+      .filter(t => t.startsWith('{"type":"rows","rows":'))
+      .flatMap(t => decodeJson(Buffer.from(t.slice('{"type":"rows","rows":'.length, -1)), fields))
+    expect(rows).toEqual(canonicalRecords(inBlocks(lake.rows.logs, 140, 205), fields, 1))
+    expect(messages.at(-1)).toEqual({ type: 'end', cursor: 205 })
+  })
+})
