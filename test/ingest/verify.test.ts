@@ -122,8 +122,12 @@ describe.each(hashers)('verifyBlock with the %s', (_, keccak) => {
     ['a changed withdrawal', r => (r.block.withdrawals[0].amount = '0x1'), /withdrawals root/],
     ['an unknown transaction type', r => (r.block.transactions[0].type = '0x7e'), /not known to the verifier/],
     ['a changed logs bloom', r => (r.receipts[1].logsBloom = '0x' + 'ff'.repeat(256)), /receipts root/],
-    ['a changed transaction input', r => (r.block.transactions.findLast(x => x.input.length > 200).input += '00'), /hashes to/],
-    ['transaction input that is not hex', r => (r.block.transactions.findLast(x => x.input.length > 200).input += 'zz'), /invalid hex/],
+    ['a changed transaction input', r => (r.block.transactions.findLast((x: Json) => x.input.length > 200).input += '00'), /hashes to/],
+    [
+      'transaction input that is not hex',
+      r => (r.block.transactions.findLast((x: Json) => x.input.length > 200).input += 'zz'),
+      /invalid hex/,
+    ],
     ['a quantity that is not hex', r => (r.block.transactions[4].nonce = '0xfg'), /transaction 4: invalid hex/],
   ]
   for (const [name, mutate, message] of cases) {
