@@ -16,6 +16,9 @@ import type { RawBlock } from '../../src/ingest/evm-json.ts'
 import { evmExtractor } from '../../src/ingest/extract.ts'
 import { createRpcClient } from '../../src/ingest/rpc.ts'
 import { runIngest } from '../../src/ingest/run.ts'
+import type { IngestUnit } from '../../src/ingest/plan.ts'
+import type { UnitBuilder } from '../../src/ingest/unit.ts'
+import { putEncoded } from '../../src/parquet/put.ts'
 
 export interface DatasetFigures {
   rows: number
@@ -118,5 +121,49 @@ export async function benchIngest(rpcUrl: string, range: BlockRange | BlockRange
     }
   } finally {
     if (dir) await rm(dir, { recursive: true, force: true })
+  }
+}
+
+export interface RateFigures {
+  blocks: number
+  elapsedMs: number
+  blocksPerSecond: number
+  /** CPU time of this process (every thread) per block; the replay node's is not counted. */
+  cpuMsPerBlock: number
+}
+
+/**
+ * The ingester's rate on recorded blocks repeated: `repeat` one-block units per block
+ * (fetch → verify → transform → encode three partitions → store), `concurrency` units in
+ * flight, built by `builder` (in this thread or the worker pool). Manifest publication
+ * is left out: the ingester publishes once per unit of 10,000 blocks. One-block
+ * partitions carry a partition's fixed cost per block, so the rate is a lower bound.
+ */
+export async function benchUnitRate(
+  builder: UnitBuilder,
+  numbers: readonly number[],
+  options: { repeat: number; concurrency: number; store: ObjectStore },
+): Promise<RateFigures> {
+  const units: IngestUnit[] = []
+  for (let r = 0; r < options.repeat; r++) {
+    for (const n of numbers) units.push({ range: [n, n], pieces: { blocks: [[n, n]], transactions: [[n, n]], logs: [[n, n]] } })
+  }
+  let next = 0
+  const cpu = process.cpuUsage()
+  const started = performance.now()
+  const lane = async () => {
+    while (next < units.length) {
+      const built = await builder.build(units[next++])
+      for (const parts of Object.values(built)) for (const p of parts) await putEncoded(options.store, p)
+    }
+  }
+  await Promise.all(Array.from({ length: options.concurrency }, lane))
+  const elapsedMs = performance.now() - started
+  const used = process.cpuUsage(cpu)
+  return {
+    blocks: units.length,
+    elapsedMs,
+    blocksPerSecond: (units.length / elapsedMs) * 1000,
+    cpuMsPerBlock: (used.user + used.system) / 1000 / units.length,
   }
 }
