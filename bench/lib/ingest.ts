@@ -19,6 +19,9 @@ import { runIngest } from '../../src/ingest/run.ts'
 import type { IngestUnit } from '../../src/ingest/plan.ts'
 import type { UnitBuilder } from '../../src/ingest/unit.ts'
 import { putEncoded } from '../../src/parquet/put.ts'
+import { concatBatches } from '../../src/ingest/batch.ts'
+import type { ChainSource } from '../../src/ingest/source.ts'
+import type { ColumnBatch } from '../../src/columns/batch.ts'
 
 export interface DatasetFigures {
   rows: number
@@ -133,19 +136,19 @@ export interface RateFigures {
 }
 
 /**
- * The ingester's rate on recorded blocks repeated: `repeat` one-block units per block
- * (fetch → verify → transform → encode three partitions → store), `concurrency` units in
- * flight, built by `builder` (in this thread or the worker pool). Manifest publication
- * is left out: the ingester publishes once per unit of 10,000 blocks. One-block
- * partitions carry a partition's fixed cost per block, so the rate is a lower bound.
+ * The ingester's rate on recorded blocks repeated: `rounds` units per recorded block,
+ * each built by `builder` from a repeatSource of `blocksPerUnit` (fetch → verify →
+ * transform per block, then three partitions of blocksPerUnit blocks encoded and
+ * stored), `concurrency` units in flight. Manifest publication is left out: the
+ * ingester publishes once per unit of 10,000 blocks.
  */
 export async function benchUnitRate(
   builder: UnitBuilder,
   numbers: readonly number[],
-  options: { repeat: number; concurrency: number; store: ObjectStore },
+  options: { rounds: number; blocksPerUnit: number; concurrency: number; store: ObjectStore },
 ): Promise<RateFigures> {
   const units: IngestUnit[] = []
-  for (let r = 0; r < options.repeat; r++) {
+  for (let r = 0; r < options.rounds; r++) {
     for (const n of numbers) units.push({ range: [n, n], pieces: { blocks: [[n, n]], transactions: [[n, n]], logs: [[n, n]] } })
   }
   let next = 0
@@ -160,10 +163,28 @@ export async function benchUnitRate(
   await Promise.all(Array.from({ length: options.concurrency }, lane))
   const elapsedMs = performance.now() - started
   const used = process.cpuUsage(cpu)
+  const blocks = units.length * options.blocksPerUnit
   return {
-    blocks: units.length,
+    blocks,
     elapsedMs,
-    blocksPerSecond: (units.length / elapsedMs) * 1000,
-    cpuMsPerBlock: (used.user + used.system) / 1000 / units.length,
+    blocksPerSecond: (blocks / elapsedMs) * 1000,
+    cpuMsPerBlock: (used.user + used.system) / 1000 / blocks,
+  }
+}
+
+/**
+ * A source that fetches each range `times` times over (each fetch verified and
+ * transformed on its own) and gives the rows of all of them: a long run of full-size
+ * partitions from a few recorded blocks.
+ */
+export function repeatSource(source: ChainSource, times: number): ChainSource {
+  return {
+    datasets: source.datasets,
+    head: () => source.head(),
+    async fetch(range) {
+      const parts: Record<string, ColumnBatch>[] = []
+      for (let i = 0; i < times; i++) parts.push(await source.fetch(range))
+      return Object.fromEntries(Object.keys(parts[0]).map(k => [k, concatBatches(parts.map(p => p[k]))]))
+    },
   }
 }

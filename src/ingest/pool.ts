@@ -25,6 +25,9 @@ export interface PoolOptions {
   workers?: number
   /** Units one thread works on at once (default 2: one fetching while the other is hashed and encoded). */
   perWorker?: number
+  /** Another worker module that calls unit-worker.ts's serveUnits itself (benchmarks wrap the source); `workerData` gives it `extra`. */
+  workerUrl?: URL
+  extra?: Record<string, unknown>
 }
 
 /** What the main thread sends a worker thread at start. */
@@ -33,6 +36,9 @@ export interface WorkerSetup {
   rpcUrl: string
   rpc: Omit<RpcOptions, 'onRetry' | 'fetch'>
   layout?: LayoutOptions
+  /** Started from PoolOptions.workerUrl: that module calls serveUnits. */
+  custom?: boolean
+  extra?: Record<string, unknown>
 }
 
 export type WorkerReply =
@@ -63,7 +69,14 @@ interface Slot {
 export function unitPool(options: PoolOptions): UnitPool {
   const { onRetry, fetch, ...rpc } = options.rpc ?? {}
   if (fetch) throw new Error('a custom fetch cannot be used by ingest worker threads')
-  const setup: WorkerSetup = { chain: options.chain, rpcUrl: options.rpcUrl, rpc, layout: options.layout }
+  const setup: WorkerSetup = {
+    chain: options.chain,
+    rpcUrl: options.rpcUrl,
+    rpc,
+    layout: options.layout,
+    custom: !!options.workerUrl,
+    extra: options.extra,
+  }
   const count = Math.max(1, options.workers ?? availableParallelism())
   const perWorker = Math.max(1, options.perWorker ?? 2)
   const pending = new Map<number, { resolve(u: EncodedUnit): void; reject(e: Error): void; slot: Slot }>()
@@ -71,7 +84,7 @@ export function unitPool(options: PoolOptions): UnitPool {
   let failed: Error | undefined
 
   const slots: Slot[] = Array.from({ length: count }, () => {
-    const worker = new Worker(new URL('./unit-worker.ts', import.meta.url), { workerData: setup })
+    const worker = new Worker(options.workerUrl ?? new URL('./unit-worker.ts', import.meta.url), { workerData: setup })
     const slot: Slot = { worker, busy: 0 }
     worker.on('message', (reply: WorkerReply) => {
       if ('retry' in reply) return onRetry?.(reply.retry)

@@ -18,7 +18,6 @@ for (let i = 0; i < 16; i++) {
 const NativeBuffer = (globalThis as { Buffer?: typeof import('node:buffer').Buffer }).Buffer
 /** Below this many digits the loop is as fast as the native decoder's call. */
 const NATIVE_FROM = 64
-const HEX_DIGITS = /^[0-9a-fA-F]*$/
 
 /** Parses 0x-prefixed hex of even length (case-insensitive). */
 export function hexToBytes(hex: string): Uint8Array {
@@ -26,10 +25,12 @@ export function hexToBytes(hex: string): Uint8Array {
   if ((hex.length - start) % 2 !== 0) throw new Error(`odd-length hex: ${hex}`)
   const out = new Uint8Array((hex.length - start) / 2)
   if (NativeBuffer && hex.length - start >= NATIVE_FROM) {
-    // The native decoder stops at a pair that is not hex but reads a non-ASCII character by its low byte: the regex guards both.
+    // The native decoder stops at the first pair that is not hex (a short count), but reads a
+    // character past ASCII by its low byte: its UTF-8 length gives that away (both checks native, unlike a regex).
     const digits = start ? hex.slice(start) : hex
-    if (!HEX_DIGITS.test(digits)) throw new Error(`invalid hex: ${hex.length > 80 ? hex.slice(0, 80) + '…' : hex}`)
-    NativeBuffer.from(out.buffer, 0, out.length).write(digits, 'hex')
+    const written = NativeBuffer.from(out.buffer, 0, out.length).write(digits, 'hex')
+    if (written !== out.length || NativeBuffer.byteLength(digits, 'utf8') !== digits.length)
+      throw new Error(`invalid hex: ${hex.length > 80 ? hex.slice(0, 80) + '…' : hex}`)
     return out
   }
   for (let i = 0, j = start; i < out.length; i++, j += 2) {
