@@ -5,12 +5,21 @@
  * Parquet bytes per row against the same rows as JSON-RPC JSON (bench/lib/ingest.ts).
  */
 import { spawn } from 'node:child_process'
-import { existsSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { startAnvil } from '../scripts/dev/devnet/anvil.ts'
 import { runWorkload } from '../scripts/dev/devnet/workload.ts'
-import { benchIngest, type IngestBench } from './lib/ingest.ts'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { availableParallelism, loadavg, tmpdir } from 'node:os'
+import { benchIngest, benchUnitRate, repeatSource, type IngestBench, type RateFigures } from './lib/ingest.ts'
+import { evmSource } from '../src/ingest/evm-source.ts'
+import { jsKeccak256, wasmKeccak256 } from '../src/ingest/keccak.ts'
+import { unitPool } from '../src/ingest/pool.ts'
+import { createRpcClient } from '../src/ingest/rpc.ts'
+import { localBuilder } from '../src/ingest/unit.ts'
+import type { ChainRef } from '../src/manifest/types.ts'
+import { fsStore } from '../src/store/fs.ts'
 import type { BlockRange } from '../src/manifest/types.ts'
 import { bytes, int, ms, table } from './report.ts'
 import type { BenchContext, Section } from './section.ts'
@@ -21,6 +30,21 @@ const ROUNDS = 250
 const MAINNET_BLOCKS = [17000000, 18000000, 18500000]
 /** Repetitions of the (3-block) mainnet ingest; the median rate is reported. */
 const MAINNET_RUNS = 5
+
+/** History-scale rate: units per recorded block, and copies of the block per unit (so partitions of that many blocks). */
+const RATE_ROUNDS = Number(process.env.BENCH_INGEST_ROUNDS ?? 4)
+const RATE_BLOCKS_PER_UNIT = 25
+const ETH: ChainRef = { family: 'evm', id: 1, code: 'ETH' }
+
+/** CPU time (user + system) a process has used, from /proc (Linux, 100 ticks a second); 0 elsewhere. */
+function processCpuMs(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
+    return (Number(fields[11]) + Number(fields[12])) * 10
+  } catch {
+    return 0
+  }
+}
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 
@@ -41,20 +65,73 @@ async function fromAnvil(ctx: BenchContext): Promise<IngestBench & { workloadMs:
   }
 }
 
-async function fromReplay(ctx: BenchContext, tool: string): Promise<{ runs: IngestBench[] }> {
+async function startReplayNode(tool: string): Promise<{ url: string; pid: number; stop(): void }> {
   const child = spawn(process.execPath, [tool], { stdio: ['ignore', 'pipe', 'inherit'] })
+  const url = await new Promise<string>((resolve, reject) => {
+    createInterface({ input: child.stdout! }).once('line', line => resolve(line.replace(/^listening /, '')))
+    child.once('exit', code => reject(new Error(`replay-evm.mjs exited with ${code}`)))
+  })
+  return { url, pid: child.pid!, stop: () => child.kill() }
+}
+
+async function fromReplay(ctx: BenchContext, url: string): Promise<{ runs: IngestBench[] }> {
+  ctx.log(`replay node at ${url}: ingesting blocks ${MAINNET_BLOCKS.join(', ')} ${MAINNET_RUNS} times`)
+  const ranges = MAINNET_BLOCKS.map((n): BlockRange => [n, n])
+  const runs: IngestBench[] = []
+  for (let i = 0; i < MAINNET_RUNS; i++) runs.push(await benchIngest(url, ranges))
+  return { runs }
+}
+
+/**
+ * Blocks/s of the ingest pipeline on the recorded mainnet blocks repeated, as the code
+ * ran before worker threads (in this thread, JavaScript keccak), with the WebAssembly
+ * keccak in this thread, and with the worker pool (one thread per core).
+ */
+async function historyRate(
+  ctx: BenchContext,
+  url: string,
+  nodePid: number,
+): Promise<[string, RateFigures & { nodeCpuMsPerBlock: number }][]> {
+  const dir = await mkdtemp(join(tmpdir(), 'bench-ingest-rate-'))
+  const store = fsStore(dir)
+  const shape = { rounds: RATE_ROUNDS, blocksPerUnit: RATE_BLOCKS_PER_UNIT, store }
+  const total = RATE_ROUNDS * RATE_BLOCKS_PER_UNIT * MAINNET_BLOCKS.length
+  const out: [string, RateFigures & { nodeCpuMsPerBlock: number }][] = []
+  const measured = async (figures: () => Promise<RateFigures>) => {
+    const before = processCpuMs(nodePid)
+    const f = await figures()
+    return { ...f, nodeCpuMsPerBlock: (processCpuMs(nodePid) - before) / f.blocks }
+  }
   try {
-    const url = await new Promise<string>((resolve, reject) => {
-      createInterface({ input: child.stdout! }).once('line', line => resolve(line.replace(/^listening /, '')))
-      child.once('exit', code => reject(new Error(`replay-evm.mjs exited with ${code}`)))
+    for (const [name, keccak] of [
+      ['before: one thread, JavaScript keccak', jsKeccak256],
+      ['one thread, WebAssembly keccak', await wasmKeccak256()],
+    ] as const) {
+      ctx.log(`${name}: ${total} blocks`)
+      const source = repeatSource(evmSource(createRpcClient(url, { concurrency: 4 }), { keccak }), RATE_BLOCKS_PER_UNIT)
+      out.push([name, await measured(() => benchUnitRate(localBuilder(source, ETH), MAINNET_BLOCKS, { ...shape, concurrency: 2 }))])
+    }
+    const workers = availableParallelism()
+    const pool = unitPool({
+      chain: ETH,
+      rpcUrl: url,
+      workers,
+      workerUrl: new URL('./lib/ingest-worker.ts', import.meta.url),
+      extra: { repeat: RATE_BLOCKS_PER_UNIT },
     })
-    ctx.log(`replay node at ${url}: ingesting blocks ${MAINNET_BLOCKS.join(', ')} ${MAINNET_RUNS} times`)
-    const ranges = MAINNET_BLOCKS.map((n): BlockRange => [n, n])
-    const runs: IngestBench[] = []
-    for (let i = 0; i < MAINNET_RUNS; i++) runs.push(await benchIngest(url, ranges))
-    return { runs }
+    try {
+      ctx.log(`after: ${workers} worker threads, WebAssembly keccak: ${total} blocks`)
+      await benchUnitRate(pool, MAINNET_BLOCKS.slice(0, 1), { ...shape, rounds: 1, concurrency: pool.capacity }) // threads warm up
+      out.push([
+        `after: ${workers} worker threads, WebAssembly keccak`,
+        await measured(() => benchUnitRate(pool, MAINNET_BLOCKS, { ...shape, concurrency: pool.capacity })),
+      ])
+    } finally {
+      await pool.close()
+    }
+    return out
   } finally {
-    child.kill()
+    await rm(dir, { recursive: true, force: true })
   }
 }
 
@@ -96,27 +173,64 @@ export const ingest: Section = {
       out.push('', `### From recorded mainnet: skipped, ${tool} not found (set SHARED_DIR)`)
       return out.join('\n')
     }
-    const { runs } = await fromReplay(ctx, tool)
-    const m = runs[0]
-    out.push(
-      '',
-      `### From recorded mainnet (replay-evm.mjs: blocks ${MAINNET_BLOCKS.join(', ')}, one partition each; median of ${MAINNET_RUNS} ingests)`,
-      '',
-      table(
-        ['blocks', 'ms', 'blocks/s', 'rows/s', 'JSON-RPC bytes read'],
-        [
+    const node = await startReplayNode(tool)
+    try {
+      const { runs } = await fromReplay(ctx, node.url)
+      const m = runs[0]
+      out.push(
+        '',
+        `### From recorded mainnet (replay-evm.mjs: blocks ${MAINNET_BLOCKS.join(', ')}, one partition each; median of ${MAINNET_RUNS} ingests)`,
+        '',
+        table(
+          ['blocks', 'ms', 'blocks/s', 'rows/s', 'JSON-RPC bytes read'],
           [
-            int(m.blocks),
-            ms(median(runs.map(r => r.elapsedMs))),
-            median(runs.map(r => r.blocksPerSecond)).toFixed(1),
-            int(median(runs.map(r => r.rowsPerSecond))),
-            bytes(m.rpcBytes),
+            [
+              int(m.blocks),
+              ms(median(runs.map(r => r.elapsedMs))),
+              median(runs.map(r => r.blocksPerSecond)).toFixed(1),
+              int(median(runs.map(r => r.rowsPerSecond))),
+              bytes(m.rpcBytes),
+            ],
           ],
-        ],
-      ),
-      '',
-      datasetsTable(m),
-    )
+        ),
+        '',
+        datasetsTable(m),
+      )
+      const rates = await historyRate(ctx, node.url, node.pid)
+      const [before] = rates
+      const after = rates[rates.length - 1]
+      out.push(
+        '',
+        `### History-scale rate (recorded mainnet blocks ${MAINNET_BLOCKS.join(', ')}, each fetched, verified (every hash and root) and transformed ${RATE_ROUNDS * RATE_BLOCKS_PER_UNIT} times, in partitions of ${RATE_BLOCKS_PER_UNIT} blocks encoded and stored; target 100 blocks/s)`,
+        '',
+        table(
+          [
+            'pipeline',
+            'blocks',
+            's',
+            'blocks/s',
+            'vs before',
+            'ingester CPU ms/block',
+            'replay node CPU ms/block',
+            'CPU-bound blocks/s on idle cores',
+          ],
+          rates.map(([name, r]) => [
+            name,
+            int(r.blocks),
+            (r.elapsedMs / 1000).toFixed(1),
+            r.blocksPerSecond.toFixed(1),
+            `${(r.blocksPerSecond / before[1].blocksPerSecond).toFixed(2)}×`,
+            r.cpuMsPerBlock.toFixed(1),
+            r.nodeCpuMsPerBlock.toFixed(1),
+            ((availableParallelism() * 1000) / (r.cpuMsPerBlock + r.nodeCpuMsPerBlock)).toFixed(0),
+          ]),
+        ),
+        '',
+        `Target ≥ 100 blocks/s: ${after[1].blocksPerSecond >= 100 ? 'met' : 'missed'} (${after[1].blocksPerSecond.toFixed(1)} blocks/s measured, load average ${loadavg()[0].toFixed(1)} on ${availableParallelism()} cores at the end). The last column is the rate the cores would give were they the ingester's and the node's alone: cores × 1000 / (both CPU ms per block).`,
+      )
+    } finally {
+      node.stop()
+    }
     return out.join('\n')
   },
 }

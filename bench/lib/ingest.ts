@@ -16,6 +16,12 @@ import type { RawBlock } from '../../src/ingest/evm-json.ts'
 import { evmExtractor } from '../../src/ingest/extract.ts'
 import { createRpcClient } from '../../src/ingest/rpc.ts'
 import { runIngest } from '../../src/ingest/run.ts'
+import type { IngestUnit } from '../../src/ingest/plan.ts'
+import type { UnitBuilder } from '../../src/ingest/unit.ts'
+import { putEncoded } from '../../src/parquet/put.ts'
+import { concatBatches } from '../../src/ingest/batch.ts'
+import type { ChainSource } from '../../src/ingest/source.ts'
+import type { ColumnBatch } from '../../src/columns/batch.ts'
 
 export interface DatasetFigures {
   rows: number
@@ -118,5 +124,67 @@ export async function benchIngest(rpcUrl: string, range: BlockRange | BlockRange
     }
   } finally {
     if (dir) await rm(dir, { recursive: true, force: true })
+  }
+}
+
+export interface RateFigures {
+  blocks: number
+  elapsedMs: number
+  blocksPerSecond: number
+  /** CPU time of this process (every thread) per block; the replay node's is not counted. */
+  cpuMsPerBlock: number
+}
+
+/**
+ * The ingester's rate on recorded blocks repeated: `rounds` units per recorded block,
+ * each built by `builder` from a repeatSource of `blocksPerUnit` (fetch → verify →
+ * transform per block, then three partitions of blocksPerUnit blocks encoded and
+ * stored), `concurrency` units in flight. Manifest publication is left out: the
+ * ingester publishes once per unit of 10,000 blocks.
+ */
+export async function benchUnitRate(
+  builder: UnitBuilder,
+  numbers: readonly number[],
+  options: { rounds: number; blocksPerUnit: number; concurrency: number; store: ObjectStore },
+): Promise<RateFigures> {
+  const units: IngestUnit[] = []
+  for (let r = 0; r < options.rounds; r++) {
+    for (const n of numbers) units.push({ range: [n, n], pieces: { blocks: [[n, n]], transactions: [[n, n]], logs: [[n, n]] } })
+  }
+  let next = 0
+  const cpu = process.cpuUsage()
+  const started = performance.now()
+  const lane = async () => {
+    while (next < units.length) {
+      const built = await builder.build(units[next++])
+      for (const parts of Object.values(built.partitions)) for (const p of parts) await putEncoded(options.store, p)
+    }
+  }
+  await Promise.all(Array.from({ length: options.concurrency }, lane))
+  const elapsedMs = performance.now() - started
+  const used = process.cpuUsage(cpu)
+  const blocks = units.length * options.blocksPerUnit
+  return {
+    blocks,
+    elapsedMs,
+    blocksPerSecond: (blocks / elapsedMs) * 1000,
+    cpuMsPerBlock: (used.user + used.system) / 1000 / blocks,
+  }
+}
+
+/**
+ * A source that fetches each range `times` times over (each fetch verified and
+ * transformed on its own) and gives the rows of all of them: a long run of full-size
+ * partitions from a few recorded blocks.
+ */
+export function repeatSource(source: ChainSource, times: number): ChainSource {
+  return {
+    datasets: source.datasets,
+    head: () => source.head(),
+    async fetch(range) {
+      const parts: Record<string, ColumnBatch>[] = []
+      for (let i = 0; i < times; i++) parts.push(await source.fetch(range))
+      return Object.fromEntries(Object.keys(parts[0]).map(k => [k, concatBatches(parts.map(p => p[k]))]))
+    },
   }
 }

@@ -8,11 +8,15 @@ import { fullnodeClient } from '../move/rest.ts'
 import type { ObjectStore } from '../store/types.ts'
 import { moveSource, type MoveIngestStats } from './move-source.ts'
 import { progressReporter, type ProgressOutput } from './progress.ts'
-import { runIngest } from './run.ts'
+import { availableParallelism } from 'node:os'
+import { wasmKeccak256 } from './keccak.ts'
+import { unitPool } from './pool.ts'
+import type { RpcRetry } from './rpc.ts'
+import { chainRefOf, runIngest } from './run.ts'
 
 export const USAGE = `usage: npm run ingest -- --chain <code|chain id|name> --rpc <url> --from <n> --to <n|latest> --out <store-url>
        npm run ingest -- --chain <code|chain id|name> --rest <url> --from <version> --to <version|latest> --out <store-url> [--sparse]
-       [--datasets blocks,transactions,logs] [--confirmations N] [--partition-blocks N] [--concurrency N]
+       [--datasets blocks,transactions,logs] [--confirmations N] [--partition-blocks N] [--concurrency N] [--workers N]
   --chain             chain code (ETH, APTOS), chain id (1: Ethereum with --rpc, Aptos with --rest) or name (ethereum-mainnet)
   --rpc               JSON-RPC endpoint of an EVM node
   --rest              REST endpoint of an Aptos-style fullnode (Move-VM chains; versions are the range)
@@ -22,7 +26,8 @@ export const USAGE = `usage: npm run ingest -- --chain <code|chain id|name> --rp
   --datasets          comma-separated subset of the chain's datasets (default: all)
   --confirmations     blocks to stay behind the head with --to latest (default: the chain's)
   --partition-blocks  blocks per partition, a divisor of the manifest shard span (default 10,000)
-  --concurrency       JSON-RPC requests (or REST pages) in flight (default 4)`
+  --concurrency       JSON-RPC requests (or REST pages) in flight (default 4; per worker thread with --workers)
+  --workers           EVM: threads that fetch, verify, transform and encode units (default: one per core; 0: this thread only)`
 
 /** A command-line mistake: printed with the usage text, exit code 2. */
 export class UsageError extends Error {}
@@ -38,6 +43,8 @@ export interface IngestArgs {
   confirmations?: number
   partitionBlocks?: number
   concurrency?: number
+  /** EVM only: worker threads (0: build units in the main thread; default one per core). */
+  workers?: number
   /** Move-VM only: the REST source may skip versions. */
   sparse?: boolean
 }
@@ -60,10 +67,9 @@ export function parseIngestArgs(argv: string[]): IngestArgs {
       allowPositionals: false,
       options: {
         ...Object.fromEntries(
-          ['chain', 'rpc', 'rest', 'from', 'to', 'out', 'datasets', 'confirmations', 'partition-blocks', 'concurrency'].map(k => [
-            k,
-            { type: 'string' as const },
-          ]),
+          ['chain', 'rpc', 'rest', 'from', 'to', 'out', 'datasets', 'confirmations', 'partition-blocks', 'concurrency', 'workers'].map(
+            k => [k, { type: 'string' as const }],
+          ),
         ),
         sparse: { type: 'boolean' as const },
       },
@@ -91,6 +97,8 @@ export function parseIngestArgs(argv: string[]): IngestArgs {
   if (partitionBlocks === 0) throw new UsageError('--partition-blocks must be at least 1')
   const concurrency = count('concurrency', values.concurrency)
   if (concurrency === 0) throw new UsageError('--concurrency must be at least 1')
+  const workers = count('workers', values.workers)
+  if (workers !== undefined && chain.family !== 'evm') throw new UsageError(`--workers is for EVM chains; ${chain.code} is a Move-VM chain`)
   const datasets = values.datasets
     ?.split(',')
     .map(s => s.trim())
@@ -107,6 +115,7 @@ export function parseIngestArgs(argv: string[]): IngestArgs {
     confirmations: count('confirmations', values.confirmations),
     partitionBlocks,
     concurrency,
+    ...(workers === undefined ? {} : { workers }),
     ...(sparse ? { sparse } : {}),
   }
 }
@@ -164,26 +173,35 @@ export async function ingestCommand(argv: string[], io: CliIo): Promise<number> 
             log: reporter.log,
           })
         : undefined
-    const report = await runIngest({
-      chain: args.chain,
-      rpcUrl: args.rpc,
-      source,
-      from: args.from,
-      to: args.to,
-      store,
-      datasets: args.datasets,
-      confirmations: args.confirmations,
-      partitionBlocks: args.partitionBlocks,
-      rpc: {
-        ...(args.concurrency ? { concurrency: args.concurrency } : {}),
-        onRetry: r =>
-          reporter.log(
-            `node: retrying ${r.calls} call${r.calls === 1 ? '' : 's'} (${r.method}), attempt ${r.attempt} of ${r.attempts} in ${(r.waitMs / 1000).toFixed(1)} s: ${r.reason}`,
-          ),
-      },
-      log: reporter.log,
-      onProgress: reporter.onProgress,
-    })
+    const rpc = {
+      ...(args.concurrency ? { concurrency: args.concurrency } : {}),
+      onRetry: (r: RpcRetry) =>
+        reporter.log(
+          `node: retrying ${r.calls} call${r.calls === 1 ? '' : 's'} (${r.method}), attempt ${r.attempt} of ${r.attempts} in ${(r.waitMs / 1000).toFixed(1)} s: ${r.reason}`,
+        ),
+    }
+    const workers = args.chain.family === 'evm' ? (args.workers ?? availableParallelism()) : 0
+    const pool = workers > 0 ? unitPool({ chain: chainRefOf(args.chain), rpcUrl: args.rpc!, rpc, workers }) : undefined
+    let report
+    try {
+      report = await runIngest({
+        chain: args.chain,
+        rpcUrl: args.rpc,
+        source,
+        from: args.from,
+        to: args.to,
+        store,
+        datasets: args.datasets,
+        confirmations: args.confirmations,
+        partitionBlocks: args.partitionBlocks,
+        rpc,
+        ...(pool ? { builder: pool, concurrency: pool.capacity } : args.chain.family === 'evm' ? { keccak: await wasmKeccak256() } : {}),
+        log: reporter.log,
+        onProgress: reporter.onProgress,
+      })
+    } finally {
+      await pool?.close()
+    }
     if (source) reporter.log(moveSummary(source.stats))
     reporter.done(report)
     return 0

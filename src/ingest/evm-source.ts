@@ -7,6 +7,7 @@ import { semaphore, type RpcClient } from './rpc.ts'
 import type { ChainSource } from './source.ts'
 import { transformBlocks, type EvmBatches } from './transform.ts'
 import { verifyBlock } from './verify.ts'
+import type { Keccak256 } from './keccak.ts'
 import type { ColumnBatch } from '../columns/batch.ts'
 
 export interface EvmSourceOptions {
@@ -14,6 +15,8 @@ export interface EvmSourceOptions {
   stepBlocks?: number
   /** Steps in flight at once (default 4); the RPC client bounds HTTP requests on its own. */
   concurrency?: number
+  /** The hash verification uses (default: JavaScript keccak; the Node ingester passes the WebAssembly one). */
+  keccak?: Keccak256
 }
 
 /** A ChainSource reading blocks, transactions and logs from one JSON-RPC node. */
@@ -24,7 +27,7 @@ export function evmSource(rpc: RpcClient, options: EvmSourceOptions = {}): Chain
 
   async function fetchStep(from: number, to: number): Promise<EvmBatches> {
     const raws = await extractor.extract(from, to)
-    for (const raw of raws) verifyBlock(raw)
+    for (const raw of raws) verifyBlock(raw, options.keccak)
     return transformBlocks(raws)
   }
 

@@ -9,17 +9,19 @@ import type { Chain } from '../chains/registry.ts'
 import { DEFAULT_SHARD_SPAN, publish } from '../manifest/publish.ts'
 import { rootKey } from '../manifest/keys.ts'
 import { parseRoot } from '../manifest/read.ts'
-import type { BlockRange, ChainRef, ManifestRoot } from '../manifest/types.ts'
-import { additionsOf, buildSegments, indexStep, type DatasetWrites } from '../index/publish.ts'
+import type { BlockRange, ChainRef, ManifestRoot, PartitionEntry } from '../manifest/types.ts'
+import type { BuiltSegment, SegmentSpec } from '../index/build.ts'
+import { indexSpecOf, indexStep } from '../index/publish.ts'
 import type { DatasetDecl } from '../schema/dataset.ts'
 import type { ObjectStore } from '../store/types.ts'
-import { putPartition } from '../parquet/put.ts'
+import { putEncoded } from '../parquet/put.ts'
 import type { LayoutOptions } from '../parquet/write.ts'
-import { sliceBatch } from './batch.ts'
 import { evmSource } from './evm-source.ts'
+import type { Keccak256 } from './keccak.ts'
 import { blockCount, planUnits, type IngestUnit } from './plan.ts'
 import { createRpcClient, semaphore, type RpcOptions } from './rpc.ts'
 import type { ChainSource } from './source.ts'
+import { localBuilder, type UnitBuilder } from './unit.ts'
 
 /** Blocks per partition by default; must divide the manifest's shard span. */
 export const DEFAULT_PARTITION_BLOCKS = 10_000
@@ -43,6 +45,14 @@ export interface IngestOptions {
   layout?: LayoutOptions
   /** Units fetched and written at once (default 1; each unit fetches in parallel on its own). */
   concurrency?: number
+  /**
+   * Builds each unit's partitions (fetch, verify, transform, encode); default: in this
+   * thread from `source`. The Node CLI passes a pool of worker threads (pool.ts) and a
+   * `concurrency` to keep them all busy.
+   */
+  builder?: UnitBuilder
+  /** keccak for the EVM source made from `rpcUrl` (default: JavaScript; keccak.ts). */
+  keccak?: Keccak256
   /** Options of the JSON-RPC client made for `rpcUrl`. */
   rpc?: RpcOptions
   log?: (line: string) => void
@@ -107,6 +117,7 @@ export async function runIngest(opts: IngestOptions): Promise<IngestReport> {
   const log = opts.log ?? (() => {})
   const chain = chainRefOf(opts.chain)
   const source = opts.source ?? evmSourceFor(opts)
+  const builder = opts.builder ?? localBuilder(source, chain, opts.layout)
   const datasets = pickDatasets(source, opts.datasets)
   const span = opts.partitionBlocks ?? DEFAULT_PARTITION_BLOCKS
   if (!Number.isSafeInteger(opts.from) || opts.from < 0) throw new Error(`invalid from block: ${opts.from}`)
@@ -145,29 +156,29 @@ export async function runIngest(opts: IngestOptions): Promise<IngestReport> {
   const publishing = semaphore(1)
 
   async function ingestUnit(unit: IngestUnit): Promise<void> {
-    const batches = await source.fetch(unit.range)
-    const writes: DatasetWrites[] = []
+    const encoded = await builder.build(unit)
+    const entries: Record<string, PartitionEntry[]> = {}
+    const segments = new Map<string, { spec: SegmentSpec; built: BuiltSegment }>()
     const rows: Record<string, number> = {}
     const bytes: Record<string, number> = {}
-    for (const [storage, pieces] of Object.entries(unit.pieces)) {
-      const dataset = byStorage.get(storage)!
-      const batch = batches[storage]
-      if (!batch) throw new Error(`the source gave no ${storage} rows for blocks ${unit.range[0]}-${unit.range[1]}`)
-      const written: DatasetWrites = { dataset, partitions: [] }
-      writes.push(written)
-      for (const [from, to] of pieces) {
-        const part = sliceBatch(batch, dataset.rangeKey, from, to)
-        const { entry, skipped } = await putPartition(opts.store, chain, dataset, part, { from, to }, opts.layout)
-        report.putsSkipped += skipped
-        written.partitions.push({ entry, batch: part })
-        rows[storage] = (rows[storage] ?? 0) + entry.rows
-        bytes[storage] = (bytes[storage] ?? 0) + entry.bytes
+    for (const storage of Object.keys(unit.pieces)) {
+      if (!byStorage.has(storage)) throw new Error(`unit has blocks for ${storage}, which this run does not ingest`)
+      entries[storage] = []
+      const spec = indexSpecOf(chain, byStorage.get(storage)!)
+      const built = encoded.segments[storage]
+      if (spec && built) segments.set(storage, { spec, built })
+      for (const partition of encoded.partitions[storage] ?? []) {
+        report.putsSkipped += await putEncoded(opts.store, partition)
+        entries[storage].push(partition.entry)
+        rows[storage] = (rows[storage] ?? 0) + partition.entry.rows
+        bytes[storage] = (bytes[storage] ?? 0) + partition.entry.bytes
       }
+      if (entries[storage].length !== unit.pieces[storage].length)
+        throw new Error(`${storage}: built ${entries[storage].length} partitions for ${unit.pieces[storage].length} pieces`)
     }
-    // The index is built outside the publication lock (CPU work); only the tier merge and the root write are serialised.
-    const segments = buildSegments(chain, writes)
+    // The unit's index segment was built with its partitions; only the tier merge and the root write are serialised.
     const published = await publishing(() =>
-      publish(opts.store, chain, additionsOf(writes), { label: opts.label, index: indexStep(opts.store, segments) }),
+      publish(opts.store, chain, entries, { label: opts.label, index: indexStep(opts.store, segments) }),
     )
     report.units++
     report.blocks += unit.range[1] - unit.range[0] + 1
@@ -203,7 +214,7 @@ function evmSourceFor(opts: IngestOptions): ChainSource {
   if (opts.chain.family !== 'evm')
     throw new Error(`${opts.chain.code} is a ${opts.chain.family} chain: pass its source (no JSON-RPC ingestion)`)
   if (!opts.rpcUrl) throw new Error('rpcUrl is required for an EVM chain')
-  return evmSource(createRpcClient(opts.rpcUrl, { concurrency: 4, ...opts.rpc }))
+  return evmSource(createRpcClient(opts.rpcUrl, { concurrency: 4, ...opts.rpc }), { keccak: opts.keccak })
 }
 
 /** Runs `task` over `items`, at most `n` at once, in order; after the first failure starts no more and rethrows it. */

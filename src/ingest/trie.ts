@@ -3,21 +3,21 @@
  * withdrawals roots of a block header. Recomputing them binds every transaction,
  * receipt and log to the header hash, so a verified header verifies the rows.
  */
-import { keccak256 } from 'viem'
+import { jsKeccak256, type Keccak256 } from './keccak.ts'
 import { rlpEncode, rlpRaw, uintBytes, type RlpItem } from './rlp.ts'
-
-const keccak = (bytes: Uint8Array): Uint8Array => keccak256(bytes, 'bytes')
 
 interface Leaf {
   nibbles: number[]
   value: Uint8Array
 }
 
+const EMPTY = new Uint8Array(0)
+
 /** Root hash of the trie holding `values[i]` under key rlp(i). */
-export function orderedTrieRoot(values: readonly Uint8Array[]): Uint8Array {
-  if (values.length === 0) return keccak(rlpEncode(new Uint8Array(0)))
+export function orderedTrieRoot(values: readonly Uint8Array[], keccak: Keccak256 = jsKeccak256): Uint8Array {
+  if (values.length === 0) return keccak(rlpEncode(EMPTY))
   const leaves = values.map((value, i) => ({ nibbles: toNibbles(rlpEncode(uintBytes(BigInt(i)))), value }))
-  return keccak(encodeNode(leaves, 0))
+  return keccak(encodeNode(leaves, 0, keccak))
 }
 
 function toNibbles(bytes: Uint8Array): number[] {
@@ -36,26 +36,28 @@ function hexPrefix(nibbles: number[], leaf: boolean): Uint8Array {
 }
 
 /** A child is embedded when its encoding is shorter than a hash, else referenced by hash. */
-function reference(encoded: Uint8Array): RlpItem {
+function reference(encoded: Uint8Array, keccak: Keccak256): RlpItem {
   return encoded.length < 32 ? rlpRaw(encoded) : keccak(encoded)
 }
 
-function encodeNode(leaves: Leaf[], depth: number): Uint8Array {
+function encodeNode(leaves: Leaf[], depth: number, keccak: Keccak256): Uint8Array {
   if (leaves.length === 1) {
     return rlpEncode([hexPrefix(leaves[0].nibbles.slice(depth), true), leaves[0].value])
   }
   const shared = sharedPrefix(leaves, depth)
   if (shared > 0) {
     const path = leaves[0].nibbles.slice(depth, depth + shared)
-    return rlpEncode([hexPrefix(path, false), reference(encodeNode(leaves, depth + shared))])
+    return rlpEncode([hexPrefix(path, false), reference(encodeNode(leaves, depth + shared, keccak), keccak)])
   }
-  const branch: RlpItem[] = Array.from({ length: 17 }, () => new Uint8Array(0))
+  const groups: Leaf[][] = Array.from({ length: 16 }, () => [])
+  const branch: RlpItem[] = Array.from({ length: 17 }, () => EMPTY)
+  for (const leaf of leaves) {
+    if (leaf.nibbles.length === depth) branch[16] = leaf.value
+    else groups[leaf.nibbles[depth]].push(leaf)
+  }
   for (let nibble = 0; nibble < 16; nibble++) {
-    const group = leaves.filter(l => l.nibbles.length > depth && l.nibbles[depth] === nibble)
-    if (group.length) branch[nibble] = reference(encodeNode(group, depth + 1))
+    if (groups[nibble].length) branch[nibble] = reference(encodeNode(groups[nibble], depth + 1, keccak), keccak)
   }
-  const here = leaves.find(l => l.nibbles.length === depth)
-  if (here) branch[16] = here.value
   return rlpEncode(branch)
 }
 

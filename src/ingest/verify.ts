@@ -5,11 +5,11 @@
  * consistent with the block. The header hash binds the roots, so rows that pass are
  * the chain's rows. Pure: no I/O.
  */
-import { keccak256 } from 'viem'
 import { bytesToHex } from '../schema/hex.ts'
 import type { Hex, RawBlock, RpcBlock, RpcLog, RpcReceipt, RpcTransaction, RpcWithdrawal } from './evm-json.ts'
 import { dataBytes, quantityBytes, rlpEncode, type RlpItem } from './rlp.ts'
 import { concatBytes } from '../schema/hex.ts'
+import { jsKeccak256, type Keccak256 } from './keccak.ts'
 import { orderedTrieRoot } from './trie.ts'
 
 /** Data from the node contradicts itself or the chain; names the block. Nothing of it is published. */
@@ -22,7 +22,6 @@ export class IngestVerificationError extends Error {
   }
 }
 
-const keccakHex = (bytes: Uint8Array): string => keccak256(bytes)
 const same = (a: string | null | undefined, b: string | null | undefined) => (a ?? '').toLowerCase() === (b ?? '').toLowerCase()
 const num = (hex: string): bigint => BigInt(hex)
 const present = <T>(v: T | null | undefined): v is T => v !== null && v !== undefined
@@ -62,8 +61,8 @@ export function headerFields(h: Omit<RpcBlock, 'transactions'>): RlpItem[] {
 }
 
 /** keccak256(rlp(header)): what the block hash must be. */
-export function computeBlockHash(header: Omit<RpcBlock, 'transactions'>): string {
-  return keccakHex(rlpEncode(headerFields(header)))
+export function computeBlockHash(header: Omit<RpcBlock, 'transactions'>, keccak: Keccak256 = jsKeccak256): string {
+  return bytesToHex(keccak(rlpEncode(headerFields(header))))
 }
 
 const accessListItems = (list: RpcTransaction['accessList'] = []): RlpItem[] =>
@@ -132,8 +131,11 @@ export function encodeReceipt(receipt: RpcReceipt, txType: Hex | undefined): Uin
 export const encodeWithdrawal = (w: RpcWithdrawal): Uint8Array =>
   rlpEncode([quantityBytes(w.index), quantityBytes(w.validatorIndex), dataBytes(w.address), quantityBytes(w.amount)])
 
-/** Verifies one extracted block; throws IngestVerificationError naming the block. */
-export function verifyBlock({ block, receipts }: RawBlock): void {
+/**
+ * Verifies one extracted block; throws IngestVerificationError naming the block. The
+ * hash function is injected (keccak.ts): every check is the same whichever is given.
+ */
+export function verifyBlock({ block, receipts }: RawBlock, keccak: Keccak256 = jsKeccak256): void {
   const n = Number(num(block.number))
   const fail = (detail: string): never => {
     throw new IngestVerificationError(n, detail)
@@ -146,7 +148,7 @@ export function verifyBlock({ block, receipts }: RawBlock): void {
     }
   }
 
-  const hash = attempt('header', () => computeBlockHash(block))
+  const hash = attempt('header', () => computeBlockHash(block, keccak))
   if (!same(hash, block.hash)) fail(`header hash ${hash} does not match the block's hash ${block.hash}`)
 
   const txs = block.transactions
@@ -160,10 +162,10 @@ export function verifyBlock({ block, receipts }: RawBlock): void {
   })
   const encodedTxs = txs.map((tx, i) => attempt(`transaction ${i}`, () => encodeTransaction(tx)))
   encodedTxs.forEach((bytes, i) => {
-    const h = keccakHex(bytes)
+    const h = bytesToHex(keccak(bytes))
     if (!same(h, txs[i].hash)) fail(`transaction ${i} hashes to ${h}, not ${txs[i].hash}`)
   })
-  const txRoot = bytesToHex(orderedTrieRoot(encodedTxs))
+  const txRoot = bytesToHex(orderedTrieRoot(encodedTxs, keccak))
   if (!same(txRoot, block.transactionsRoot)) fail(`transactions root ${txRoot} does not match the header's ${block.transactionsRoot}`)
 
   if (receipts.length !== txs.length) fail(`${txs.length} transactions but ${receipts.length} receipts`)
@@ -193,12 +195,17 @@ export function verifyBlock({ block, receipts }: RawBlock): void {
     }
   })
   if (cumulative !== num(block.gasUsed)) fail(`receipts use ${cumulative} gas, header says ${num(block.gasUsed)}`)
-  const receiptsRoot = bytesToHex(orderedTrieRoot(receipts.map((r, i) => attempt(`receipt ${i}`, () => encodeReceipt(r, txs[i].type)))))
+  const receiptsRoot = bytesToHex(
+    orderedTrieRoot(
+      receipts.map((r, i) => attempt(`receipt ${i}`, () => encodeReceipt(r, txs[i].type))),
+      keccak,
+    ),
+  )
   if (!same(receiptsRoot, block.receiptsRoot)) fail(`receipts root ${receiptsRoot} does not match the header's ${block.receiptsRoot}`)
 
   if (present(block.withdrawalsRoot)) {
     if (!Array.isArray(block.withdrawals)) fail('header has a withdrawals root but the block has no withdrawals list')
-    const root = bytesToHex(orderedTrieRoot(block.withdrawals!.map(encodeWithdrawal)))
+    const root = bytesToHex(orderedTrieRoot(block.withdrawals!.map(encodeWithdrawal), keccak))
     if (!same(root, block.withdrawalsRoot)) fail(`withdrawals root ${root} does not match the header's ${block.withdrawalsRoot}`)
   } else if (present(block.withdrawals) && block.withdrawals.length) {
     fail('block has withdrawals but its header has no withdrawals root')

@@ -28,6 +28,12 @@ export interface PutPartition {
   skipped: number
 }
 
+/** A partition ready to store: its objects (the partition, and its lookup copy if any) and its manifest entry. */
+export interface EncodedPartition {
+  entry: PartitionEntry
+  objects: { key: string; bytes: Uint8Array }[]
+}
+
 /** Writes `batch` (in the dataset's order) as the partition of blocks `range`. */
 export async function putPartition(
   store: ObjectStore,
@@ -37,9 +43,21 @@ export async function putPartition(
   range: { from: number; to: number },
   layout?: LayoutOptions,
 ): Promise<PutPartition> {
+  const encoded = await encodePartition(chain, dataset, batch, range, layout)
+  return { entry: encoded.entry, skipped: await putEncoded(store, encoded) }
+}
+
+/** The partition's bytes and entry, without storing them: pure CPU, so the Node ingester runs it in worker threads. */
+export async function encodePartition(
+  chain: ChainRef,
+  dataset: DatasetDecl,
+  batch: ColumnBatch,
+  range: { from: number; to: number },
+  layout?: LayoutOptions,
+): Promise<EncodedPartition> {
   const written = writePartition(dataset, batch, range, layout)
   const key = partitionKey(chain, dataset.storage, range.from, range.to, await contentHash(written.bytes))
-  let skipped = (await putOnce(store, key, written.bytes)) ? 1 : 0
+  const objects = [{ key, bytes: written.bytes }]
   const entry: PartitionEntry = { key, ...written.entry }
   // A small partition gets no copy: a lookup could never read less of it than the partition itself.
   if (dataset.lookup && lookupWorthwhile(batch.length, dataset.lookup)) {
@@ -51,8 +69,15 @@ export async function putPartition(
       range.to,
       await contentHash(lookup.bytes),
     )
-    if (await putOnce(store, lookupKey, lookup.bytes)) skipped++
+    objects.push({ key: lookupKey, bytes: lookup.bytes })
     entry.lookup = { column: dataset.lookup.column, key: lookupKey, bytes: lookup.bytes.length, tailOffset: lookup.entry.tailOffset }
   }
-  return { entry, skipped }
+  return { entry, objects }
+}
+
+/** Stores an encoded partition's objects (those already there are skipped); returns how many were skipped. */
+export async function putEncoded(store: ObjectStore, encoded: EncodedPartition): Promise<number> {
+  let skipped = 0
+  for (const { key, bytes } of encoded.objects) if (await putOnce(store, key, bytes)) skipped++
+  return skipped
 }

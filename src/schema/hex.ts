@@ -7,15 +7,39 @@ export function bytesToHex(bytes: Uint8Array): string {
   return out
 }
 
+/** Nibble value of an ASCII code, -1 for anything that is not a hex digit. */
+const NIBBLE = new Int8Array(128).fill(-1)
+for (let i = 0; i < 16; i++) {
+  NIBBLE['0123456789abcdef'.charCodeAt(i)] = i
+  NIBBLE['0123456789ABCDEF'.charCodeAt(i)] = i
+}
+
+/** Node's (and workerd's nodejs_compat) native hex decoder, when there is one. */
+const NativeBuffer = (globalThis as { Buffer?: typeof import('node:buffer').Buffer }).Buffer
+/** Below this many digits the loop is as fast as the native decoder's call. */
+const NATIVE_FROM = 64
+
 /** Parses 0x-prefixed hex of even length (case-insensitive). */
 export function hexToBytes(hex: string): Uint8Array {
-  const s = hex.startsWith('0x') || hex.startsWith('0X') ? hex.slice(2) : hex
-  if (s.length % 2 !== 0) throw new Error(`odd-length hex: ${hex}`)
-  const out = new Uint8Array(s.length / 2)
-  for (let i = 0; i < out.length; i++) {
-    const b = parseInt(s.substr(i * 2, 2), 16)
-    if (Number.isNaN(b)) throw new Error(`invalid hex: ${hex}`)
-    out[i] = b
+  const start = hex.charCodeAt(0) === 48 && (hex.charCodeAt(1) | 0x20) === 120 ? 2 : 0
+  if ((hex.length - start) % 2 !== 0) throw new Error(`odd-length hex: ${hex}`)
+  const out = new Uint8Array((hex.length - start) / 2)
+  if (NativeBuffer && hex.length - start >= NATIVE_FROM) {
+    // The native decoder stops at the first pair that is not hex (a short count), but reads a
+    // character past ASCII by its low byte: its UTF-8 length gives that away (both checks native, unlike a regex).
+    const digits = start ? hex.slice(start) : hex
+    const written = NativeBuffer.from(out.buffer, 0, out.length).write(digits, 'hex')
+    if (written !== out.length || NativeBuffer.byteLength(digits, 'utf8') !== digits.length)
+      throw new Error(`invalid hex: ${hex.length > 80 ? hex.slice(0, 80) + '…' : hex}`)
+    return out
+  }
+  for (let i = 0, j = start; i < out.length; i++, j += 2) {
+    const a = hex.charCodeAt(j)
+    const b = hex.charCodeAt(j + 1)
+    const hi = a < 128 ? NIBBLE[a] : -1
+    const lo = b < 128 ? NIBBLE[b] : -1
+    if ((hi | lo) < 0) throw new Error(`invalid hex: ${hex}`)
+    out[i] = (hi << 4) | lo
   }
   return out
 }

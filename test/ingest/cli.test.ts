@@ -37,6 +37,8 @@ describe('parseIngestArgs', () => {
       '1000',
       '--concurrency',
       '8',
+      '--workers',
+      '3',
     ])
     expect(a).toMatchObject({
       rpc: 'http://127.0.0.1:8545',
@@ -47,6 +49,7 @@ describe('parseIngestArgs', () => {
       confirmations: 12,
       partitionBlocks: 1000,
       concurrency: 8,
+      workers: 3,
     })
     expect(a.chain.code).toBe('ETH')
     expect(parseIngestArgs(set(base, '--to', 'latest')).to).toBe('latest')
@@ -68,6 +71,7 @@ describe('parseIngestArgs', () => {
     expect(usageError([...base, '--bogus', '1'])).toMatch(/bogus/)
     expect(usageError([...base, '--datasets', ','])).toBe('--datasets is empty')
     expect(usageError([...base, '--partition-blocks', '0'])).toBe('--partition-blocks must be at least 1')
+    expect(usageError([...base, '--workers', 'two'])).toBe('--workers must be a non-negative integer, got "two"')
     expect(usageError([...base, '--rest', 'http://x'])).toBe('--rest is for Move-VM chains; ETH is an EVM chain, use --rpc')
     expect(usageError(set(set(base, '--chain', 'APTOS'), '--rpc', null))).toBe('--rest is required for APTOS (a Move-VM chain)')
   })
@@ -179,7 +183,8 @@ describe('scripts/ingest.ts against a live devnet', () => {
       proxy.close()
     }
     const partial = (await readManifest(fsStore(dir), DEV))!.datasets.blocks.coverage
-    expect(partial[0][0]).toBe(0)
+    // Units built in worker threads publish as they finish, so what landed may start past block 0 (a gap the rerun fills).
+    expect(partial.length).toBeGreaterThan(0)
     expect(partial.at(-1)![1]).toBeLessThan(3)
 
     const rerun = await run(args(w.anvil.url))

@@ -10,6 +10,7 @@ import {
   verifyBlock,
 } from '../../src/ingest/verify.ts'
 import { orderedTrieRoot } from '../../src/ingest/trie.ts'
+import { jsKeccak256, wasmKeccak256 } from '../../src/ingest/keccak.ts'
 import { recordedBlock, recordedFiles, recordedReceipts, readJson, WITH_RECEIPTS, type Json } from './fixtures.ts'
 
 const hex = (b: Uint8Array) => '0x' + Buffer.from(b).toString('hex')
@@ -95,9 +96,14 @@ describe('transactions, receipts and withdrawals', () => {
   })
 })
 
-describe('verifyBlock', () => {
+const hashers = [
+  ['JavaScript keccak (the Worker)', jsKeccak256],
+  ['WebAssembly keccak (the Node ingester)', await wasmKeccak256()],
+] as const
+
+describe.each(hashers)('verifyBlock with the %s', (_, keccak) => {
   it('accepts the recorded blocks with their receipts', () => {
-    for (const n of WITH_RECEIPTS) expect(() => verifyBlock(raw(n))).not.toThrow()
+    for (const n of WITH_RECEIPTS) expect(() => verifyBlock(raw(n), keccak)).not.toThrow()
   })
 
   const cases: [string, (r: { block: Json; receipts: Json[] }) => void, RegExp][] = [
@@ -115,15 +121,33 @@ describe('verifyBlock', () => {
     ['inconsistent gas used', r => (r.receipts[2].gasUsed = '0x1'), /gasUsed/],
     ['a changed withdrawal', r => (r.block.withdrawals[0].amount = '0x1'), /withdrawals root/],
     ['an unknown transaction type', r => (r.block.transactions[0].type = '0x7e'), /not known to the verifier/],
+    ['a changed logs bloom', r => (r.receipts[1].logsBloom = '0x' + 'ff'.repeat(256)), /receipts root/],
+    ['a changed transaction input', r => (r.block.transactions.findLast((x: Json) => x.input.length > 200).input += '00'), /hashes to/],
+    [
+      'transaction input that is not hex',
+      r => (r.block.transactions.findLast((x: Json) => x.input.length > 200).input += 'zz'),
+      /invalid hex/,
+    ],
+    ['a quantity that is not hex', r => (r.block.transactions[4].nonce = '0xfg'), /transaction 4: invalid hex/],
   ]
   for (const [name, mutate, message] of cases) {
     it(`refuses ${name}, naming the block`, () => {
       const r = clone(raw(18000000))
       mutate(r)
-      const e = failure(() => verifyBlock(r))
+      const e = failure(() => verifyBlock(r, keccak))
       expect(e.block).toBe(18000000)
       expect(e.message).toMatch(/^block 18000000: /)
       expect(e.message).toMatch(message)
     })
   }
+})
+
+describe('WebAssembly keccak', () => {
+  it('hashes as the JavaScript keccak, from empty input across block sizes to a megabyte', async () => {
+    const wasm = await wasmKeccak256()
+    for (const size of [0, 1, 31, 32, 135, 136, 137, 1000, 100_000, 1 << 20]) {
+      const bytes = Uint8Array.from({ length: size }, (_, i) => (i * 131 + size) & 0xff)
+      expect(hex(wasm(bytes)), `${size} bytes`).toBe(hex(jsKeccak256(bytes)))
+    }
+  })
 })

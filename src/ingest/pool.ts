@@ -1,0 +1,120 @@
+/**
+ * Worker threads for the Node ingester: each thread has its own JSON-RPC client and
+ * builds whole units (fetch → verify with the WebAssembly keccak → transform → encode
+ * Parquet, unit.ts), handing back only the encoded bytes (transferred, not copied).
+ * The main thread stores them and publishes, so verification and Parquet writing use
+ * every core while fetches overlap both. Node only (node:worker_threads).
+ */
+import { availableParallelism } from 'node:os'
+import { Worker } from 'node:worker_threads'
+import type { ChainRef } from '../manifest/types.ts'
+import type { LayoutOptions } from '../parquet/write.ts'
+import { MissingBlockError } from './extract.ts'
+import type { IngestUnit } from './plan.ts'
+import type { RpcOptions, RpcRetry } from './rpc.ts'
+import type { EncodedUnit, UnitBuilder } from './unit.ts'
+import { IngestVerificationError } from './verify.ts'
+
+export interface PoolOptions {
+  chain: ChainRef
+  rpcUrl: string
+  /** RPC options of each thread's client (functions other than `onRetry` cannot cross threads and are refused). */
+  rpc?: RpcOptions
+  layout?: LayoutOptions
+  /** Threads (default: the machine's cores). */
+  workers?: number
+  /** Units one thread works on at once (default 2: one fetching while the other is hashed and encoded). */
+  perWorker?: number
+  /** Another worker module that calls unit-worker.ts's serveUnits itself (benchmarks wrap the source); `workerData` gives it `extra`. */
+  workerUrl?: URL
+  extra?: Record<string, unknown>
+}
+
+/** What the main thread sends a worker thread at start. */
+export interface WorkerSetup {
+  chain: ChainRef
+  rpcUrl: string
+  rpc: Omit<RpcOptions, 'onRetry' | 'fetch'>
+  layout?: LayoutOptions
+  /** Started from PoolOptions.workerUrl: that module calls serveUnits. */
+  custom?: boolean
+  extra?: Record<string, unknown>
+}
+
+export type WorkerReply =
+  | { id: number; ok: true; unit: EncodedUnit }
+  | { id: number; ok: false; error: { name: string; message: string; block?: number } }
+  | { retry: RpcRetry }
+
+export interface UnitPool extends UnitBuilder {
+  /** Threads × units per thread: the `concurrency` that keeps every thread busy. */
+  readonly capacity: number
+  close(): Promise<void>
+}
+
+/** The thread's error as the class the loop and its callers know (verification and missing-block errors name the block). */
+function errorOf({ name, message, block }: { name: string; message: string; block?: number }): Error {
+  const detail = message.replace(/^block \d+: /, '')
+  if (block !== undefined && name === 'IngestVerificationError') return new IngestVerificationError(block, detail)
+  if (block !== undefined && name === 'MissingBlockError') return new MissingBlockError(block, detail)
+  return Object.assign(new Error(message), { name })
+}
+
+interface Slot {
+  worker: Worker
+  busy: number
+}
+
+/** Starts the threads; `close()` them when the run ends. */
+export function unitPool(options: PoolOptions): UnitPool {
+  const { onRetry, fetch, ...rpc } = options.rpc ?? {}
+  if (fetch) throw new Error('a custom fetch cannot be used by ingest worker threads')
+  const setup: WorkerSetup = {
+    chain: options.chain,
+    rpcUrl: options.rpcUrl,
+    rpc,
+    layout: options.layout,
+    custom: !!options.workerUrl,
+    extra: options.extra,
+  }
+  const count = Math.max(1, options.workers ?? availableParallelism())
+  const perWorker = Math.max(1, options.perWorker ?? 2)
+  const pending = new Map<number, { resolve(u: EncodedUnit): void; reject(e: Error): void; slot: Slot }>()
+  let nextId = 0
+  let failed: Error | undefined
+
+  const slots: Slot[] = Array.from({ length: count }, () => {
+    const worker = new Worker(options.workerUrl ?? new URL('./unit-worker.ts', import.meta.url), { workerData: setup })
+    const slot: Slot = { worker, busy: 0 }
+    worker.on('message', (reply: WorkerReply) => {
+      if ('retry' in reply) return onRetry?.(reply.retry)
+      const task = pending.get(reply.id)!
+      pending.delete(reply.id)
+      task.slot.busy--
+      if (reply.ok) task.resolve(reply.unit)
+      else task.reject(errorOf(reply.error))
+    })
+    worker.on('error', err => {
+      failed = err
+      for (const [id, task] of pending) if (task.slot === slot) (pending.delete(id), task.reject(err))
+    })
+    return slot
+  })
+
+  return {
+    capacity: count * perWorker,
+    build(unit: IngestUnit): Promise<EncodedUnit> {
+      if (failed) return Promise.reject(failed)
+      const slot = slots.reduce((a, b) => (b.busy < a.busy ? b : a))
+      slot.busy++
+      const id = nextId++
+      return new Promise((resolve, reject) => {
+        pending.set(id, { resolve, reject, slot })
+        slot.worker.postMessage({ id, unit })
+      })
+    },
+    async close() {
+      await Promise.all(slots.map(s => s.worker.terminate()))
+    },
+  }
+}

@@ -1,0 +1,44 @@
+/**
+ * A worker thread of pool.ts: builds the units it is sent (unit.ts) from its own
+ * EVM source with the WebAssembly keccak, and transfers the encoded bytes back.
+ */
+import { parentPort, workerData } from 'node:worker_threads'
+import { evmSource } from './evm-source.ts'
+import { wasmKeccak256 } from './keccak.ts'
+import type { IngestUnit } from './plan.ts'
+import type { WorkerReply, WorkerSetup } from './pool.ts'
+import { createRpcClient } from './rpc.ts'
+import type { ChainSource } from './source.ts'
+import { buildUnit } from './unit.ts'
+
+const setup = workerData as WorkerSetup
+
+/** Answers the pool's units; `wrap` lets a benchmark's own worker module wrap the source (PoolOptions.workerUrl). */
+export async function serveUnits(wrap: (source: ChainSource) => ChainSource = source => source): Promise<void> {
+  const port = parentPort!
+  const reply = (message: WorkerReply, transfer: ArrayBuffer[] = []) => port.postMessage(message, transfer)
+  const rpc = createRpcClient(setup.rpcUrl, { concurrency: 4, ...setup.rpc, onRetry: retry => reply({ retry }) })
+  const source = wrap(evmSource(rpc, { keccak: await wasmKeccak256() }))
+
+  port.on('message', async ({ id, unit }: { id: number; unit: IngestUnit }) => {
+    try {
+      const built = await buildUnit(source, setup.chain, unit, setup.layout)
+      const buffers: ArrayBuffer[] = []
+      for (const parts of Object.values(built.partitions)) {
+        for (const object of parts.flatMap(p => p.objects)) {
+          // Only a buffer the bytes own whole is transferred (detached here); a view into a larger one is copied first.
+          if (object.bytes.byteOffset !== 0 || object.bytes.byteLength !== object.bytes.buffer.byteLength)
+            object.bytes = object.bytes.slice()
+          buffers.push(object.bytes.buffer as ArrayBuffer)
+        }
+      }
+      reply({ id, ok: true, unit: built }, buffers)
+    } catch (e) {
+      const err = e as Error
+      const block = (err as { block?: unknown }).block
+      reply({ id, ok: false, error: { name: err.name, message: err.message, ...(typeof block === 'number' ? { block } : {}) } })
+    }
+  })
+}
+
+if (!setup.custom) await serveUnits()
