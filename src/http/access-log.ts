@@ -16,6 +16,8 @@ export interface StreamEnd {
   stats: ScanStats
   /** Why it stopped early; absent when every row was sent. */
   aborted?: string
+  /** What stopped it, when something failed (not when the client went away). */
+  error?: unknown
 }
 
 /** Where a route hands its stream's ending, so the request's line is written then. */
@@ -58,6 +60,7 @@ export function accessLog(write: (line: string) => void): MiddlewareHandler<Pipe
 export async function* observed(batches: AsyncIterable<RowBatch>, stats: ScanStats, observe: StreamObserver): AsyncGenerator<RowBatch> {
   let rows = 0
   let aborted: string | undefined = 'the client went away'
+  let error: unknown
   try {
     for await (const b of batches) {
       rows += b.length
@@ -66,8 +69,9 @@ export async function* observed(batches: AsyncIterable<RowBatch>, stats: ScanSta
     aborted = undefined
   } catch (err) {
     aborted = (err as Error)?.message ?? String(err)
+    error = err
     throw err
   } finally {
-    observe({ rows, stats, ...(aborted ? { aborted } : {}) })
+    observe({ rows, stats, ...(aborted ? { aborted } : {}), ...(error === undefined ? {} : { error }) })
   }
 }

@@ -22,7 +22,7 @@ import { TailCache } from '../query/io.ts'
 import type { ScanOptions } from '../query/scan.ts'
 import type { DatasetDecl } from '../schema/dataset.ts'
 import type { ObjectStore } from '../store/types.ts'
-import { accessLog } from './access-log.ts'
+import { accessLog, type StreamObserver } from './access-log.ts'
 import { CORS_HEADERS } from './headers.ts'
 import { openApiDocument } from './openapi.ts'
 import { authenticate, limitRate, parseQuery, preflight, type PipelineEnv } from './middleware.ts'
@@ -140,15 +140,17 @@ export function createApp(options: AppOptions): Hono<PipelineEnv> {
     const user = c.get('user')!
     const release = streams.acquire(user)
     if (!release) throw tooManyStreams(user, streams.max)
+    // A stream that fails part-way on damaged storage or a bug is told to the operator, naming the object, like one that fails before its first byte.
+    const observe: StreamObserver = end => {
+      if (end.error !== undefined && needsOperator(end.error))
+        log(
+          `${c.req.method} ${new URL(c.req.url).pathname}: stream aborted on ${isUnexpected(end.error) ? 'an unexpected error' : 'damaged storage'}`,
+          end.error,
+        )
+      if (streamed) c.get('observe')(end)
+    }
     try {
-      const res = await queryResponse(
-        deps,
-        c.get('query'),
-        format,
-        acceptsGzip(clientAcceptEncoding(c.req.raw)),
-        streamed ? c.get('observe') : undefined,
-        release,
-      )
+      const res = await queryResponse(deps, c.get('query'), format, acceptsGzip(clientAcceptEncoding(c.req.raw)), observe, release)
       if (streamed) c.get('streaming')()
       return res
     } catch (err) {

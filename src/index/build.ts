@@ -50,6 +50,8 @@ function indexedPartition(e: PartitionEntry): IndexedPartition {
     tailOffset: e.tailOffset,
     rowGroupCount: e.rowGroups.length,
   }
+  if (e.indexCrc !== undefined) p.indexCrc = e.indexCrc
+  if (e.footerCrc !== undefined) p.footerCrc = e.footerCrc
   if (e.footerOffset !== undefined) {
     p.footerOffset = e.footerOffset
     p.bloomOffset = Math.min(e.footerOffset, ...Object.values(e.blooms ?? {}).map(b => b.offset))

@@ -161,6 +161,8 @@ export function encodeTable(partitions: readonly IndexedPartition[]): Uint8Array
     w.uint(p.bytes - p.tailOffset)
     w.uint(offsetFromEnd(p.bytes, p.footerOffset))
     w.uint(offsetFromEnd(p.bytes, p.bloomOffset))
+    w.uint(p.indexCrc === undefined ? 0 : p.indexCrc + 1)
+    w.uint(p.footerCrc === undefined ? 0 : p.footerCrc + 1)
     prevKey = key
     prevTo = p.to
   }
@@ -199,6 +201,10 @@ export function decodeTable(body: Uint8Array): PartitionTable {
     const bloom = r.uint()
     if (footer) p.footerOffset = bytes - footer + 1
     if (bloom) p.bloomOffset = bytes - bloom + 1
+    const indexCrc = r.uint()
+    const footerCrc = r.uint()
+    if (indexCrc) p.indexCrc = indexCrc - 1
+    if (footerCrc) p.footerCrc = footerCrc - 1
     partitions.push(p)
     base[i + 1] = base[i] + rowGroupCount
     prevKey = key

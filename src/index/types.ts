@@ -16,7 +16,10 @@ export type IndexValue = Uint8Array | string
  * shard. Row-group spans and block ranges are not kept (they would multiply the index
  * size, see README): the partition's footer, which opening it reads anyway, has them.
  */
-export type IndexedPartition = Pick<PartitionEntry, 'key' | 'from' | 'to' | 'rows' | 'bytes' | 'tailOffset' | 'footerOffset'> & {
+export type IndexedPartition = Pick<
+  PartitionEntry,
+  'key' | 'from' | 'to' | 'rows' | 'bytes' | 'tailOffset' | 'footerOffset' | 'indexCrc' | 'footerCrc'
+> & {
   /** Start of the bloom filters (the footer when there are none): [tailOffset, bloomOffset) are the page indexes. */
   bloomOffset?: number
   /** Row groups in the file: ordinals of a segment count through its partitions in this order. */

@@ -5,6 +5,7 @@
  * objects. In memory they are objects (types.ts).
  */
 import { shardKey } from './keys.ts'
+import { crc32 } from '../store/crc32.ts'
 import {
   MANIFEST_FORMAT,
   type ByteSpan,
@@ -16,12 +17,12 @@ import {
   type ShardRef,
 } from './types.ts'
 
-/** [index, generation, from, to, partitions, rows, bytes] */
-type StoredShardRef = [number, number, number, number, number, number, number]
+/** [index, generation, from, to, partitions, rows, bytes] and, since checksums, the shard's CRC-32 */
+type StoredShardRef = [number, number, number, number, number, number, number, number?]
 /** [from, to, rows, offset, length] */
 type StoredRowGroup = [number, number, number, number, number]
-/** [offset, length] */
-type StoredSpan = [number, number]
+/** [offset, length] or, with its checksum, [offset, length, crc32] */
+type StoredSpan = [number, number] | [number, number, number]
 
 interface StoredDatasetIndex {
   coverage: [number, number][]
@@ -33,6 +34,8 @@ interface StoredDatasetIndex {
 
 export interface StoredRoot extends Omit<ManifestRoot, 'datasets'> {
   datasets: Record<string, StoredDatasetIndex>
+  /** CRC-32 of the root's JSON without this field, the last one (absent in roots written before checksums). */
+  crc?: number
 }
 
 /** A partition entry as stored: row groups and bloom spans as tuples. */
@@ -61,22 +64,37 @@ export function encodeRoot(root: ManifestRoot): StoredRoot {
       coverage: d.coverage,
       rows: d.rows,
       bytes: d.bytes,
-      shards: d.shards.map(s => [s.index, generationOf(s.key), s.from, s.to, s.partitions, s.rows, s.bytes]),
+      shards: d.shards.map((s): StoredShardRef => {
+        const ref: StoredShardRef = [s.index, generationOf(s.key), s.from, s.to, s.partitions, s.rows, s.bytes]
+        if (s.crc !== undefined) ref.push(s.crc)
+        return ref
+      }),
       ...(d.index ? { index: d.index } : {}),
     }
   }
-  return { ...root, datasets }
+  const stored: StoredRoot = { ...root, datasets }
+  return { ...stored, crc: rootCrc(stored) }
 }
 
-export function decodeRoot(stored: StoredRoot): ManifestRoot {
+const encoder = new TextEncoder()
+
+/**
+ * CRC-32 of a root's JSON text without its `crc`. JSON text read back and written again is
+ * the same text, so a reader recomputes it from the parsed object: a flipped bit anywhere in
+ * the root (a digit of a shard's rows, a letter of its label) is refused, not served.
+ */
+const rootCrc = (stored: Omit<StoredRoot, 'crc'>): number => crc32(encoder.encode(JSON.stringify(stored)))
+
+export function decodeRoot({ crc, ...stored }: StoredRoot): ManifestRoot {
   checkFormat(stored, 'manifest root')
+  if (crc !== undefined && rootCrc(stored) !== crc) throw new Error('the root fails its checksum')
   const datasets: ManifestRoot['datasets'] = {}
   for (const [name, d] of Object.entries(stored.datasets)) {
     datasets[name] = {
       coverage: d.coverage,
       rows: d.rows,
       bytes: d.bytes,
-      shards: d.shards.map(([index, generation, from, to, partitions, rows, bytes]): ShardRef => ({
+      shards: d.shards.map(([index, generation, from, to, partitions, rows, bytes, crc]): ShardRef => ({
         index,
         key: shardKey(stored.chain, name, index, generation),
         from,
@@ -84,6 +102,7 @@ export function decodeRoot(stored: StoredRoot): ManifestRoot {
         partitions,
         rows,
         bytes,
+        ...(crc === undefined ? {} : { crc }),
       })),
       ...(d.index ? { index: d.index } : {}),
     }
@@ -135,7 +154,9 @@ export function encodeShard(shard: ManifestShard): StoredShard {
     ...shard,
     partitions: shard.partitions.map(({ blooms, ...p }): StoredPartition => ({
       ...p,
-      ...(blooms ? { blooms: mapValues(blooms, (b): StoredSpan => [b.offset, b.length]) } : {}),
+      ...(blooms
+        ? { blooms: mapValues(blooms, (b): StoredSpan => (b.crc === undefined ? [b.offset, b.length] : [b.offset, b.length, b.crc])) }
+        : {}),
       rowGroups: p.rowGroups.map(g => [g.from, g.to, g.rows, g.offset, g.length]),
     })),
   }
@@ -147,7 +168,9 @@ export function decodeShard(stored: StoredShard): ManifestShard {
     ...stored,
     partitions: stored.partitions.map(({ blooms, ...p }): PartitionEntry => ({
       ...p,
-      ...(blooms ? { blooms: mapValues(blooms, ([offset, length]): ByteSpan => ({ offset, length })) } : {}),
+      ...(blooms
+        ? { blooms: mapValues(blooms, ([offset, length, crc]): ByteSpan => ({ offset, length, ...(crc === undefined ? {} : { crc }) })) }
+        : {}),
       rowGroups: p.rowGroups.map(([from, to, rows, offset, length]): RowGroupEntry => ({ from, to, rows, offset, length })),
     })),
   }

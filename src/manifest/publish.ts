@@ -18,7 +18,8 @@ import {
   type SegmentDescriptor,
   type ShardRef,
 } from './types.ts'
-import { parseRoot, parseShard } from './read.ts'
+import { checkShard, parseRoot, parseShard } from './read.ts'
+import { crc32 } from '../store/crc32.ts'
 import { decodeRoot, encodeRoot, encodeShard } from './codec.ts'
 
 /** Blocks per manifest shard by default: see partitions-manifest/README.md for the sizing. */
@@ -130,8 +131,9 @@ async function prepare(
         partitions: merged.partitions,
       }
       const key = shardKey(root.chain, dataset, shardIndex, generation)
-      if (!(await store.put(key, toBytes(encodeShard(shard)), { ifNoneMatch: '*', contentType: 'application/json' }))) return 'conflict'
-      shards.set(shardIndex, shardRef(shardIndex, key, merged.partitions))
+      const bytes = toBytes(encodeShard(shard))
+      if (!(await store.put(key, bytes, { ifNoneMatch: '*', contentType: 'application/json' }))) return 'conflict'
+      shards.set(shardIndex, { ...shardRef(shardIndex, key, merged.partitions), crc: crc32(bytes) })
     }
     const refs = [...shards.values()].sort((a, b) => a.index - b.index)
     next.datasets[dataset] = {
@@ -148,6 +150,7 @@ async function prepare(
 async function loadShard(store: ObjectStore, ref: ShardRef): Promise<PartitionEntry[]> {
   const got = await store.get(ref.key)
   if (!got) throw new Error(`manifest shard ${ref.key} is missing`)
+  checkShard(ref.key, got.body, ref.crc)
   return parseShard(got.body).partitions
 }
 

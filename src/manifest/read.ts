@@ -9,7 +9,8 @@ import type { ObjectStore } from '../store/types.ts'
 import { rootKey } from './keys.ts'
 import { decodeRoot, decodeShard } from './codec.ts'
 import { CorruptObjectError, StorageError } from '../store/types.ts'
-import type { BlockRange, ChainRef, ManifestRoot, ManifestShard, PartitionEntry } from './types.ts'
+import type { BlockRange, ChainRef, ManifestRoot, ManifestShard, PartitionEntry, ShardRef } from './types.ts'
+import { crc32 } from '../store/crc32.ts'
 
 const decoder = new TextDecoder()
 
@@ -29,6 +30,11 @@ function parsed<T>(key: string, got: { body: Uint8Array; size: number }, parse: 
 }
 
 export const parseShard = (bytes: Uint8Array): ManifestShard => decodeShard(JSON.parse(decoder.decode(bytes)))
+
+/** A shard's bytes must have the CRC-32 its root records (when the root records one). */
+export function checkShard(key: string, bytes: Uint8Array, crc: number | undefined): void {
+  if (crc !== undefined && crc32(bytes) !== crc) throw new CorruptObjectError(key, 'the manifest shard fails the checksum its root records')
+}
 
 export interface ManifestReaderOptions {
   /** How long a root stays cached, in ms (default 2,000). */
@@ -108,8 +114,8 @@ export class ManifestReader {
     return root
   }
 
-  /** A shard by key, from the cache or the store. */
-  shard(key: string, store: ObjectStore = this.store): Promise<ManifestShard> {
+  /** A shard by key, from the cache or the store, verified against `crc` (its root's record) when read. */
+  shard(key: string, store: ObjectStore = this.store, crc?: number): Promise<ManifestShard> {
     const cached = this.shards.get(key)
     if (cached) {
       this.shards.delete(key)
@@ -119,6 +125,8 @@ export class ManifestReader {
     let entry: CachedShard
     const shard = store.get(key).then(got => {
       if (!got) throw new CorruptObjectError(key, 'the manifest shard the root names is missing')
+      // a short read is a failed read (retry, in `parsed`), not damage
+      if (got.body.length >= got.size) checkShard(key, got.body, crc)
       const decoded = parsed(key, got, parseShard)
       if (this.shards.get(key) === entry) {
         entry.bytes = got.body.length
@@ -165,12 +173,12 @@ export class ManifestReader {
     const refs = index ? index.shards.filter(s => overlaps(s, range)) : []
     const loaded: ManifestProgress = { shards: 0, partitions: 0, rowGroups: 0 }
     const lookAhead = options.lookAhead ?? 1
-    const shard = (key: string) => this.shard(key, store)
+    const shard = (ref: ShardRef) => this.shard(ref.key, store, ref.crc)
     async function* walk(): AsyncGenerator<PartitionEntry> {
       const pending: Promise<ManifestShard>[] = []
       let next = 0
       while (next < refs.length || pending.length) {
-        while (next < refs.length && pending.length < 1 + lookAhead) pending.push(shard(refs[next++].key))
+        while (next < refs.length && pending.length < 1 + lookAhead) pending.push(shard(refs[next++]))
         const current = (await pending.shift()!).partitions.filter(p => overlaps(p, range))
         loaded.shards++
         loaded.partitions += current.length

@@ -81,6 +81,8 @@ export interface ShardRef {
   partitions: number
   rows: number
   bytes: number
+  /** CRC-32 of the shard object's stored bytes, verified when it is read (absent in roots written before checksums). */
+  crc?: number
 }
 
 export interface ManifestShard {
@@ -100,6 +102,8 @@ export interface LookupEntry {
   bytes: number
   /** Start of its page indexes and footer: one read of [tailOffset, bytes) opens it. */
   tailOffset: number
+  /** CRC-32 of [tailOffset, bytes), verified when read (absent in copies written before checksums). */
+  tailCrc?: number
 }
 
 export interface PartitionEntry {
@@ -122,6 +126,13 @@ export interface PartitionEntry {
   footerOffset?: number
   /** Per column with bloom filters, the span of its blooms across all row groups (one range each). */
   blooms?: Record<string, ByteSpan>
+  /**
+   * CRC-32 of the page indexes [tailOffset, smallest bloom offset) and of the footer
+   * [footerOffset, bytes); with them each bloom span has its `crc`. A reader verifies
+   * every such range it fetches. Absent in partitions written before checksums.
+   */
+  indexCrc?: number
+  footerCrc?: number
   rowGroups: RowGroupEntry[]
   /** Its lookup copy, for datasets that declare one (absent in partitions written before). */
   lookup?: LookupEntry
@@ -131,6 +142,8 @@ export interface PartitionEntry {
 export interface ByteSpan {
   offset: number
   length: number
+  /** CRC-32 of the span's bytes (bloom spans of partitions written with checksums). */
+  crc?: number
 }
 
 export interface RowGroupEntry {

@@ -15,6 +15,7 @@ import type { CompressionCodec, Compressors, PageHeader } from 'hyparquet'
 import { parquetHeader } from 'hyparquet/src/column.js'
 import { decompressPage } from 'hyparquet/src/datapage.js'
 import { u64Vector, type Vector, type VectorShape } from '../columns/vector.ts'
+import { crc32 } from '../store/crc32.ts'
 
 /** What decoding one column chunk needs to know. */
 export interface ChunkLayout {
@@ -29,6 +30,29 @@ export interface ChunkLayout {
 /** Thrown for a page this decoder does not know; names the encoding. */
 export class UnsupportedPageError extends Error {}
 
+/** Thrown for pages whose bytes contradict their checksum, their header or their index: damaged stored bytes. */
+export class CorruptPageError extends Error {}
+
+/**
+ * What the caller knows of a run of pages from elsewhere (the offset index, the chunk's
+ * metadata), checked against the page headers, which no checksum covers: a flipped bit
+ * in a header then fails instead of shifting rows or values.
+ */
+export interface PageCheck {
+  /** The row after the run's last page: the pages must hold exactly rows [firstRow, endRow). */
+  endRow?: number
+  /** The encodings the chunk's data pages use (its `encoding_stats`). */
+  encodings?: readonly string[]
+}
+
+/** Verifies a page's standard CRC-32 (over its bytes after the header) when the writer set it. */
+function verifyPage(header: PageHeader, body: Uint8Array): void {
+  if (body.length !== header.compressed_page_size) throw new CorruptPageError('page runs past its column chunk')
+  if (header.crc !== undefined && header.crc !== null && crc32(body) !== header.crc >>> 0) {
+    throw new CorruptPageError(`${header.type} page fails its checksum`)
+  }
+}
+
 const PHYSICAL_WIDTH = { u64: 8, bool: 1 } as const
 
 /** Decodes a dictionary page (header included) into a vector of the dictionary's values. */
@@ -38,11 +62,17 @@ export function decodeDictionary(layout: ChunkLayout, page: Uint8Array): Vector 
   if (header.type !== 'DICTIONARY_PAGE' || !header.dictionary_page_header)
     throw new UnsupportedPageError(`expected a dictionary page, found ${header.type}`)
   const body = page.subarray(reader.offset, reader.offset + header.compressed_page_size)
+  verifyPage(header, body)
   const bytes = decompressPage(body, header.uncompressed_page_size, layout.codec, layout.compressors)
   const n = header.dictionary_page_header.num_values
   const out = new Builder(layout.shape, n, false)
   out.plain(bytes, 0, n, null, n)
-  return out.finish()
+  const dictionary = out.finish()
+  // Its values must fill the page exactly, or its header (no checksum covers it) lies about them.
+  const used =
+    dictionary.type === 'binary' ? dictionary.offsets[n] + 4 * n : dictionary.type === 'bool' ? Math.ceil(n / 8) : n * out.valueWidth
+  if (used !== bytes.length) throw new CorruptPageError(`dictionary page of ${n} values holds ${bytes.length} bytes, not ${used}`)
+  return dictionary
 }
 
 /**
@@ -57,9 +87,10 @@ export function decodePages(
   from: number,
   to: number,
   dictionary?: Vector,
+  check: PageCheck = {},
 ): Vector {
   const out = new Builder(layout.shape, to - from, layout.optional)
-  walkPages(layout, pages, firstRow, from, to, out, dictionary)
+  walkPages(layout, pages, firstRow, from, to, out, dictionary, check)
   return out.finish()
 }
 
@@ -68,10 +99,17 @@ export function decodePages(
  * null row, or null when a page is not dictionary-encoded. A predicate can then be
  * decided once per distinct value instead of once per row.
  */
-export function decodeCodes(layout: ChunkLayout, pages: Uint8Array, firstRow: number, from: number, to: number): Int32Array | null {
+export function decodeCodes(
+  layout: ChunkLayout,
+  pages: Uint8Array,
+  firstRow: number,
+  from: number,
+  to: number,
+  check: PageCheck = {},
+): Int32Array | null {
   const out = new CodeSink(to - from)
   try {
-    walkPages(layout, pages, firstRow, from, to, out, undefined)
+    walkPages(layout, pages, firstRow, from, to, out, undefined, check)
   } catch (error) {
     if (error === NOT_DICTIONARY) return null
     throw error
@@ -87,20 +125,33 @@ function walkPages(
   to: number,
   out: PageSink,
   dictionary: Vector | undefined,
+  check: PageCheck,
 ): void {
   const reader = { view: viewOf(pages), offset: 0 }
   let row = firstRow
-  while (row < to && reader.offset < pages.length) {
+  // Every header of the run is read, so that the rows they claim can be checked against `endRow`.
+  while (reader.offset < pages.length && (row < to || check.endRow !== undefined)) {
+    const first = reader.offset === 0
     const header = parquetHeader(reader)
     const start = reader.offset
     reader.offset += header.compressed_page_size
-    if (header.type === 'DICTIONARY_PAGE') continue
+    // A chunk's dictionary page comes first; anywhere else it is a damaged header.
+    if (header.type === 'DICTIONARY_PAGE') {
+      if (first) continue
+      throw new CorruptPageError('a dictionary page among the data pages')
+    }
     const rows = pageRows(header)
-    if (row + rows > from) {
+    if (row < to && row + rows > from) {
       const body = pages.subarray(start, start + header.compressed_page_size)
+      verifyPage(header, body)
+      const encoding = header.data_page_header_v2?.encoding ?? header.data_page_header?.encoding
+      if (check.encodings && !check.encodings.includes(encoding!)) throw new CorruptPageError(`a data page claims encoding ${encoding}`)
       decodeDataPage(layout, header, body, rows, Math.max(0, from - row), Math.min(rows, to - row), out, dictionary)
     }
     row += rows
+  }
+  if (check.endRow !== undefined && (row !== check.endRow || reader.offset !== pages.length)) {
+    throw new CorruptPageError(`column pages hold rows ${firstRow}-${row - 1}, their index says ${firstRow}-${check.endRow - 1}`)
   }
   if (out.filled !== to - from) throw new Error(`column pages hold rows ${firstRow}-${row - 1}, asked for ${from}-${to - 1}`)
 }
@@ -322,6 +373,10 @@ class Builder implements PageSink {
   private readonly valid: Uint8Array | null
   private readonly fixed: Uint8Array
   private readonly width: number
+  /** Bytes per value of a fixed-width shape. */
+  get valueWidth(): number {
+    return this.width
+  }
   private offsets: Int32Array | null = null
   private data: Uint8Array = new Uint8Array(0)
   private used = 0
@@ -362,6 +417,7 @@ class Builder implements PageSink {
           continue
         }
         const n = view.getUint32(p, true)
+        if (p + 4 + n > values.length) throw new CorruptPageError('a value runs past the end of its page')
         this.append(values, p + 4, p + 4 + n)
         p += 4 + n
         offsets[row + 1] = this.used
@@ -375,6 +431,8 @@ class Builder implements PageSink {
     } else {
       const w = this.width
       const target = this.fixed
+      if ((skip + count) * w > values.length)
+        throw new CorruptPageError(`a page of ${values.length} bytes cannot hold ${skip + count} values`)
       if (!window) {
         target.set(values.subarray(skip * w, (skip + count) * w), this.filled * w)
       } else {

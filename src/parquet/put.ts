@@ -8,6 +8,7 @@ import { contentHash, partitionKey } from '../manifest/keys.ts'
 import type { ChainRef, PartitionEntry } from '../manifest/types.ts'
 import type { DatasetDecl } from '../schema/dataset.ts'
 import type { ObjectStore } from '../store/types.ts'
+import { crc32 } from '../store/crc32.ts'
 import { lookupWorthwhile, writeLookup } from './lookup.ts'
 import { writePartition, type LayoutOptions } from './write.ts'
 import type { ColumnBatch } from '../columns/batch.ts'
@@ -70,7 +71,9 @@ export async function encodePartition(
       await contentHash(lookup.bytes),
     )
     objects.push({ key: lookupKey, bytes: lookup.bytes })
-    entry.lookup = { column: dataset.lookup.column, key: lookupKey, bytes: lookup.bytes.length, tailOffset: lookup.entry.tailOffset }
+    const { tailOffset } = lookup.entry
+    const tailCrc = crc32(lookup.bytes.subarray(tailOffset))
+    entry.lookup = { column: dataset.lookup.column, key: lookupKey, bytes: lookup.bytes.length, tailOffset, tailCrc }
   }
   return { entry, objects }
 }

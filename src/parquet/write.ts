@@ -11,6 +11,8 @@ import { columnOf, isStored, type DatasetDecl, type FieldDecl } from '../schema/
 import { KINDS } from '../schema/kinds.ts'
 import type { ColumnBatch } from '../columns/batch.ts'
 import type { ByteSpan, PartitionEntry, RowGroupEntry } from '../manifest/types.ts'
+import { crc32 } from '../store/crc32.ts'
+import { checksumPages } from './page-crc.ts'
 
 export interface LayoutOptions {
   /** Rows per row group (default 10,000: chosen by `npm run bench -- layout`, see BENCHMARKS.md). */
@@ -96,20 +98,37 @@ export function writePartition(
       ...(f.bloom && blooms ? { bloomFilter: { fpp: bloomFpp } } : {}),
     }
   })
-  const writer = new ByteWriter()
   const parquet = new ParquetWriter({
-    writer,
+    writer: new ByteWriter(),
     schema: parquetSchemaOf(dataset),
     statisticsTruncateLength: Infinity,
     kvMetadata: [{ key: 'edge-chain-data.dataset', value: dataset.storage }],
     createdBy: 'edge-chain-data',
   })
   parquet.write({ columnData, rowGroupSize, pageSize })
+  checksumPages(parquet)
   clusterByColumn(parquet, fields.map(columnOf))
   parquet.finish()
-  const bytes = new Uint8Array(writer.getBuffer())
+  const bytes = new Uint8Array((parquet.writer as ByteWriter).getBuffer())
   const metadata = parquetMetadata(bytes)
-  return { bytes, metadata, entry: entryFromMetadata(dataset, metadata, bytes.length, range) }
+  return { bytes, metadata, entry: withTailChecksums(entryFromMetadata(dataset, metadata, bytes.length, range), bytes) }
+}
+
+/**
+ * The entry with the CRC-32 of each tail range a reader fetches apart: the page indexes,
+ * each column's bloom span and the footer (pages carry their own). The manifest, itself
+ * checksummed, is what locates the file, so a reader can trust nothing it has not checked.
+ */
+export function withTailChecksums(entry: Omit<PartitionEntry, 'key'>, bytes: Uint8Array): Omit<PartitionEntry, 'key'> {
+  if (entry.footerOffset === undefined || !entry.blooms) return entry
+  const crc = (start: number, end: number) => crc32(bytes.subarray(start, end))
+  const indexEnd = Math.min(entry.footerOffset, ...Object.values(entry.blooms).map(b => b.offset))
+  return {
+    ...entry,
+    indexCrc: crc(entry.tailOffset, indexEnd),
+    footerCrc: crc(entry.footerOffset, bytes.length),
+    blooms: Object.fromEntries(Object.entries(entry.blooms).map(([c, b]) => [c, { ...b, crc: crc(b.offset, b.offset + b.length) }])),
+  }
 }
 
 /**

@@ -12,6 +12,7 @@ import type { AsyncBuffer, FileMetaData } from 'hyparquet'
 import type { ByteSpan } from '../manifest/types.ts'
 import type { ObjectStore } from '../store/types.ts'
 import { CorruptObjectError, StorageError } from '../store/types.ts'
+import { crc32 } from '../store/crc32.ts'
 
 export interface ReadQueueOptions {
   /** Slices of one object at most this many bytes apart are fetched in one request (default 16 KiB). */
@@ -201,33 +202,51 @@ function ownBuffer(bytes: Uint8Array): ArrayBuffer {
   return (whole ? bytes.buffer : bytes.slice().buffer) as ArrayBuffer
 }
 
-/** Where a partition's tail lies, as the manifest records it. */
+/** Where a partition's tail lies, and its checksums, as the manifest records them. */
 export interface TailLayout {
   bytes: number
   tailOffset: number
   footerOffset?: number
   blooms?: Record<string, ByteSpan>
+  indexCrc?: number
+  footerCrc?: number
+}
+
+/** A byte range of a tail read as one piece and, when the writer recorded it, its CRC-32. */
+export interface TailRegion {
+  start: number
+  end: number
+  crc?: number
+  /** What it is, for the error that names a damaged one. */
+  what: string
 }
 
 /**
- * The byte ranges `[start, end)` that open a partition, ascending, touching ones merged,
- * the last ending the file: the page indexes, the bloom filters of those `bloomColumns`
- * the file has, and the footer. A partition whose manifest entry has no bloom spans
- * (written before them) is opened with its whole tail.
+ * The regions that open a partition, the last one ending the file: the page indexes, the
+ * bloom filters of those `bloomColumns` the file has, and the footer. A partition whose
+ * manifest entry has no bloom spans (written before them) is opened with its whole tail.
  */
-export function tailRanges(p: TailLayout, bloomColumns: readonly string[]): [number, number][] {
-  if (p.footerOffset === undefined || !p.blooms) return [[p.tailOffset, p.bytes]]
+export function tailRegions(p: TailLayout, bloomColumns: readonly string[]): TailRegion[] {
+  if (p.footerOffset === undefined || !p.blooms) return [{ start: p.tailOffset, end: p.bytes, what: 'the tail' }]
   const blooms = p.blooms
   const bloomStart = Math.min(p.footerOffset, ...Object.values(blooms).map(b => b.offset))
-  const wanted = bloomColumns.flatMap(c => (blooms[c] ? [[blooms[c].offset, blooms[c].offset + blooms[c].length] as [number, number]] : []))
-  const ranges = [[p.tailOffset, bloomStart] as [number, number], ...wanted, [p.footerOffset, p.bytes] as [number, number]]
-    .filter(([a, b]) => b > a)
-    .sort((a, b) => a[0] - b[0])
+  const wanted = bloomColumns.flatMap(c => {
+    const b = blooms[c]
+    return b ? [{ start: b.offset, end: b.offset + b.length, crc: b.crc, what: `the bloom filters of ${c}` }] : []
+  })
+  return [{ start: p.tailOffset, end: bloomStart, crc: p.indexCrc, what: 'the page indexes' }, ...wanted]
+    .filter(r => r.end > r.start)
+    .sort((a, b) => a.start - b.start)
+    .concat({ start: p.footerOffset, end: p.bytes, crc: p.footerCrc, what: 'the footer' })
+}
+
+/** The byte ranges `[start, end)` that cover `regions`, ascending, touching ones merged. */
+export function mergedRanges(regions: readonly TailRegion[]): [number, number][] {
   const merged: [number, number][] = []
-  for (const r of ranges) {
+  for (const r of [...regions].sort((a, b) => a.start - b.start)) {
     const last = merged[merged.length - 1]
-    if (last && r[0] <= last[1]) last[1] = Math.max(last[1], r[1])
-    else merged.push([r[0], r[1]])
+    if (last && r.start <= last[1]) last[1] = Math.max(last[1], r.end)
+    else merged.push([r.start, r.end])
   }
   return merged
 }
@@ -236,37 +255,32 @@ export function tailRanges(p: TailLayout, bloomColumns: readonly string[]): [num
  * What opens a partition the value index names: its page indexes and footer, no bloom filter
  * (the index has already narrowed the row groups); the whole tail when its layout is not known.
  */
-export function indexedTailRanges(p: {
-  tailOffset: number
-  bytes: number
-  footerOffset?: number
-  indexed?: { bloomOffset?: number }
-}): [number, number][] {
+export function indexedTailRegions(p: TailLayout & { indexed?: { bloomOffset?: number } }): TailRegion[] {
   const bloomStart = p.indexed?.bloomOffset ?? p.footerOffset
-  if (p.footerOffset === undefined || bloomStart === undefined) return [[p.tailOffset, p.bytes]]
-  if (bloomStart >= p.footerOffset) return [[p.tailOffset, p.bytes]]
-  return bloomStart > p.tailOffset
-    ? [
-        [p.tailOffset, bloomStart],
-        [p.footerOffset, p.bytes],
-      ]
-    : [[p.footerOffset, p.bytes]]
+  if (p.footerOffset === undefined || bloomStart === undefined || bloomStart > p.footerOffset)
+    return [{ start: p.tailOffset, end: p.bytes, what: 'the tail' }]
+  // [tailOffset, bloomStart) is exactly the region the page-index checksum covers
+  return [{ start: p.tailOffset, end: bloomStart, crc: p.indexCrc, what: 'the page indexes' }]
+    .filter(r => r.end > r.start)
+    .concat({ start: p.footerOffset, end: p.bytes, crc: p.footerCrc, what: 'the footer' })
 }
 
 /**
- * Reads the `ranges` of a partition (see `tailRanges`) that `resident` does not hold
- * yet through the queue, in one round, into `resident`; returns the last one, which
- * ends with the footer.
+ * Reads the `regions` of a partition (see `tailRegions`) that `resident` does not hold
+ * yet through the queue, in one round, into `resident`, and verifies each against its
+ * checksum before anything parses it (a region that fails is not kept); returns the
+ * last region, which ends with the footer.
  */
-export async function readTail(
-  queue: ReadQueue,
-  key: string,
-  ranges: readonly [number, number][],
-  resident: Resident,
-): Promise<Uint8Array> {
-  const missing = ranges.filter(([start, end]) => !resident.view(start, end))
+export async function readTail(queue: ReadQueue, key: string, regions: readonly TailRegion[], resident: Resident): Promise<Uint8Array> {
+  const fresh = regions.filter(r => !resident.view(r.start, r.end))
+  const missing = mergedRanges(fresh)
   const bytes = await Promise.all(missing.map(([start, end]) => queue.read(key, start, end)))
   missing.forEach(([start], i) => resident.add(start, bytes[i]))
-  const [start, end] = ranges[ranges.length - 1]
-  return resident.view(start, end)!
+  const damaged = fresh.find(r => r.crc !== undefined && crc32(resident.view(r.start, r.end)!) !== r.crc)
+  if (damaged) {
+    bytes.forEach(b => resident.remove(b))
+    throw new CorruptObjectError(key, `${damaged.what} (bytes ${damaged.start}-${damaged.end - 1}) fail their checksum`)
+  }
+  const last = regions[regions.length - 1]
+  return resident.view(last.start, last.end)!
 }

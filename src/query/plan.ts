@@ -18,9 +18,11 @@ export interface PartitionPlan {
   /** Object size and where its tail (page indexes, bloom filters, footer) starts. */
   bytes: number
   tailOffset: number
-  /** Where the footer starts and each column's bloom span, when the manifest has them. */
+  /** Where the footer starts and each column's bloom span, when the manifest has them, with their checksums. */
   footerOffset?: number
   blooms?: Record<string, ByteSpan>
+  indexCrc?: number
+  footerCrc?: number
   /** Ordinals of the row groups whose block range meets the query range, ascending. */
   rowGroups: number[]
   /** Per planned row group: its blocks all lie inside the range, so its rows need no range check. */
@@ -131,7 +133,8 @@ export function planPartition(p: PartitionEntry, [from, to]: BlockRange): Partit
     row += g.rows
   })
   if (rowGroups.length === 0) return null
-  const layout = p.footerOffset !== undefined && p.blooms ? { footerOffset: p.footerOffset, blooms: p.blooms } : {}
+  const { footerOffset, blooms, indexCrc, footerCrc } = p
+  const layout = footerOffset !== undefined && blooms ? { footerOffset, blooms, indexCrc, footerCrc } : {}
   return {
     key: p.key,
     bytes: p.bytes,
@@ -153,6 +156,8 @@ export function planIndexedPartition(c: Candidate): PartitionPlan {
     bytes: e.bytes,
     tailOffset: e.tailOffset,
     ...(e.footerOffset !== undefined ? { footerOffset: e.footerOffset } : {}),
+    ...(e.indexCrc !== undefined ? { indexCrc: e.indexCrc } : {}),
+    ...(e.footerCrc !== undefined ? { footerCrc: e.footerCrc } : {}),
     rowGroups: [],
     inside: [],
     rowStart: 0,

@@ -25,7 +25,18 @@ import type { FieldDecl } from '../schema/dataset.ts'
 import { columnOf } from '../schema/dataset.ts'
 import type { ObjectStore } from '../store/types.ts'
 import { lowerBound, selectCodes, selectRows, virtualValue } from './filter.ts'
-import { indexedTailRanges, partitionFile, readTail, ReadQueue, Resident, tailRanges, type ReadQueueOptions, type TailCache } from './io.ts'
+import {
+  indexedTailRegions,
+  partitionFile,
+  readTail,
+  ReadQueue,
+  Resident,
+  tailRegions,
+  type ReadQueueOptions,
+  type TailCache,
+  type TailRegion,
+} from './io.ts'
+import { CorruptObjectError } from '../store/types.ts'
 import { mapOrdered } from './ordered.ts'
 import { resolveIndexed, type PartitionPlan, type ScanPlan } from './plan.ts'
 import type { Predicate } from './types.ts'
@@ -97,16 +108,16 @@ export async function* scanPlan(
   const rangeTests = rangePredicates(plan)
 
   /** A partition's tail (from the cache when there is one) and its parsed footer. */
-  const tail = async (key: string, ranges: [number, number][]): Promise<{ metadata: FileMetaData; resident: Resident }> => {
+  const tail = async (key: string, regions: TailRegion[]): Promise<{ metadata: FileMetaData; resident: Resident }> => {
     const cached = options.tails?.entry(key) ?? { resident: new Resident() }
-    const footer = await readTail(queue, key, ranges, cached.resident)
-    cached.metadata ??= parquetMetadata(footer)
+    const footer = await readTail(queue, key, regions, cached.resident)
+    cached.metadata ??= footerOf(key, footer)
     options.tails?.trim(key)
     return { metadata: cached.metadata, resident: new Resident(cached.resident) }
   }
   const open = async (planned: PartitionPlan): Promise<Unit[]> => {
     if (planned.indexed) {
-      const main = await tail(planned.key, indexedTailRanges(planned))
+      const main = await tail(planned.key, indexedTailRegions(planned))
       progress.partitionsRead++
       const p = resolveIndexed(planned, main.metadata, plan.rangeColumn, plan.range)
       return p ? unitsOf(await openPartition(queue, plan, p, main.metadata, main.resident, options.compressors), maxBatchRows) : []
@@ -116,8 +127,8 @@ export async function* scanPlan(
     // filters rule out an absent value without touching the copy's data.
     const lookup = plan.lookup && p.lookup ? p.lookup : undefined
     const [main, copy] = await Promise.all([
-      tail(p.key, tailRanges(p, plan.bloomColumns)),
-      lookup && tail(lookup.key, [[lookup.tailOffset, lookup.bytes]]),
+      tail(p.key, tailRegions(p, plan.bloomColumns)),
+      lookup && tail(lookup.key, [{ start: lookup.tailOffset, end: lookup.bytes, crc: lookup.tailCrc, what: 'the tail' }]),
     ])
     progress.partitionsRead++
     const part = await openPartition(queue, plan, p, main.metadata, main.resident, options.compressors)
@@ -147,6 +158,15 @@ export async function* scanPlan(
     // A lookup unit is a whole partition's matches: cut to the batch size like any other.
     for (let at = 0; at < batch.length; at += maxBatchRows)
       yield batch.length <= maxBatchRows ? batch : sliceBatch(batch, at, Math.min(batch.length, at + maxBatchRows))
+  }
+}
+
+/** A partition's parsed footer; one that does not parse is a damaged object, named. */
+function footerOf(key: string, footer: Uint8Array): FileMetaData {
+  try {
+    return parquetMetadata(footer)
+  } catch (error) {
+    throw new CorruptObjectError(key, `its footer does not parse (${(error as Error).message})`, { cause: error })
   }
 }
 

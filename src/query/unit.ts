@@ -7,7 +7,8 @@
  */
 import { readOffsetIndex } from 'hyparquet'
 import type { ColumnChunk, ColumnMetaData, Compressors, FileMetaData, OffsetIndex, ParquetScan } from 'hyparquet'
-import { decodeCodes, decodeDictionary, decodePages, type ChunkLayout } from '../parquet/pages.ts'
+import { decodeCodes, decodeDictionary, decodePages, type ChunkLayout, type PageCheck } from '../parquet/pages.ts'
+import { CorruptObjectError } from '../store/types.ts'
 import { ReadQueue, Resident } from './io.ts'
 import type { PartitionPlan, ScanPlan } from './plan.ts'
 import { concatVectors, constantVector, shapeOf, takeVector, type Vector } from '../columns/vector.ts'
@@ -130,7 +131,8 @@ export async function bytesOf(u: Unit, start: number, end: number): Promise<Uint
 export interface FetchedRuns {
   layout: ChunkLayout
   dictionary: Vector | undefined
-  pages: { bytes: Uint8Array; firstRow: number }[]
+  /** Each run's pages, with what their headers must agree with. */
+  pages: { bytes: Uint8Array; firstRow: number; check: PageCheck }[]
 }
 
 /**
@@ -146,25 +148,46 @@ export async function fetchRuns(u: Unit, column: string, runs: readonly [number,
   const chunkEnd = chunkStart + Number(m.total_compressed_size)
   const dataStart = Number(m.data_page_offset)
   const locations = pageLocations(u, column)
+  const groupEnd = groupStart + Number(u.part.metadata.row_groups[u.group].num_rows)
+  const encodings = m.encoding_stats?.filter(s => s.page_type !== 'DICTIONARY_PAGE').map(s => s.encoding)
   const dictionary = m.dictionary_page_offset !== undefined ? bytesOf(u, chunkStart, dataStart) : undefined
   const data = runs.map(([a, b]) => {
-    if (!locations) return bytesOf(u, dataStart, chunkEnd).then(bytes => ({ bytes, firstRow: groupStart }))
+    if (!locations)
+      return bytesOf(u, dataStart, chunkEnd).then(bytes => ({ bytes, firstRow: groupStart, check: { endRow: groupEnd, encodings } }))
     let p0 = 0
     while (p0 + 1 < locations.length && groupStart + Number(locations[p0 + 1].first_row_index) <= a) p0++
     let p1 = p0
     while (p1 + 1 < locations.length && groupStart + Number(locations[p1 + 1].first_row_index) < b) p1++
     const start = Number(locations[p0].offset)
     const end = Number(locations[p1].offset) + locations[p1].compressed_page_size
-    return bytesOf(u, start, end).then(bytes => ({ bytes, firstRow: groupStart + Number(locations[p0].first_row_index) }))
+    const endRow = p1 + 1 < locations.length ? groupStart + Number(locations[p1 + 1].first_row_index) : groupEnd
+    return bytesOf(u, start, end).then(bytes => ({
+      bytes,
+      firstRow: groupStart + Number(locations[p0].first_row_index),
+      check: { endRow, encodings },
+    }))
   })
   const [dictionaryBytes, pages] = await Promise.all([dictionary, Promise.all(data)])
-  return { layout, dictionary: dictionaryBytes && decodeDictionary(layout, dictionaryBytes), pages }
+  return { layout, dictionary: dictionaryBytes && decoded(u, () => decodeDictionary(layout, dictionaryBytes)), pages }
+}
+
+/**
+ * Decodes bytes of the unit's file: a decoder that fails (a page failing its checksum,
+ * a header contradicting the index, bytes that do not decode) found damaged stored
+ * bytes, reported naming the object.
+ */
+export function decoded<T>(u: Unit, decode: () => T): T {
+  try {
+    return decode()
+  } catch (error) {
+    throw new CorruptObjectError(u.part.plan.key, `column data does not decode (${(error as Error).message})`, { cause: error })
+  }
 }
 
 /** Decodes file rows `[a, b)` of each run of one column in the unit's group. */
 export async function readRuns(u: Unit, column: string, runs: readonly [number, number][]): Promise<Vector[]> {
   const { layout, dictionary, pages } = await fetchRuns(u, column, runs)
-  return runs.map(([a, b], i) => decodePages(layout, pages[i].bytes, pages[i].firstRow, a, b, dictionary))
+  return runs.map(([a, b], i) => decoded(u, () => decodePages(layout, pages[i].bytes, pages[i].firstRow, a, b, dictionary, pages[i].check)))
 }
 
 /** The unit's rows of a dictionary-encoded column as its dictionary and a code per row; null when it is not. */
@@ -176,7 +199,7 @@ export async function readCoded(
   if (u.part.absent.has(column) || chunkOf(u, column).dictionary_page_offset === undefined) return null
   touch(u, progress)
   const { layout, dictionary, pages } = await fetchRuns(u, column, [[u.start, u.end]])
-  const codes = decodeCodes(layout, pages[0].bytes, pages[0].firstRow, u.start, u.end)
+  const codes = decoded(u, () => decodeCodes(layout, pages[0].bytes, pages[0].firstRow, u.start, u.end, pages[0].check))
   return codes && dictionary ? { dictionary, codes } : null
 }
 

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
-import { decodeRoot, decodeShard, encodeShard } from '../../src/manifest/codec.ts'
+import { decodeRoot, decodeShard, encodeRoot, encodeShard } from '../../src/manifest/codec.ts'
 import { MANIFEST_FORMAT, type ManifestShard, type PartitionEntry } from '../../src/manifest/types.ts'
 
 const schema = JSON.parse(readFileSync(new URL('../../partitions-manifest/manifest.schema.json', import.meta.url), 'utf8'))
@@ -66,7 +66,12 @@ describe('shard codec', () => {
     const lookup = stored.partitions[0].lookup
     const declared = partitionSchema.properties.lookup
     expect(Object.keys(stored.partitions[0]).filter(k => !(k in partitionSchema.properties))).toEqual([])
-    expect(Object.keys(lookup).sort()).toEqual(Object.keys(declared.properties).sort())
+    // Every declared property but the checksum (absent in copies written before checksums).
+    expect(Object.keys(lookup).sort()).toEqual(
+      Object.keys(declared.properties)
+        .filter(k => k !== 'tailCrc')
+        .sort(),
+    )
     expect(declared.required.slice().sort()).toEqual(Object.keys(lookup).sort())
     expect(declared.additionalProperties).toBe(false)
     const schemaSays = (k: string, v: unknown) =>
@@ -115,5 +120,46 @@ describe('decodeRoot', () => {
     expect(damaged(d => (d.rows = 31))).toThrow(/sums of its shards/)
     expect(damaged(d => (d.shards[2][3] = 300))).toThrow(/outside its span/)
     expect(damaged(d => d.coverage.reverse())).toThrow(/sorted/)
+  })
+})
+
+describe('checksums in the manifest', () => {
+  const checked: PartitionEntry = {
+    ...withLookup,
+    blooms: { address: { offset: 3400, length: 300, crc: 4294967295 }, topic0: { offset: 3700, length: 500, crc: 7 } },
+    indexCrc: 12345,
+    footerCrc: 0,
+    lookup: { ...withLookup.lookup!, tailCrc: 99 },
+  }
+
+  it('stores tail checksums as the schema declares them and reads them back', () => {
+    const stored = JSON.parse(JSON.stringify(encodeShard(shardOf([checked, legacy]))))
+    const p = stored.partitions[0]
+    expect(p.blooms).toEqual({ address: [3400, 300, 4294967295], topic0: [3700, 500, 7] })
+    expect(Object.keys(p).filter(k => !(k in partitionSchema.properties))).toEqual([])
+    expect(Object.keys(p.lookup).filter(k => !(k in partitionSchema.properties.lookup.properties))).toEqual([])
+    expect(partitionSchema.properties.blooms.additionalProperties.maxItems).toBe(3)
+    expect(decodeShard(stored)).toEqual(shardOf([checked, legacy]))
+  })
+
+  it('writes a root with its own CRC-32 and each shard’s, and refuses one whose bytes changed', () => {
+    const root = decodeRoot({
+      format: MANIFEST_FORMAT,
+      chain: { family: 'evm', id: 1, code: 'ETH' },
+      generation: 2,
+      shardSpan: 100,
+      updatedAt: '2026-01-01T00:00:00.000Z',
+      datasets: { logs: { coverage: [[0, 99]], rows: 20, bytes: 5000, shards: [[0, 2, 0, 99, 1, 20, 5000, 3735928559]] } },
+    } as never)
+    expect(root.datasets.logs.shards[0].crc).toBe(3735928559)
+    const text = JSON.stringify(encodeRoot(root))
+    const stored = JSON.parse(text)
+    expect(Object.keys(stored).at(-1)).toBe('crc')
+    expect(schema.$defs.root.properties.crc.type).toBe('integer')
+    expect(decodeRoot(JSON.parse(text))).toEqual(root)
+    expect(() => decodeRoot(JSON.parse(text.replace('"rows":20', '"rows":21').replace('"coverage"', '"coverage"')) as never)).toThrow(
+      /sums of its shards|checksum/,
+    )
+    expect(() => decodeRoot(JSON.parse(text.replace('2026-01-01', '2026-01-02')) as never)).toThrow(/checksum/)
   })
 })
