@@ -151,6 +151,7 @@ function sampleText(kind: Kind): string {
     case 'u64int':
     case 'u256hex':
     case 'u256pad':
+    case 'int':
       return '0x10'
     case 'hash':
     case 'address32':
