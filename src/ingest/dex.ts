@@ -82,14 +82,14 @@ const decoder = new TextDecoder()
  * getters of every miss in one batch of `eth_call`s. A call the node answers with an error
  * (a revert) counts as no answer; a node without `eth_call` answers nothing (not cached);
  * a call that fails in transport fails the unit, so an unreachable node never turns into
- * cached nulls.
+ * cached nulls. Without a node (`rpc` null, a re-decode), misses are unknown and not cached.
  */
 export interface CachingPoolResolver extends PoolResolver {
   /** Records pools known from their verified creation. */
   add(created: ReadonlyMap<Hex, PoolInfo>): Promise<void>
 }
 
-export function rpcPoolResolver(rpc: RpcClient, store: ObjectStore | null, chain: { family: 'evm'; id: number }): CachingPoolResolver {
+export function rpcPoolResolver(rpc: RpcClient | null, store: ObjectStore | null, chain: { family: 'evm'; id: number }): CachingPoolResolver {
   const memory = new Map<Hex, PoolInfo | null>()
   const remember = async (pool: Hex, info: PoolInfo | null) => {
     memory.set(pool, info)
@@ -118,6 +118,11 @@ export function rpcPoolResolver(rpc: RpcClient, store: ObjectStore | null, chain
         }),
       )
       if (misses.length === 0) return out
+      // No node: unknown for this run, nothing cached.
+      if (rpc === null) {
+        for (const pool of misses) out.set(pool, null)
+        return out
+      }
       misses.sort()
       const names = Object.keys(POOL_CALLS) as (keyof typeof POOL_CALLS)[]
       const calls = misses.flatMap(pool => names.map(n => ({ method: 'eth_call', params: [{ to: pool, data: POOL_CALLS[n] }, 'latest'] })))

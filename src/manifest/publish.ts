@@ -33,6 +33,11 @@ export interface PublishOptions {
   attempts?: number
   /** Sets the root's label (see ManifestRoot); an existing label is kept when omitted. */
   label?: string
+  /**
+   * New partitions replace published ones inside their range instead of clashing with them
+   * (a re-decode rewriting derived datasets); a published one only partly inside still clashes.
+   */
+  replace?: boolean
 }
 
 export interface PublishResult {
@@ -63,6 +68,7 @@ export async function publish(
       options.label === undefined ? root : { ...root, label: options.label },
       additions,
       root.generation + 1 + skip,
+      options.replace === true,
     )
     if (result === 'conflict') {
       skip++
@@ -89,6 +95,7 @@ async function prepare(
   root: ManifestRoot,
   additions: Record<string, PartitionEntry[]>,
   generation: number,
+  replace: boolean,
 ): Promise<'conflict' | { root: ManifestRoot; added: number; skipped: number }> {
   const next: ManifestRoot = { ...root, generation, updatedAt: new Date().toISOString(), datasets: { ...root.datasets } }
   let added = 0
@@ -107,7 +114,7 @@ async function prepare(
     for (const [shardIndex, newEntries] of byShard) {
       const ref = shards.get(shardIndex)
       const existing = ref ? await loadShard(store, ref) : []
-      const merged = mergePartitions(existing, newEntries)
+      const merged = mergePartitions(existing, newEntries, replace)
       skipped += merged.skipped
       if (merged.added === 0) continue
       added += merged.added
@@ -140,12 +147,16 @@ async function loadShard(store: ObjectStore, ref: ShardRef): Promise<PartitionEn
   return parseShard(got.body).partitions
 }
 
-/** Adds entries to a shard's partitions; the same key again is a no-op, any other overlap is refused. */
+/**
+ * Adds entries to a shard's partitions; the same key again is a no-op, any other overlap is
+ * refused, or with `replace` drops the published partitions inside the entry's range.
+ */
 export function mergePartitions(
   existing: PartitionEntry[],
   entries: PartitionEntry[],
+  replace = false,
 ): { partitions: PartitionEntry[]; added: number; skipped: number } {
-  const partitions = [...existing]
+  let partitions = [...existing]
   let added = 0
   let skipped = 0
   for (const entry of [...entries].sort((a, b) => a.from - b.from)) {
@@ -154,7 +165,9 @@ export function mergePartitions(
       skipped++
       continue
     }
-    if (clash) throw new OverlapError(`partition ${entry.key} overlaps published ${clash.key}`)
+    if (clash && replace && !partitions.some(p => overlaps([p.from, p.to], [entry.from, entry.to]) && (p.from < entry.from || p.to > entry.to))) {
+      partitions = partitions.filter(p => !overlaps([p.from, p.to], [entry.from, entry.to]))
+    } else if (clash) throw new OverlapError(`partition ${entry.key} overlaps published ${clash.key}`)
     partitions.push(entry)
     added++
   }
