@@ -132,7 +132,9 @@ export function demoSubscriber(
         }
         if (m.type === 'progress') cursor = { block: m.cursor, hash: m.hash }
         if (m.type === 'reorg') {
-          print(`reorg: blocks after ${m.fork_point} dropped (${m.dropped.map((d: { block_number: number }) => d.block_number).join(', ')})`)
+          print(
+            `reorg: blocks after ${m.fork_point} dropped (${m.dropped.map((d: { block_number: number }) => d.block_number).join(', ')})`,
+          )
           cursor = { block: m.fork_point }
         }
         if (m.type === 'error') print(`error ${m.code}: ${m.message}`)

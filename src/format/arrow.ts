@@ -100,7 +100,8 @@ function decimalData(type: Decimal, field: FieldDecl, v: FixedVector, n: number,
   for (let i = 0; i < n; i++) {
     if (v.valid !== null && v.valid[i] === 0) continue
     let x = bytesToInt(v.bytes, i * v.width)
-    if (x < INT256_MIN || x > INT256_MAX) throw new BatchShapeError(`field "${field.name}" holds ${x}, outside Arrow's decimal256: ask for JSON or CSV`)
+    if (x < INT256_MIN || x > INT256_MAX)
+      throw new BatchShapeError(`field "${field.name}" holds ${x}, outside Arrow's decimal256: ask for JSON or CSV`)
     if (x < 0n) x += 1n << 256n
     for (let k = 0; k < 32 && x > 0n; k++) {
       out[i * 32 + k] = Number(x & 0xffn)

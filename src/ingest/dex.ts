@@ -89,7 +89,11 @@ export interface CachingPoolResolver extends PoolResolver {
   add(created: ReadonlyMap<Hex, PoolInfo>): Promise<void>
 }
 
-export function rpcPoolResolver(rpc: RpcClient | null, store: ObjectStore | null, chain: { family: 'evm'; id: number }): CachingPoolResolver {
+export function rpcPoolResolver(
+  rpc: RpcClient | null,
+  store: ObjectStore | null,
+  chain: { family: 'evm'; id: number },
+): CachingPoolResolver {
   const memory = new Map<Hex, PoolInfo | null>()
   const remember = async (pool: Hex, info: PoolInfo | null) => {
     memory.set(pool, info)

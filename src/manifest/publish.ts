@@ -165,7 +165,11 @@ export function mergePartitions(
       skipped++
       continue
     }
-    if (clash && replace && !partitions.some(p => overlaps([p.from, p.to], [entry.from, entry.to]) && (p.from < entry.from || p.to > entry.to))) {
+    if (
+      clash &&
+      replace &&
+      !partitions.some(p => overlaps([p.from, p.to], [entry.from, entry.to]) && (p.from < entry.from || p.to > entry.to))
+    ) {
       partitions = partitions.filter(p => !overlaps([p.from, p.to], [entry.from, entry.to]))
     } else if (clash) throw new OverlapError(`partition ${entry.key} overlaps published ${clash.key}`)
     partitions.push(entry)

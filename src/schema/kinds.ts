@@ -126,7 +126,8 @@ export function bytesToInt(bytes: Uint8Array, start = 0): bigint {
 
 /** A decimal integer with an optional minus sign (or 0x-hex), as a filter on an `int` field. */
 function parseSigned(text: string): Uint8Array {
-  if (!/^-?(0x[0-9a-fA-F]+|[0-9]+)$/.test(text)) throw new InvalidValueError(`expected a decimal integer (optionally negative), got "${text}"`)
+  if (!/^-?(0x[0-9a-fA-F]+|[0-9]+)$/.test(text))
+    throw new InvalidValueError(`expected a decimal integer (optionally negative), got "${text}"`)
   const negative = text.startsWith('-')
   const n = BigInt(negative ? text.slice(1) : text)
   try {

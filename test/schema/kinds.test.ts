@@ -3,7 +3,19 @@ import { compareBytes } from '../../src/columns/compare.ts'
 import { bytesToInt, intToBytes, InvalidValueError, KINDS } from '../../src/schema/kinds.ts'
 
 describe('the int kind', () => {
-  const values = [0n, 1n, -1n, 255n, -256n, 2n ** 255n - 1n, -(2n ** 255n), 2n ** 256n - 1n, -(2n ** 256n - 1n), 2n ** 263n - 1n, -(2n ** 263n)]
+  const values = [
+    0n,
+    1n,
+    -1n,
+    255n,
+    -256n,
+    2n ** 255n - 1n,
+    -(2n ** 255n),
+    2n ** 256n - 1n,
+    -(2n ** 256n - 1n),
+    2n ** 263n - 1n,
+    -(2n ** 263n),
+  ]
 
   it('round-trips every int256, uint256 and difference of two uint256', () => {
     for (const n of values) expect(bytesToInt(intToBytes(n))).toBe(n)
@@ -23,6 +35,7 @@ describe('the int kind', () => {
     expect(int.toJson(int.parse('0x10'))).toBe('16')
     expect(int.toText(int.parse('-0x10'))).toBe('-16')
     expect(int.toText(int.parse((2n ** 256n - 1n).toString()))).toBe((2n ** 256n - 1n).toString())
-    for (const bad of ['', ' 5', '+5', '1e3', '--1', '0x', '1.5', (2n ** 263n).toString()]) expect(() => int.parse(bad)).toThrow(InvalidValueError)
+    for (const bad of ['', ' 5', '+5', '1e3', '--1', '0x', '1.5', (2n ** 263n).toString()])
+      expect(() => int.parse(bad)).toThrow(InvalidValueError)
   })
 })
