@@ -3,13 +3,14 @@
  *
  * Measures the service and prints the figures as Markdown (what BENCHMARKS.md holds),
  * headed by the machine, the date and the commit. Sections: ingest, query, formats,
- * manifest, layout, move, live; `all` runs every one. Without arguments every
+ * manifest, layout, move, live, dex; `all` runs every one. Without arguments every
  * section runs except the slow ones (layout: it writes five 1M-log lakes the first
  * time). Data is built under .data/bench (git-ignored) and reused while the code
  * that writes it is unchanged; progress goes to stderr, figures to stdout.
  */
 import { mkdir } from 'node:fs/promises'
 import { fileURLToPath } from 'node:url'
+import { dex } from './dex.ts'
 import { formats } from './formats.ts'
 import { ingest } from './ingest.ts'
 import { layout } from './layout.ts'
@@ -20,7 +21,7 @@ import { query } from './query.ts'
 import { machine } from './report.ts'
 import type { BenchContext, Section } from './section.ts'
 
-const SECTIONS: Section[] = [ingest, query, formats, manifest, layout, move, live]
+const SECTIONS: Section[] = [ingest, query, formats, manifest, layout, move, live, dex]
 
 // Local runs never reach Cloudflare's servers (Miniflare's Request.cf and metrics).
 process.env.CLOUDFLARE_CF_FETCH_ENABLED ??= 'false'
