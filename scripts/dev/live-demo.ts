@@ -10,10 +10,8 @@
  * chain follows the wall clock, one round every few seconds.
  */
 import WebSocket from 'ws'
-import type { Hex } from 'viem'
 import { CHAINS } from '../../src/chains/registry.ts'
 import { startAnvil } from './devnet/anvil.ts'
-import { classifyLog, devnetEventKinds } from './devnet/contracts.ts'
 import { followWallClock, runActivityRound, setupWorkload } from './devnet/workload.ts'
 import { chainRefOf, readRoot } from '../../src/ingest/run.ts'
 import type { ObjectStore } from '../../src/store/types.ts'
@@ -85,59 +83,74 @@ export interface DemoSubscriber {
   close(): void
 }
 
+/** A short address for a terminal line. */
+const short = (a: unknown) => (typeof a === 'string' ? `${a.slice(0, 6)}…${a.slice(-4)}` : '?')
+/** Raw price text cut to 8 significant characters (the full exact text is in the row). */
+const brief = (price: unknown) => (typeof price === 'string' ? price.slice(0, 10) : 'n/a')
+
+/** One line per decoded row of dex/swaps and dex/positions. */
+const DEMO_STREAMS: { path: string; line: (r: Record<string, unknown>) => string }[] = [
+  {
+    path: 'dex/swaps',
+    line: r =>
+      `swap ${r.protocol ?? 'unverified'} pool ${short(r.pool)} (${short(r.token0)}/${short(r.token1)}): amount0 ${r.amount0}, amount1 ${r.amount1}, price ${brief(r.price)} token1/token0 raw`,
+  },
+  {
+    path: 'dex/positions',
+    line: r =>
+      `position #${r.token_id} ${r.event}: pool ${short(r.pool)} ticks ${r.tick_lower}..${r.tick_upper}, liquidity ${r.liquidity}, amounts ${r.amount0}/${r.amount1}${r.owner ? `, owner ${short(r.owner)}` : ''}`,
+  },
+]
+
 /**
- * Subscribes to the DEVNET logs at `baseUrl` (http or ws) and prints one line per
- * block with the events it holds. Reconnects from its cursor (with the cursor's
- * hash, so a reorg in between is reported) when the connection drops.
+ * Subscribes to the DEVNET's decoded swaps and position changes at `baseUrl` (http or ws)
+ * and prints each one as it arrives, and reorgs. Each stream reconnects from its cursor
+ * (with the cursor's hash, so a reorg in between is reported) when the connection drops.
  */
 export function demoSubscriber(
   baseUrl: string,
   credentials: { user: string; password: string },
   print: (line: string) => void,
 ): DemoSubscriber {
-  const kinds = devnetEventKinds()
   const base = baseUrl.replace(/^http/, 'ws').replace(/\/$/, '')
-  let cursor: { block: number; hash?: string } | null = null
-  let ws: WebSocket | null = null
+  const sockets: WebSocket[] = []
   let closed = false
-  let counts = new Map<string, number>()
 
-  const open = () => {
-    const resume = cursor ? `&from_block=${cursor.block + 1}${cursor.hash ? `&cursor_hash=${cursor.hash}` : ''}` : ''
-    ws = new WebSocket(`${base}/v1/api/logs?chains=${DEVNET.code}${resume}`, {
-      headers: { authorization: basicHeader(credentials.user, credentials.password) },
-    })
-    ws.on('message', data => {
-      const m = JSON.parse(data.toString())
-      if (m.type === 'subscribed') print(`subscribed to ${m.chain} logs from block ${m.from_block} (head ${m.head})`)
-      if (m.type === 'rows' && !m.removed) {
-        for (const row of m.rows) {
-          const kind = classifyLog(kinds, [row.topic0, row.topic1, row.topic2, row.topic3].filter(t => t !== null) as Hex[])
-          counts.set(kind, (counts.get(kind) ?? 0) + 1)
+  const follow = (stream: (typeof DEMO_STREAMS)[number]) => {
+    let cursor: { block: number; hash?: string } | null = null
+    const open = () => {
+      const resume = cursor ? `&from_block=${cursor.block + 1}${cursor.hash ? `&cursor_hash=${cursor.hash}` : ''}` : ''
+      const ws = new WebSocket(`${base}/v1/api/${stream.path}?chains=${DEVNET.code}${resume}`, {
+        headers: { authorization: basicHeader(credentials.user, credentials.password) },
+      })
+      sockets.push(ws)
+      ws.on('message', data => {
+        const m = JSON.parse(data.toString())
+        if (m.type === 'subscribed') print(`subscribed to ${m.chain} ${stream.path} from block ${m.from_block} (head ${m.head})`)
+        if (m.type === 'rows') {
+          for (const row of m.rows) print(`${m.removed ? 'removed ' : ''}block ${Number(row.block_number)} ${stream.line(row)}`)
         }
-      }
-      if (m.type === 'progress' && m.live) {
-        const events = [...counts].filter(([k]) => /Swap|Mint|Burn|Collect|Liquidity/.test(k)).map(([k, n]) => `${n} ${k}`)
-        print(`block ${m.cursor} ${m.hash?.slice(0, 10) ?? ''}: ${events.length ? events.join(', ') : 'no swaps or positions'}`)
-        counts = new Map()
-      }
-      if (m.type === 'progress') cursor = { block: m.cursor, hash: m.hash }
-      if (m.type === 'reorg') {
-        print(`reorg: blocks after ${m.fork_point} dropped (${m.dropped.map((d: { block_number: number }) => d.block_number).join(', ')})`)
-        cursor = { block: m.fork_point }
-      }
-      if (m.type === 'error') print(`error ${m.code}: ${m.message}`)
-    })
-    ws.on('close', () => {
-      if (!closed) setTimeout(open, 1000)
-    })
-    ws.on('error', () => {})
+        if (m.type === 'progress') cursor = { block: m.cursor, hash: m.hash }
+        if (m.type === 'reorg') {
+          print(
+            `reorg: blocks after ${m.fork_point} dropped (${m.dropped.map((d: { block_number: number }) => d.block_number).join(', ')})`,
+          )
+          cursor = { block: m.fork_point }
+        }
+        if (m.type === 'error') print(`error ${m.code}: ${m.message}`)
+      })
+      ws.on('close', () => {
+        if (!closed) setTimeout(open, 1000)
+      })
+      ws.on('error', () => {})
+    }
+    open()
   }
-  open()
+  DEMO_STREAMS.forEach(follow)
   return {
     close() {
       closed = true
-      ws?.close()
+      for (const ws of sockets) ws.close()
     },
   }
 }

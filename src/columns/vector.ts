@@ -59,6 +59,7 @@ const SHAPES: Record<Kind, VectorShape> = {
   u64int: { type: 'u64' },
   u256hex: { type: 'fixed', width: KINDS.u256hex.width! },
   u256pad: { type: 'fixed', width: KINDS.u256pad.width! },
+  int: { type: 'fixed', width: KINDS.int.width! },
   hash: { type: 'fixed', width: KINDS.hash.width! },
   address: { type: 'fixed', width: KINDS.address.width! },
   address32: { type: 'fixed', width: KINDS.address32.width! },

@@ -13,24 +13,25 @@
  * Subpath imports keep the rest of the library out of the Worker bundle.
  */
 import { makeData, type Data } from 'apache-arrow/data'
-import { Binary, Bool, FixedSizeBinary, Struct, Uint64, Utf8, type DataType } from 'apache-arrow/type'
+import { Binary, Bool, Decimal, FixedSizeBinary, Struct, Uint64, Utf8, type DataType } from 'apache-arrow/type'
 import { Field, Schema } from 'apache-arrow/schema'
 import { RecordBatch } from 'apache-arrow/recordbatch'
 import { Message, RecordBatch as RecordBatchHeader } from 'apache-arrow/ipc/metadata/message'
 import { VectorAssembler } from 'apache-arrow/visitor/vectorassembler'
 import type { BinaryVector, BoolVector, FixedVector, U64Vector, Vector } from '../columns/vector.ts'
 import type { FieldDecl } from '../schema/dataset.ts'
-import { KINDS, type Kind } from '../schema/kinds.ts'
-import { ByteSink, fieldColumn, requiredNull, type BatchEncoder } from './sink.ts'
+import { bytesToInt, KINDS, type Kind } from '../schema/kinds.ts'
+import { BatchShapeError, ByteSink, fieldColumn, requiredNull, type BatchEncoder } from './sink.ts'
 import type { RowBatch } from '../columns/batch.ts'
 
-/** The Arrow type of each kind; fixed-width kinds take their width from KINDS. */
 /** Every kind's Arrow type (json as its JSON text): a new kind does not compile until it has one. */
 const ARROW_TYPES: Record<Kind, () => DataType> = {
   u64hex: () => new Uint64(),
   u64int: () => new Uint64(),
   u256hex: () => new FixedSizeBinary(KINDS.u256hex.width!),
   u256pad: () => new FixedSizeBinary(KINDS.u256pad.width!),
+  // A number DuckDB, pandas and pyarrow read as one: decimal256 holds every int256.
+  int: () => new Decimal(0, DECIMAL_PRECISION, 256),
   hash: () => new FixedSizeBinary(KINDS.hash.width!),
   address: () => new FixedSizeBinary(KINDS.address.width!),
   address32: () => new FixedSizeBinary(KINDS.address32.width!),
@@ -39,6 +40,11 @@ const ARROW_TYPES: Record<Kind, () => DataType> = {
   string: () => new Utf8(),
   json: () => new Utf8(),
 }
+
+/** The widest decimal256 precision; the 256-bit value is exact whatever the precision says. */
+const DECIMAL_PRECISION = 76
+const INT256_MIN = -(1n << 255n)
+const INT256_MAX = (1n << 255n) - 1n
 
 const arrowTypeOf = (kind: Kind): DataType => ARROW_TYPES[kind]()
 
@@ -84,6 +90,27 @@ function fixedData(type: FixedSizeBinary, v: FixedVector, n: number, valid: Vali
   return makeData({ type, length: n, nullCount: valid.nullCount, nullBitmap: valid.bitmap, data })
 }
 
+/**
+ * An `int` column as decimal256: each value as 256-bit little-endian two's complement. A value
+ * outside int256 (only a spoofed contract's uint256 difference can be) has no Arrow form: the
+ * stream fails naming it rather than wrapping it.
+ */
+function decimalData(type: Decimal, field: FieldDecl, v: FixedVector, n: number, valid: Validity): Data {
+  const out = new Uint8Array(n * 32)
+  for (let i = 0; i < n; i++) {
+    if (v.valid !== null && v.valid[i] === 0) continue
+    let x = bytesToInt(v.bytes, i * v.width)
+    if (x < INT256_MIN || x > INT256_MAX)
+      throw new BatchShapeError(`field "${field.name}" holds ${x}, outside Arrow's decimal256: ask for JSON or CSV`)
+    if (x < 0n) x += 1n << 256n
+    for (let k = 0; k < 32 && x > 0n; k++) {
+      out[i * 32 + k] = Number(x & 0xffn)
+      x >>= 8n
+    }
+  }
+  return makeData({ type, length: n, nullCount: valid.nullCount, nullBitmap: valid.bitmap, data: new Uint32Array(out.buffer) })
+}
+
 /** Binary and Utf8 share the layout: offsets into the data, rebased only when a slice left them off 0. */
 function binaryData(type: Binary | Utf8, v: BinaryVector, n: number, valid: Validity): Data {
   const base = v.offsets[0]
@@ -106,7 +133,7 @@ function columnData(field: FieldDecl, type: DataType, v: Vector, n: number): Dat
     case 'u64':
       return uint64Data(type as Uint64, v, n, valid)
     case 'fixed':
-      return fixedData(type as FixedSizeBinary, v, n, valid)
+      return type instanceof Decimal ? decimalData(type, field, v, n, valid) : fixedData(type as FixedSizeBinary, v, n, valid)
     case 'binary':
       return binaryData(type as Binary | Utf8, v, n, valid)
     case 'bool':

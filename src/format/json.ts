@@ -62,6 +62,7 @@ const JSON_WRITERS: Record<Kind, FieldWriter> = {
   u64int: BARE_WRITERS.u64int,
   u256hex: quoted(BARE_WRITERS.u256hex),
   u256pad: quoted(BARE_WRITERS.u256pad),
+  int: quoted(BARE_WRITERS.int),
   hash: quoted(BARE_WRITERS.hash),
   address: quoted(BARE_WRITERS.address),
   address32: quoted(BARE_WRITERS.address32),

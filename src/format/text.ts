@@ -6,7 +6,7 @@
  * building strings; u64 values under 2^32 are read as one 32-bit word.
  */
 import type { BinaryVector, BoolVector, FixedVector, U64Vector, Vector } from '../columns/vector.ts'
-import type { Kind } from '../schema/kinds.ts'
+import { bytesToInt, type Kind } from '../schema/kinds.ts'
 import type { ByteSink } from './sink.ts'
 
 /**
@@ -106,6 +106,7 @@ export function writeU64Decimal(sink: ByteSink, v: U64Vector, i: number): void {
 
 const writeFixedHex = (sink: ByteSink, v: FixedVector, i: number) => writeHex(sink, v.bytes, i * v.width, (i + 1) * v.width)
 const writeFixedQuantity = (sink: ByteSink, v: FixedVector, i: number) => writeQuantity(sink, v.bytes, i * v.width, (i + 1) * v.width)
+const writeFixedInt = (sink: ByteSink, v: FixedVector, i: number) => sink.ascii(bytesToInt(v.bytes, i * v.width).toString())
 const writeBinaryHex = (sink: ByteSink, v: BinaryVector, i: number) => writeHex(sink, v.bytes, v.offsets[i], v.offsets[i + 1])
 const writeBool = (sink: ByteSink, v: BoolVector, i: number) => sink.ascii(v.values[i] === 1 ? 'true' : 'false')
 
@@ -119,6 +120,7 @@ export const BARE_WRITERS = {
   u64int: writeU64Decimal as FieldWriter,
   u256hex: writeFixedQuantity as FieldWriter,
   u256pad: writeFixedHex as FieldWriter,
+  int: writeFixedInt as FieldWriter,
   hash: writeFixedHex as FieldWriter,
   address: writeFixedHex as FieldWriter,
   address32: writeFixedHex as FieldWriter,

@@ -1,11 +1,18 @@
-/** The EVM chain source: extract → verify → transform over a JSON-RPC node, in steps of a few blocks. */
+/**
+ * The EVM chain source: extract → verify → transform over a JSON-RPC node, in steps of a
+ * few blocks; the DEX datasets are decoded from the same verified blocks (dex.ts).
+ */
+import { DEX_DATASETS } from '../datasets/dex.ts'
 import { EVM_DATASETS } from '../datasets/evm.ts'
+import type { PositionEntry } from '../dex/positions.ts'
+import type { ObjectStore } from '../store/types.ts'
+import { decodeUnit, mergeScans, rpcPoolResolver, scanStep } from './dex.ts'
 import type { BlockRange } from '../manifest/types.ts'
 import { concatBatches } from './batch.ts'
 import { evmExtractor } from './extract.ts'
 import { semaphore, type RpcClient } from './rpc.ts'
 import type { ChainSource } from './source.ts'
-import { transformBlocks, type EvmBatches } from './transform.ts'
+import { transformBlocks } from './transform.ts'
 import { verifyBlock } from './verify.ts'
 import type { Keccak256 } from './keccak.ts'
 import type { ColumnBatch } from '../columns/batch.ts'
@@ -17,6 +24,10 @@ export interface EvmSourceOptions {
   concurrency?: number
   /** The hash verification uses (default: JavaScript keccak; the Node ingester passes the WebAssembly one). */
   keccak?: Keccak256
+  /** The chain (its id selects the DEX registry's factories; default: the node's eth_chainId). */
+  chain?: { family: 'evm'; id: number }
+  /** Where resolved pools are cached (default: in memory only). */
+  store?: ObjectStore
 }
 
 /** A ChainSource reading blocks, transactions and logs from one JSON-RPC node. */
@@ -24,15 +35,24 @@ export function evmSource(rpc: RpcClient, options: EvmSourceOptions = {}): Chain
   const step = Math.max(1, options.stepBlocks ?? 25)
   const limit = semaphore(Math.max(1, options.concurrency ?? 4))
   const extractor = evmExtractor(rpc)
+  let chain: Promise<{ family: 'evm'; id: number }> | undefined
+  const chainOf = () =>
+    (chain ??= options.chain
+      ? Promise.resolve(options.chain)
+      : rpc.request<string>('eth_chainId').then(id => ({ family: 'evm' as const, id: Number(BigInt(id)) })))
+  let resolver: ReturnType<typeof rpcPoolResolver> | undefined
+  // Position state carried from unit to unit of this source (units in block order; see src/dex/README.md).
+  const positions = new Map<string, PositionEntry>()
 
-  async function fetchStep(from: number, to: number): Promise<EvmBatches> {
+  async function fetchStep(from: number, to: number) {
+    const { id } = await chainOf()
     const raws = await extractor.extract(from, to)
     for (const raw of raws) verifyBlock(raw, options.keccak)
-    return transformBlocks(raws)
+    return { ...transformBlocks(raws), dex: scanStep(id, raws) }
   }
 
   return {
-    datasets: EVM_DATASETS,
+    datasets: [...EVM_DATASETS, ...DEX_DATASETS],
     async head() {
       return Number(BigInt(await rpc.request<string>('eth_blockNumber')))
     },
@@ -40,10 +60,21 @@ export function evmSource(rpc: RpcClient, options: EvmSourceOptions = {}): Chain
       const steps: BlockRange[] = []
       for (let a = from; a <= to; a += step) steps.push([a, Math.min(to, a + step - 1)])
       const parts = await Promise.all(steps.map(([a, b]) => limit(() => fetchStep(a, b))))
+      const c = await chainOf()
+      resolver ??= rpcPoolResolver(rpc, options.store ?? null, c)
+      const dex = await decodeUnit(
+        mergeScans(
+          c.id,
+          parts.map(p => p.dex),
+        ),
+        resolver,
+        positions,
+      )
       return {
         blocks: concatBatches(parts.map(p => p.blocks)),
         transactions: concatBatches(parts.map(p => p.transactions)),
         logs: concatBatches(parts.map(p => p.logs)),
+        ...dex,
       }
     },
   }

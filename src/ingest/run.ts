@@ -214,7 +214,11 @@ function evmSourceFor(opts: IngestOptions): ChainSource {
   if (opts.chain.family !== 'evm')
     throw new Error(`${opts.chain.code} is a ${opts.chain.family} chain: pass its source (no JSON-RPC ingestion)`)
   if (!opts.rpcUrl) throw new Error('rpcUrl is required for an EVM chain')
-  return evmSource(createRpcClient(opts.rpcUrl, { concurrency: 4, ...opts.rpc }), { keccak: opts.keccak })
+  return evmSource(createRpcClient(opts.rpcUrl, { concurrency: 4, ...opts.rpc }), {
+    keccak: opts.keccak,
+    chain: { family: 'evm', id: opts.chain.id },
+    store: opts.store,
+  })
 }
 
 /** Runs `task` over `items`, at most `n` at once, in order; after the first failure starts no more and rethrows it. */

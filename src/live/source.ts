@@ -4,7 +4,9 @@
  * blocks, one block at a time. The EVM implementation reuses the ingester's
  * extract → verify → transform over the JSON-RPC client with retries.
  */
+import { DEX_DATASETS } from '../datasets/dex.ts'
 import { EVM_DATASETS } from '../datasets/evm.ts'
+import { decodeUnit, rpcPoolResolver, scanStep } from '../ingest/dex.ts'
 import type { RpcBlock } from '../ingest/evm-json.ts'
 import { evmExtractor } from '../ingest/extract.ts'
 import { createRpcClient, type RpcClient, type RpcOptions } from '../ingest/rpc.ts'
@@ -48,11 +50,18 @@ const headerOf = (b: RpcHeader): BlockHeader => ({
   parentHash: b.parentHash.toLowerCase(),
 })
 
-/** A LiveSource over an EVM JSON-RPC node. */
-export function evmLiveSource(rpc: RpcClient): LiveSource {
+/**
+ * A LiveSource over an EVM JSON-RPC node. With `dex` (the chain, and the store caching pool
+ * answers), each block's DEX rows too, decoded from that block alone: position state is not
+ * carried through the live window (a reorg would have to unwind it), so a live positions row
+ * has what its own transaction shows (pool, ticks, amounts; owner on transfers) and null
+ * owner and fees otherwise, as a first-seen position has. `npm run redecode` fills them in.
+ */
+export function evmLiveSource(rpc: RpcClient, dex?: { chain: { family: 'evm'; id: number }; store: ObjectStore | null }): LiveSource {
   const extractor = evmExtractor(rpc)
+  const resolver = dex && rpcPoolResolver(rpc, dex.store, dex.chain)
   return {
-    datasets: EVM_DATASETS,
+    datasets: dex ? [...EVM_DATASETS, ...DEX_DATASETS] : EVM_DATASETS,
     async latest() {
       const b = await rpc.request<RpcHeader | null>('eth_getBlockByNumber', ['latest', false])
       if (!b) throw new Error('the node has no latest block')
@@ -65,11 +74,14 @@ export function evmLiveSource(rpc: RpcClient): LiveSource {
     },
     async blocks(from, to) {
       const raws = await extractor.extract(from, to)
-      return raws.map(raw => {
+      const out: FetchedBlock[] = []
+      for (const raw of raws) {
         verifyBlock(raw)
         const t = transformBlocks([raw])
-        return { header: headerOf(raw.block), batches: { blocks: t.blocks, transactions: t.transactions, logs: t.logs } }
-      })
+        const decoded = dex && resolver ? await decodeUnit(scanStep(dex.chain.id, [raw]), resolver, new Map()) : {}
+        out.push({ header: headerOf(raw.block), batches: { blocks: t.blocks, transactions: t.transactions, logs: t.logs, ...decoded } })
+      }
+      return out
     },
   }
 }
@@ -89,9 +101,12 @@ export type SourceFactory = (
 ) => LiveSource
 
 /** EVM chains are followed through JSON-RPC. */
-export const evmFollowed: SourceFactory = (f, _store, client) => {
+export const evmFollowed: SourceFactory = (f, store, client) => {
   if (!f.rpc) throw new Error(`chain ${f.chain.code}: an EVM chain is followed through a JSON-RPC URL`)
-  return evmLiveSource(createRpcClient(f.rpc, { retries: client.retries, timeoutMs: client.timeoutMs, ...client.rpc }))
+  return evmLiveSource(createRpcClient(f.rpc, { retries: client.retries, timeoutMs: client.timeoutMs, ...client.rpc }), {
+    chain: { family: 'evm', id: f.chain.id },
+    store,
+  })
 }
 
 /**

@@ -41,6 +41,11 @@ export interface PublishOptions {
    * index and the partitions it covers are published in one root write (src/index/publish.ts).
    */
   index?: (root: ManifestRoot) => Promise<Record<string, SegmentDescriptor[]>>
+  /**
+   * New partitions replace published ones inside their range instead of clashing with them
+   * (a re-decode rewriting derived datasets); a published one only partly inside still clashes.
+   */
+  replace?: boolean
 }
 
 export interface PublishResult {
@@ -71,6 +76,7 @@ export async function publish(
       options.label === undefined ? root : { ...root, label: options.label },
       additions,
       root.generation + 1 + skip,
+      options.replace === true,
     )
     if (result === 'conflict') {
       skip++
@@ -100,6 +106,7 @@ async function prepare(
   root: ManifestRoot,
   additions: Record<string, PartitionEntry[]>,
   generation: number,
+  replace: boolean,
 ): Promise<'conflict' | { root: ManifestRoot; added: number; skipped: number }> {
   const next: ManifestRoot = { ...root, generation, updatedAt: new Date().toISOString(), datasets: { ...root.datasets } }
   let added = 0
@@ -118,7 +125,7 @@ async function prepare(
     for (const [shardIndex, newEntries] of byShard) {
       const ref = shards.get(shardIndex)
       const existing = ref ? await loadShard(store, ref) : []
-      const merged = mergePartitions(existing, newEntries)
+      const merged = mergePartitions(existing, newEntries, replace)
       skipped += merged.skipped
       if (merged.added === 0) continue
       added += merged.added
@@ -136,8 +143,10 @@ async function prepare(
       shards.set(shardIndex, { ...shardRef(shardIndex, key, merged.partitions), crc: crc32(bytes) })
     }
     const refs = [...shards.values()].sort((a, b) => a.index - b.index)
+    // A replaced partition must not stay reachable through the index: its segments go (their blocks are then read without it).
+    const kept = index.index?.segments.filter(s => !replace || !entries.some(e => s.coverage.some(([a, b]) => a <= e.to && b >= e.from)))
     next.datasets[dataset] = {
-      ...(index.index ? { index: index.index } : {}),
+      ...(kept?.length ? { index: { segments: kept } } : {}),
       coverage: mergeRanges([...index.coverage, ...entries.map(e => [e.from, e.to] as [number, number])]),
       rows: refs.reduce((n, s) => n + s.rows, 0),
       bytes: refs.reduce((n, s) => n + s.bytes, 0),
@@ -154,12 +163,16 @@ async function loadShard(store: ObjectStore, ref: ShardRef): Promise<PartitionEn
   return parseShard(got.body).partitions
 }
 
-/** Adds entries to a shard's partitions; the same key again is a no-op, any other overlap is refused. */
+/**
+ * Adds entries to a shard's partitions; the same key again is a no-op, any other overlap is
+ * refused, or with `replace` drops the published partitions inside the entry's range.
+ */
 export function mergePartitions(
   existing: PartitionEntry[],
   entries: PartitionEntry[],
+  replace = false,
 ): { partitions: PartitionEntry[]; added: number; skipped: number } {
-  const partitions = [...existing]
+  let partitions = [...existing]
   let added = 0
   let skipped = 0
   for (const entry of [...entries].sort((a, b) => a.from - b.from)) {
@@ -168,7 +181,13 @@ export function mergePartitions(
       skipped++
       continue
     }
-    if (clash) throw new OverlapError(`partition ${entry.key} overlaps published ${clash.key}`)
+    if (
+      clash &&
+      replace &&
+      !partitions.some(p => overlaps([p.from, p.to], [entry.from, entry.to]) && (p.from < entry.from || p.to > entry.to))
+    ) {
+      partitions = partitions.filter(p => !overlaps([p.from, p.to], [entry.from, entry.to]))
+    } else if (clash) throw new OverlapError(`partition ${entry.key} overlaps published ${clash.key}`)
     partitions.push(entry)
     added++
   }

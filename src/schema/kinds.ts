@@ -5,8 +5,14 @@
  * switches on field names.
  *
  * In-memory values (what the ingester writes and the scanner reads back):
- * u64 kinds → bigint; u256, hash, address, bytes → Uint8Array; bool → boolean;
+ * u64 kinds → bigint; u256, int, hash, address, bytes → Uint8Array; bool → boolean;
  * string and json → string (json holds JSON text).
+ *
+ * `int` holds any int256, uint256 or difference of two uint256 (a v2 swap's
+ * amountIn − amountOut) exactly: 33 bytes, big-endian, of value + 2^263 (the sign bit
+ * flipped), so unsigned byte order is numeric order and the byte comparisons of filters
+ * and statistics stay correct. It is written as decimal text: signed quantities cannot
+ * follow the spec's unsigned 0x-hex convention.
  */
 import { bytesToHex, hexToBytes } from './hex.ts'
 
@@ -15,6 +21,7 @@ export type Kind =
   | 'u64int' // INT64 (UINT_64); JSON number: indexes, timestamps, types
   | 'u256hex' // 32-byte big-endian; JSON "0x1a": wei quantities that can pass 2^64
   | 'u256pad' // 32-byte big-endian; JSON "0x" + 64 digits (the spec's padded `value`)
+  | 'int' // signed integer in [-2^263, 2^263) as 33 offset-binary bytes; JSON "-12" (decimal text): DEX amounts and ticks
   | 'hash' // 32 bytes
   | 'address' // 20 bytes
   | 'address32' // 32 bytes (Move-VM account addresses)
@@ -95,6 +102,41 @@ function quantityHex(bytes: Uint8Array): string {
   return '0x' + (hex.replace(/^0/, '') || '0')
 }
 
+const INT_WIDTH = 33
+const INT_OFFSET = 1n << 263n
+
+/** The stored bytes of a signed integer; throws outside [-2^263, 2^263). */
+export function intToBytes(n: bigint): Uint8Array {
+  let u = n + INT_OFFSET
+  if (u < 0n || u >> 264n !== 0n) throw new RangeError(`integer out of the int kind's range: ${n}`)
+  const out = new Uint8Array(INT_WIDTH)
+  for (let i = INT_WIDTH - 1; i >= 0 && u > 0n; i--) {
+    out[i] = Number(u & 0xffn)
+    u >>= 8n
+  }
+  return out
+}
+
+/** The signed integer of stored `int` bytes (33 bytes, or a 33-byte window of a vector). */
+export function bytesToInt(bytes: Uint8Array, start = 0): bigint {
+  let n = 0n
+  for (let i = start; i < start + INT_WIDTH; i++) n = (n << 8n) | BigInt(bytes[i])
+  return n - INT_OFFSET
+}
+
+/** A decimal integer with an optional minus sign (or 0x-hex), as a filter on an `int` field. */
+function parseSigned(text: string): Uint8Array {
+  if (!/^-?(0x[0-9a-fA-F]+|[0-9]+)$/.test(text))
+    throw new InvalidValueError(`expected a decimal integer (optionally negative), got "${text}"`)
+  const negative = text.startsWith('-')
+  const n = BigInt(negative ? text.slice(1) : text)
+  try {
+    return intToBytes(negative ? -n : n)
+  } catch {
+    throw new InvalidValueError(`number out of range: ${text}`)
+  }
+}
+
 function fixedBytes(width: number, what: string) {
   return (text: string): Uint8Array => {
     if (!/^0x[0-9a-fA-F]*$/.test(text) || text.length !== 2 + 2 * width) {
@@ -141,6 +183,15 @@ export const KINDS: Record<Kind, KindSpec> = {
     parse: t => u256ToBytes(parseUnsigned(t, U256_MAX)),
     toJson: hexOf,
     toText: hexOf,
+  },
+  int: {
+    parquet: { type: 'FIXED_LEN_BYTE_ARRAY', typeLength: INT_WIDTH },
+    width: INT_WIDTH,
+    operators: ORDERED,
+    prunes: { equality: true, order: false },
+    parse: parseSigned,
+    toJson: v => bytesToInt(v as Uint8Array).toString(),
+    toText: v => bytesToInt(v as Uint8Array).toString(),
   },
   hash: {
     parquet: { type: 'FIXED_LEN_BYTE_ARRAY', typeLength: 32 },

@@ -3,7 +3,7 @@
  * made deterministically by the test as plain values, then packed into vectors.
  */
 import type { FieldDecl } from '../../src/schema/dataset.ts'
-import { KINDS, type Kind, type StoredValue } from '../../src/schema/kinds.ts'
+import { intToBytes, KINDS, type Kind, type StoredValue } from '../../src/schema/kinds.ts'
 import { batchOf, type RowBatch } from '../../src/columns/batch.ts'
 import { mulberry32 } from '../../scripts/dev/random.ts'
 
@@ -25,6 +25,8 @@ export function u256(n: bigint): Uint8Array {
 
 export const U64_EXTREMES = [0n, 1n, 15n, 16n, 255n, 0xffffffffn, 0x100000000n, 2n ** 53n + 1n, 2n ** 64n - 1n]
 export const U256_EXTREMES = [0n, 1n, 15n, 16n, 2n ** 64n, 2n ** 128n + 5n, 2n ** 256n - 1n]
+/** Signed values every format can write (Arrow's decimal256 bounds them to int256). */
+export const INT_EXTREMES = [0n, -1n, 1n, -(2n ** 255n), 2n ** 255n - 1n, -(2n ** 64n), 2n ** 64n, -123456789012345678901234567890n]
 
 /** Strings a text format must escape or quote. */
 export const NASTY_STRINGS = [
@@ -74,6 +76,8 @@ export function valueOf(kind: Kind, i: number, r: () => number): StoredValue {
     case 'u256hex':
     case 'u256pad':
       return i % 2 === 0 ? u256(U256_EXTREMES[(i / 2) % U256_EXTREMES.length]) : bytesOf(r, 32)
+    case 'int':
+      return intToBytes(i % 2 === 0 ? INT_EXTREMES[(i / 2) % INT_EXTREMES.length] : BigInt(Math.floor((r() - 0.5) * 2 ** 52)))
     case 'hash':
     case 'address32':
       return bytesOf(r, 32)

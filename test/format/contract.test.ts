@@ -221,6 +221,7 @@ describe('encoder contract', () => {
       u64int: 'Uint64',
       u256hex: 'FixedSizeBinary[32]',
       u256pad: 'FixedSizeBinary[32]',
+      int: 'Decimal[76e0]',
       hash: 'FixedSizeBinary[32]',
       address: 'FixedSizeBinary[20]',
       address32: 'FixedSizeBinary[32]',

@@ -5,7 +5,7 @@
  */
 import { tableFromIPC } from 'apache-arrow'
 import type { FieldDecl } from '../../src/schema/dataset.ts'
-import type { Kind, StoredValue } from '../../src/schema/kinds.ts'
+import { bytesToInt, type Kind, type StoredValue } from '../../src/schema/kinds.ts'
 import type { Format } from '../../src/format/encode.ts'
 import type { PlainBatch } from './cases.ts'
 import type { RowBatch } from '../../src/columns/batch.ts'
@@ -29,6 +29,8 @@ export function canonicalOf(kind: Kind, v: StoredValue | null): unknown {
       return '0x' + (v as bigint).toString(16)
     case 'u256hex':
       return '0x' + BigInt(hex(v as Uint8Array)).toString(16)
+    case 'int':
+      return bytesToInt(v as Uint8Array).toString()
     case 'u256pad':
     case 'hash':
     case 'address':
@@ -183,9 +185,21 @@ export function decodeArrow(bytes: Uint8Array, fields: readonly FieldDecl[]): Ca
   })
   const out: Canonical[] = []
   for (let i = 0; i < table.numRows; i++) {
-    out.push(Object.fromEntries(fields.map((f, j) => [f.name, canonicalOf(f.kind, columns[j].get(i) as StoredValue | null)])))
+    out.push(Object.fromEntries(fields.map((f, j) => [f.name, arrowValue(f.kind, columns[j].get(i))])))
   }
   return out
+}
+
+/**
+ * A decimal256 cell is a view of 8 little-endian 32-bit words (two's complement); read
+ * here because apache-arrow's own decimal text is wrong beyond 128 bits.
+ */
+function arrowValue(kind: Kind, v: unknown): unknown {
+  if (kind !== 'int' || v === null) return canonicalOf(kind, v as StoredValue | null)
+  const words = v as Uint32Array
+  let n = 0n
+  for (let k = words.length - 1; k >= 0; k--) n = (n << 32n) | BigInt(words[k])
+  return BigInt.asIntN(256, n).toString()
 }
 
 export const DECODERS: Record<Format, (bytes: Uint8Array, fields: readonly FieldDecl[]) => Canonical[]> = {

@@ -84,6 +84,7 @@ describe('BARE_WRITERS', () => {
         return b
       },
       u256pad: () => bytes(32),
+      int: () => bytes(33),
       hash: () => bytes(32),
       address: () => bytes(20),
       address32: () => bytes(32),

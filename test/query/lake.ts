@@ -10,7 +10,7 @@ import type { LayoutOptions } from '../../src/parquet/write.ts'
 import { publish } from '../../src/manifest/publish.ts'
 import type { PartitionEntry } from '../../src/manifest/types.ts'
 import { columnOf, type DatasetDecl, type FieldDecl } from '../../src/schema/dataset.ts'
-import type { StoredValue } from '../../src/schema/kinds.ts'
+import { intToBytes, type StoredValue } from '../../src/schema/kinds.ts'
 import type { ObjectStore } from '../../src/store/types.ts'
 import { cellOf, type RowBatch } from '../../src/columns/batch.ts'
 import type { Predicate } from '../../src/query/types.ts'
@@ -63,6 +63,8 @@ function valueOf(f: FieldDecl, r: () => number, pools: Pools): StoredValue | nul
       b.fill(0, 0, Math.floor(r() * 33))
       return b
     }
+    case 'int':
+      return intToBytes(BigInt(Math.floor((r() - 0.5) * 2000)))
     case 'hash':
     case 'address':
     case 'address32': {

@@ -4,7 +4,9 @@ import { resolve } from 'node:path'
 import { describe, expect, it } from 'vitest'
 
 const ROOT = resolve(import.meta.dirname, '../..')
-const COMMANDS = ['serve', 'ingest', 'reindex', 'devnet', 'hash-password', 'move-sample', 'snappy-wasm', 'start'].map(name => `scripts/${name}.ts`)
+const COMMANDS = ['serve', 'ingest', 'reindex', 'devnet', 'hash-password', 'move-sample', 'snappy-wasm', 'start'].map(
+  name => `scripts/${name}.ts`,
+)
 const run = (script: string, arg: string) =>
   spawnSync(process.execPath, [script, arg], { cwd: ROOT, encoding: 'utf8', timeout: 30_000, stdio: ['ignore', 'pipe', 'pipe'] })
 

@@ -1,0 +1,198 @@
+/**
+ * The DEX datasets at ingest: the verified blocks of a unit → src/dex's two phases →
+ * column batches of dex/pools, dex/swaps, dex/liquidity and dex/positions. Pools the
+ * unit's logs name but did not see created are resolved with `token0()`, `token1()`,
+ * `fee()` by `eth_call` (immutable getters: any node answers at its head), each answer
+ * cached in the store, so a rerun decodes the same rows without asking again.
+ */
+import type { Hex } from 'viem'
+import { chainKey } from '../chains/registry.ts'
+import { dexLiquidity, dexPools, dexPositions, dexSwaps } from '../datasets/dex.ts'
+import { decodeDex, poolsToResolve, scanBlocks, type DexBlock, type DexOutput, type DexScan, type DexTransaction } from '../dex/decode.ts'
+import { POOL_CALLS, poolInfoFromCalls, type PoolInfo, type PoolResolver } from '../dex/pools.ts'
+import { applyPositionChanges, type PositionEntry } from '../dex/positions.ts'
+import type { DatasetDecl } from '../schema/dataset.ts'
+import { columnOf } from '../schema/dataset.ts'
+import { intToBytes, type StoredValue } from '../schema/kinds.ts'
+import type { ObjectStore } from '../store/types.ts'
+import type { ColumnBatch } from '../columns/batch.ts'
+import { storedFields } from '../parquet/write.ts'
+import { BatchBuilder } from './batch.ts'
+import type { RawBlock } from './evm-json.ts'
+import type { RpcClient } from './rpc.ts'
+
+/** The four DEX batches keyed by storage name. */
+export type DexBatches = Record<string, ColumnBatch>
+
+/** The fields of a verified block the decoder reads (a RawBlock holds more). */
+export function dexBlockOf({ block, receipts }: RawBlock): DexBlock {
+  return {
+    number: block.number,
+    hash: block.hash,
+    timestamp: block.timestamp,
+    transactions: block.transactions.map(tx => ({ hash: tx.hash, from: tx.from, to: tx.to })),
+    logs: receipts.flatMap(r => r.logs),
+  }
+}
+
+/** A decoded row as stored: `int` fields as their stored bytes, `removed` false. */
+function storedRow(dataset: DatasetDecl, row: object): Record<string, StoredValue | null> {
+  const values = row as Record<string, unknown>
+  const out: Record<string, StoredValue | null> = {}
+  for (const f of storedFields(dataset)) {
+    const name = columnOf(f)
+    const v = name === 'removed' ? false : values[name]
+    if (v === undefined) throw new Error(`${dataset.name}: the decoder gave no ${name}`)
+    out[name] = v === null ? null : f.kind === 'int' ? intToBytes(v as bigint) : (v as StoredValue)
+  }
+  return out
+}
+
+/** The decoder's rows as column batches, keyed by storage name. */
+export function dexBatches(out: DexOutput): DexBatches {
+  const pairs: [DatasetDecl, readonly object[]][] = [
+    [dexPools, out.pools],
+    [dexSwaps, out.swaps],
+    [dexLiquidity, out.liquidity],
+    [dexPositions, out.positions],
+  ]
+  return Object.fromEntries(
+    pairs.map(([d, rows]) => {
+      const b = new BatchBuilder(d)
+      for (const r of rows) b.push(storedRow(d, r))
+      return [d.storage, b.finish()]
+    }),
+  )
+}
+
+/** Store key of a pool's cached getter answers. */
+export const poolCacheKey = (chain: { family: 'evm' | 'move'; id: number }, pool: Hex): string =>
+  `${chainKey(chain)}/dex-pools/${pool.toLowerCase()}.json`
+
+interface CachedPool {
+  /** Null: the pool's getters answered nothing usable (a revert, empty data). */
+  info: { token0: Hex; token1: Hex; fee: string | null } | null
+}
+
+const encoder = new TextEncoder()
+const decoder = new TextDecoder()
+
+/**
+ * A PoolResolver over the store cache and the node: cached answers first, then the three
+ * getters of every miss in one batch of `eth_call`s. A call the node answers with an error
+ * (a revert) counts as no answer; a node without `eth_call` answers nothing (not cached);
+ * a call that fails in transport fails the unit, so an unreachable node never turns into
+ * cached nulls. Without a node (`rpc` null, a re-decode), misses are unknown and not cached.
+ */
+export interface CachingPoolResolver extends PoolResolver {
+  /** Records pools known from their verified creation. */
+  add(created: ReadonlyMap<Hex, PoolInfo>): Promise<void>
+}
+
+export function rpcPoolResolver(
+  rpc: RpcClient | null,
+  store: ObjectStore | null,
+  chain: { family: 'evm'; id: number },
+): CachingPoolResolver {
+  const memory = new Map<Hex, PoolInfo | null>()
+  const remember = async (pool: Hex, info: PoolInfo | null) => {
+    memory.set(pool, info)
+    if (!store) return
+    const cached: CachedPool = {
+      info: info && { token0: info.token0, token1: info.token1, fee: info.fee === null ? null : String(info.fee) },
+    }
+    await store.put(poolCacheKey(chain, pool), encoder.encode(JSON.stringify(cached)), { contentType: 'application/json' })
+  }
+  return {
+    async add(created) {
+      await Promise.all([...created].filter(([pool]) => !memory.has(pool)).map(([pool, info]) => remember(pool, info)))
+    },
+    async resolve(_chainId, pools) {
+      const out = new Map<Hex, PoolInfo | null>()
+      const misses: Hex[] = []
+      await Promise.all(
+        pools.map(async pool => {
+          if (memory.has(pool)) return out.set(pool, memory.get(pool)!)
+          const got = store && (await store.get(poolCacheKey(chain, pool)))
+          if (!got) return misses.push(pool)
+          const { info } = JSON.parse(decoder.decode(got.body)) as CachedPool
+          const value = info && { token0: info.token0, token1: info.token1, fee: info.fee === null ? null : BigInt(info.fee) }
+          memory.set(pool, value)
+          out.set(pool, value)
+        }),
+      )
+      if (misses.length === 0) return out
+      // No node: unknown for this run, nothing cached.
+      if (rpc === null) {
+        for (const pool of misses) out.set(pool, null)
+        return out
+      }
+      misses.sort()
+      const names = Object.keys(POOL_CALLS) as (keyof typeof POOL_CALLS)[]
+      const calls = misses.flatMap(pool => names.map(n => ({ method: 'eth_call', params: [{ to: pool, data: POOL_CALLS[n] }, 'latest'] })))
+      const settled = await rpc.batchSettled<Hex>(calls)
+      await Promise.all(
+        misses.map(async (pool, i) => {
+          let unsupported = false
+          const results = Object.fromEntries(
+            names.map((n, k) => {
+              const s = settled[i * names.length + k]
+              if (s.ok) return [n, s.result]
+              if (s.error.kind === 'unsupported') unsupported = true
+              else if (s.error.code === undefined || s.error.kind !== 'fatal') throw s.error
+              return [n, null]
+            }),
+          ) as Record<keyof typeof POOL_CALLS, Hex | null>
+          const info = poolInfoFromCalls(results)
+          out.set(pool, info)
+          // A node without eth_call knows nothing: remembered for this run, not cached for the next.
+          if (unsupported) memory.set(pool, info)
+          else await remember(pool, info)
+        }),
+      )
+      return out
+    },
+  }
+}
+
+/**
+ * Phase one over a step of verified blocks, keeping only what phase two reads: each
+ * block's decoded events and the transactions they name (a unit's every log and
+ * transaction would not fit in memory on a busy chain).
+ */
+export function scanStep(chainId: number, raws: readonly RawBlock[]): DexScan {
+  const scan = scanBlocks(chainId, raws.map(dexBlockOf))
+  for (const b of scan.blocks) {
+    const used: DexTransaction[] = []
+    for (const e of b.events) {
+      const i = Number(e.log.transactionIndex)
+      used[i] = b.block.transactions[i]
+    }
+    b.block = { ...b.block, logs: [], transactions: used }
+  }
+  return scan
+}
+
+/** Step scans in block order as one. */
+export function mergeScans(chainId: number, scans: readonly DexScan[]): DexScan {
+  return {
+    chainId,
+    blocks: scans.flatMap(s => s.blocks),
+    created: new Map(scans.flatMap(s => [...s.created])),
+  }
+}
+
+/**
+ * Phase two over a unit's scan (its steps merged in block order) into the DEX batches.
+ * Verified pool creations are cached like resolved pools, so a later unit's swaps of
+ * them need no call. `positions` is the position state before the unit; it is advanced
+ * in place.
+ */
+export async function decodeUnit(scan: DexScan, resolver: CachingPoolResolver, positions: Map<string, PositionEntry>): Promise<DexBatches> {
+  const { chainId } = scan
+  await resolver.add(scan.created)
+  const pools = await resolver.resolve(chainId, poolsToResolve(scan))
+  const out = decodeDex(scan, pools, positions)
+  applyPositionChanges(positions, out.positionChanges)
+  return dexBatches(out)
+}
