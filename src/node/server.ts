@@ -2,7 +2,8 @@
  * The Node server, assembled in one place: the HTTP app over any store, served by
  * node:http with backpressure (serve.ts), and the WebSocket API on the same port,
  * whose upgrades go through the same app (authentication, parsing) before live.ts
- * takes them. `npm run serve` is this plus argument parsing.
+ * takes them. The explorer page's files (assets.ts) are answered first, as Workers static
+ * assets are on Cloudflare. `npm run serve` is this plus argument parsing.
  */
 import { compressors } from 'hyparquet-compressors'
 import type { Users } from '../api/auth.ts'
@@ -14,6 +15,7 @@ import { TailCache } from '../query/io.ts'
 import type { ScanOptions } from '../query/scan.ts'
 import type { DatasetDecl } from '../schema/dataset.ts'
 import type { ObjectStore } from '../store/types.ts'
+import { staticAssets } from './assets.ts'
 import { LiveService, type LiveServiceOptions } from './live.ts'
 import { serve, type RunningServer } from './serve.ts'
 
@@ -58,7 +60,8 @@ export async function startNodeServer(options: NodeServerOptions): Promise<NodeS
     accessLog: options.accessLog,
   })
   const fetch = (request: Request) => app.fetch(request)
-  const running = await serve({ fetch, port: options.port, host: options.host })
+  const assets = staticAssets()
+  const running = await serve({ fetch: request => assets(request) ?? fetch(request), port: options.port, host: options.host })
   running.server.on('upgrade', (req, socket, head) => live.handleUpgrade(req, socket, head, fetch))
   const started = live.start()
   if (options.waitForNodes ?? true) await started
