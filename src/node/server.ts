@@ -7,7 +7,7 @@
  */
 import { compressors } from 'hyparquet-compressors'
 import type { Users } from '../api/auth.ts'
-import type { Chain } from '../chains/registry.ts'
+import { chainKey, type Chain } from '../chains/registry.ts'
 import { createApp } from '../http/app.ts'
 import { ManifestReader } from '../manifest/read.ts'
 import { snappyModuleFromFile, wasmSnappy } from '../parquet/snappy.ts'
@@ -57,6 +57,7 @@ export async function startNodeServer(options: NodeServerOptions): Promise<NodeS
     datasets: options.datasets,
     scan,
     upgrade: live.upgradeHook,
+    liveLag: chain => live.chains.get(chainKey(chain))?.lag() ?? null,
     accessLog: options.accessLog,
   })
   const fetch = (request: Request) => app.fetch(request)
