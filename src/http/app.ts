@@ -58,7 +58,7 @@ export interface AppOptions {
    */
   upgrade?: UpgradeHook
   /** How far a live-followed chain is behind its node (status `Syncing` and `lag`); null for a chain not followed. */
-  liveLag?: (chain: Chain) => LiveLag | null
+  liveLag?: (chain: Chain) => LiveLag | null | Promise<LiveLag | null>
 }
 
 /** The encodings a client accepts: workerd keeps the client's own header in `cf.clientAcceptEncoding`. */

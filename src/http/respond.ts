@@ -83,12 +83,12 @@ export async function statusResponse(
   format: Format,
   gzip: boolean,
   onDamage: (err: unknown) => void = () => {},
-  liveLag: (chain: Chain) => LiveLag | null = () => null,
+  liveLag: (chain: Chain) => LiveLag | null | Promise<LiveLag | null> = () => null,
 ): Promise<Response> {
   const records = await Promise.all(
     chains.map(async chain => {
       try {
-        return statusRecord(chain, await manifest.root(chain), datasets, liveLag(chain))
+        return statusRecord(chain, await manifest.root(chain), datasets, await liveLag(chain))
       } catch (err) {
         if (!(err instanceof CorruptObjectError)) throw err
         onDamage(err)
