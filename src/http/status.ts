@@ -36,7 +36,8 @@ export const STATUS_FIELDS: readonly FieldDecl[] = [
  * node's head than the threshold, said in `lag`; `NoData`: nothing is published or followed;
  * `Error`: its manifest cannot be read (damaged or missing objects), said in `error`.
  */
-export type ChainStatus = 'Ok' | 'Syncing' | 'NoData' | 'Error'
+export const CHAIN_STATUSES = ['Ok', 'Syncing', 'NoData', 'Error'] as const
+export type ChainStatus = (typeof CHAIN_STATUSES)[number]
 
 /** A live-followed chain's distance from its node's head (src/live/hub.ts `lag`). */
 export interface LiveLag {

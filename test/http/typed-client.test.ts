@@ -49,7 +49,8 @@ describe('a client typed from the OpenAPI document', () => {
   it('reads the status records and a typed error envelope', async () => {
     const status = await client().GET('/v1/api/status', { params: { query: { chains: 'DEVNET', format: 'json' } } })
     expect(status.response.status).toBe(200)
-    expect((status.data as { chain_code: string }[]).map(r => r.chain_code)).toEqual(['DEVNET'])
+    const records: components['schemas']['Status'][] = status.data!
+    expect(records.map(r => [r.chain_code, r.status, r.lag])).toEqual([['DEVNET', 'Ok', null]])
     const bad = await client().GET('/v1/api/blocks', {
       params: { query: { chains: 'DEVNET', from_block: '5', to_block: '4', format: 'json' } },
     })

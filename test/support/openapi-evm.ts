@@ -93,6 +93,33 @@ export interface components {
         coverage?: number[][]
       }
     }
+    Status: {
+      type: string
+      chain: number
+      chain_code: string
+      chain_name: string
+      service: string
+      entity: string
+      latest_block_height: number | null
+      timestamp: number | null
+      /**
+       * @description Syncing: followed live and more than the threshold behind the node (lag says how far)
+       * @enum {string}
+       */
+      status: 'Ok' | 'Syncing' | 'NoData' | 'Error'
+      /** @description for a chain followed live: blocks behind the node head, and seconds behind */
+      lag: {
+        blocks: number
+        seconds: number
+      } | null
+      label: string | null
+      /** @description JSON value */
+      datasets: unknown
+      error: {
+        code: string
+        message: string
+      } | null
+    }
     evm_blocks: {
       chain: number
       /** @description unsigned 64-bit quantity, 0x-hex */
@@ -234,7 +261,7 @@ export interface operations {
           [name: string]: unknown
         }
         content: {
-          'application/json': unknown[]
+          'application/json': components['schemas']['Status'][]
         }
       }
       /** @description invalid parameter (the envelope names it) */
