@@ -49,7 +49,7 @@ for (const dir of DIRS) {
 
 const prettier = spawnSync(
   process.execPath,
-  [join(root, 'node_modules/prettier/bin/prettier.cjs'), '--list-different', ...DIRS.map(d => `${d}/**/*.ts`)],
+  [join(root, 'node_modules/prettier/bin/prettier.cjs'), '--list-different', ...DIRS.map(d => `${d}/**/*.ts`), 'src/explorer/*.{js,css}'],
   { cwd: root, encoding: 'utf8' },
 )
 if (prettier.status !== 0) problems.push(`not formatted (npm run format):\n${prettier.stdout}${prettier.stderr}`)

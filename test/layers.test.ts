@@ -30,6 +30,8 @@ export const LAYERS: readonly (readonly string[])[] = [
   ['live'],
   ['http'],
   ['node', 'worker'],
+  // Static files (the explorer page): no TypeScript, imports nothing.
+  ['explorer'],
 ]
 
 /** Packages the product never imports: they are for tests, benchmarks and local tools. */

@@ -28,7 +28,7 @@ import { openApiDocument } from './openapi.ts'
 import { authenticate, limitRate, parseQuery, preflight, type PipelineEnv } from './middleware.ts'
 import { acceptsGzip, DEFAULT_DATA_FORMAT, DEFAULT_STATUS_FORMAT, negotiateFormat } from './negotiate.ts'
 import { queryResponse, statusResponse } from './respond.ts'
-import { parseStatusQuery } from './status.ts'
+import { parseStatusQuery, type LiveLag } from './status.ts'
 
 /** Answers an authenticated, validated WebSocket upgrade (the runtime's real-time service). */
 export type UpgradeHook = (request: Request, accepted: AcceptedUpgrade) => Response | Promise<Response>
@@ -65,6 +65,8 @@ export interface AppOptions {
    * Without it the Upgrade header is ignored and the request is served over plain HTTP.
    */
   upgrade?: UpgradeHook
+  /** How far a live-followed chain is behind its node (status `Syncing` and `lag`); null for a chain not followed. */
+  liveLag?: (chain: Chain) => LiveLag | null | Promise<LiveLag | null>
 }
 
 /** The encodings a client accepts: workerd keeps the client's own header in `cf.clientAcceptEncoding`. */
@@ -128,6 +130,7 @@ export function createApp(options: AppOptions): Hono<PipelineEnv> {
       format,
       acceptsGzip(clientAcceptEncoding(c.req.raw)),
       err => log(`status: damaged storage`, err),
+      options.liveLag,
     )
   })
 

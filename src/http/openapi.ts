@@ -13,6 +13,7 @@ import { contentTypeOf, FORMATS } from '../format/encode.ts'
 import type { DatasetDecl, Family, FieldDecl } from '../schema/dataset.ts'
 import { KINDS, type Kind, type Operator } from '../schema/kinds.ts'
 import { EXPOSED_HEADERS } from './headers.ts'
+import { CHAIN_STATUSES, STATUS_FIELDS } from './status.ts'
 
 type Schema = Record<string, unknown>
 
@@ -187,7 +188,10 @@ export function openApiDocument(chains: readonly Chain[], datasets: readonly Dat
           summary: 'availability, syncing and block height of each chain of this host',
           parameters: [{ name: 'chains', in: 'query', required: false, schema: { type: 'string' } }, common(chains, family).at(-1)],
           responses: {
-            '200': { description: 'one record per chain', content: { 'application/json': { schema: { type: 'array' } } } },
+            '200': {
+              description: 'one record per chain',
+              content: { 'application/json': { schema: { type: 'array', items: { $ref: '#/components/schemas/Status' } } } },
+            },
             ...errors,
           },
         },
@@ -214,9 +218,48 @@ export function openApiDocument(chains: readonly Chain[], datasets: readonly Dat
             },
           },
         },
+        Status: statusSchema(),
         ...Object.fromEntries(served.map(d => [schemaName(d), record(d)])),
       },
     },
+  }
+}
+
+/** A status record: its fields as declared, `status` closed to its values, `lag` and `error` spelled out. */
+function statusSchema(): Schema {
+  const special: Record<string, Schema> = {
+    status: {
+      type: 'string',
+      enum: CHAIN_STATUSES,
+      description: 'Syncing: followed live and more than the threshold behind the node (lag says how far)',
+    },
+    lag: {
+      anyOf: [
+        {
+          type: 'object',
+          required: ['blocks', 'seconds'],
+          properties: { blocks: { type: 'integer', minimum: 0 }, seconds: { type: 'integer', minimum: 0 } },
+        },
+        { type: 'null' },
+      ],
+      description: 'for a chain followed live: blocks behind the node head, and seconds behind',
+    },
+    error: {
+      anyOf: [
+        { type: 'object', required: ['code', 'message'], properties: { code: { type: 'string' }, message: { type: 'string' } } },
+        { type: 'null' },
+      ],
+    },
+  }
+  return {
+    type: 'object',
+    properties: Object.fromEntries(
+      STATUS_FIELDS.map(f => [
+        f.name,
+        special[f.name] ?? (f.nullable ? { anyOf: [VALUE_SCHEMAS[f.kind], { type: 'null' }] } : VALUE_SCHEMAS[f.kind]),
+      ]),
+    ),
+    required: STATUS_FIELDS.map(f => f.name),
   }
 }
 

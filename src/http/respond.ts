@@ -19,7 +19,7 @@ import { gzipResponse } from './compress.ts'
 import { ApiError, toApiError } from '../api/errors.ts'
 import { CORS_HEADERS, queryHeaders } from './headers.ts'
 import { blockCount, MAX_JSON_BLOCK_RANGE } from '../api/params.ts'
-import { failedStatusRecord, STATUS_FIELDS, statusBatch, statusRecord } from './status.ts'
+import { failedStatusRecord, STATUS_FIELDS, statusBatch, statusRecord, type LiveLag } from './status.ts'
 import type { RowBatch } from '../columns/batch.ts'
 import { streamOf } from '../columns/stream.ts'
 
@@ -118,11 +118,12 @@ export async function statusResponse(
   format: Format,
   gzip: boolean,
   onDamage: (err: unknown) => void = () => {},
+  liveLag: (chain: Chain) => LiveLag | null | Promise<LiveLag | null> = () => null,
 ): Promise<Response> {
   const records = await Promise.all(
     chains.map(async chain => {
       try {
-        return statusRecord(chain, await manifest.root(chain), datasets)
+        return statusRecord(chain, await manifest.root(chain), datasets, await liveLag(chain))
       } catch (err) {
         if (!(err instanceof CorruptObjectError)) throw err
         onDamage(err)

@@ -24,16 +24,27 @@ export const STATUS_FIELDS: readonly FieldDecl[] = [
   { name: 'latest_block_height', kind: 'u64int', nullable: true },
   { name: 'timestamp', kind: 'u64int', nullable: true },
   { name: 'status', kind: 'string' },
+  { name: 'lag', kind: 'json', nullable: true },
   { name: 'label', kind: 'string', nullable: true },
   { name: 'datasets', kind: 'json' },
   { name: 'error', kind: 'json', nullable: true },
 ]
 
 /**
- * `Ok`: the chain has data in at least one dataset; `NoData`: nothing is published for it;
+ * `Ok`: the chain has data in at least one dataset (and, when followed live, the follower is
+ * within its threshold of the node's head); `Syncing`: followed live and further behind the
+ * node's head than the threshold, said in `lag`; `NoData`: nothing is published or followed;
  * `Error`: its manifest cannot be read (damaged or missing objects), said in `error`.
  */
-export type ChainStatus = 'Ok' | 'NoData' | 'Error'
+export const CHAIN_STATUSES = ['Ok', 'Syncing', 'NoData', 'Error'] as const
+export type ChainStatus = (typeof CHAIN_STATUSES)[number]
+
+/** A live-followed chain's distance from its node's head (src/live/hub.ts `lag`). */
+export interface LiveLag {
+  syncing: boolean
+  blocks: number
+  seconds: number
+}
 
 /** Coverage of one dataset as the status record reports it. */
 export interface DatasetStatus {
@@ -66,12 +77,14 @@ const chainFields = (chain: Chain): Record<string, StoredValue> => ({
 /**
  * One status record. latest_block_height is the highest block of any dataset of the
  * chain (each dataset's own is in `datasets`); timestamp is the Unix time in seconds
- * of the manifest's last publication. Both are null when nothing is published.
+ * of the manifest's last publication. Both are null when nothing is published. `lag` is
+ * null unless the chain is followed live.
  */
 export function statusRecord(
   chain: Chain,
   root: ManifestRoot | null,
   datasets: readonly DatasetDecl[],
+  live: LiveLag | null = null,
 ): Record<string, StoredValue | null> {
   const perDataset = datasetStatuses(root, datasets)
   const latest = Object.values(perDataset).reduce<number | null>(
@@ -83,7 +96,8 @@ export function statusRecord(
     ...chainFields(chain),
     latest_block_height: latest === null ? null : BigInt(latest),
     timestamp: latest === null || Number.isNaN(updated) ? null : BigInt(Math.floor(updated / 1000)),
-    status: latest === null ? 'NoData' : 'Ok',
+    status: live?.syncing ? 'Syncing' : latest === null ? 'NoData' : 'Ok',
+    lag: live ? JSON.stringify({ blocks: live.blocks, seconds: live.seconds }) : null,
     label: root?.label ?? null,
     datasets: JSON.stringify(perDataset),
     error: null,
@@ -97,6 +111,7 @@ export function failedStatusRecord(chain: Chain, error: { code: string; message:
     latest_block_height: null,
     timestamp: null,
     status: 'Error',
+    lag: null,
     label: null,
     datasets: '{}',
     error: JSON.stringify({ code: error.code, message: error.message }),

@@ -1,7 +1,7 @@
 /**
  * Which chains are followed live, as configuration: `LIVE_CHAINS` holds a JSON
  * object keyed by chain code, e.g.
- * `{"ETH": {"rpc": "https://…", "finality": 64}, "DEVNET": {"rpc": "http://127.0.0.1:8545", "finality": 4, "compact_blocks": 8}}`.
+ * `{"ETH": {"rpc": "https://…", "finality": 64, "syncing_blocks": 5}, "DEVNET": {"rpc": "http://127.0.0.1:8545", "finality": 4, "compact_blocks": 8}}`.
  * EVM chains name a JSON-RPC node (`rpc`), Move-VM chains a fullnode REST API
  * (`rest`, e.g. `{"APTOS": {"rest": "https://…/v1", "compact_blocks": 1000}}`), where
  * a block is a version.
@@ -22,6 +22,8 @@ export interface FollowedChain {
   compactBlocks?: number
   /** Time between polls, ms (default 1,000). */
   pollMs?: number
+  /** Blocks behind the node's head before the status says `Syncing` (default 10). */
+  syncingBlocks?: number
 }
 
 /** Refused LIVE_CHAINS: says which entry is wrong (never prints URLs, which may hold keys). */
@@ -63,6 +65,7 @@ export function parseLiveChains(text: string | undefined, chains: readonly Chain
       finality: positive(e.finality, `${code}.finality`),
       compactBlocks: positive(e.compact_blocks, `${code}.compact_blocks`),
       pollMs: positive(e.poll_ms, `${code}.poll_ms`),
+      syncingBlocks: positive(e.syncing_blocks, `${code}.syncing_blocks`),
     }
   })
 }

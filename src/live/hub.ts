@@ -31,6 +31,9 @@ import { failureOf, Subscription, type ChainView, type Connection, type Failure,
 import { blockRows, UnfinalizedWindow, type Anchor, type WindowBlock } from './window.ts'
 
 /** The hash before genesis: the parent a chain's block 0 names. */
+/** Blocks behind the node's head before the status says `Syncing` (LiveChainOptions.syncingBlocks). */
+export const DEFAULT_SYNCING_BLOCKS = 10
+
 export const ZERO_HASH = '0x' + '0'.repeat(64)
 
 /** Dropped blocks remembered for resuming clients. */
@@ -87,6 +90,8 @@ export interface LiveChainOptions {
   maxCatchUpBlocks?: number
   /** Blocks fetched per tick at most (default 32). */
   maxBlocksPerTick?: number
+  /** The status endpoint says `Syncing` while the window's tip is more than this many blocks behind the node's head (default 10). */
+  syncingBlocks?: number
   /** The follower waits while the window holds more blocks than this (compaction failing); default 4 × (finality + compaction). */
   maxWindowBlocks?: number
   limits?: Partial<LiveLimits>
@@ -149,6 +154,8 @@ export class LiveChain implements ChainView {
   /** Recently dropped blocks by hash, so a client resuming from one of them learns of the reorg. */
   private graveyard = new Map<string, WindowBlock>()
   private nextId = 1
+  /** When the last poll first found the tip behind the node's head (ms); null when caught up. */
+  private behindSince: number | null = null
 
   constructor(options: LiveChainOptions) {
     this.opts = options
@@ -183,6 +190,18 @@ export class LiveChain implements ChainView {
   head(): number | null {
     if (this.win) return this.win.tip.number >= 0 ? this.win.tip.number : null
     return this.storedEnd
+  }
+
+  /**
+   * How far the window's tip is behind the node's head at the last poll: blocks, and seconds
+   * since the follower first saw itself behind (blocks carry no time the follower trusts);
+   * `syncing` past the threshold (`syncingBlocks`). Null until following has started.
+   */
+  lag(now: number = Date.now()): { syncing: boolean; blocks: number; seconds: number } | null {
+    if (!this.follower || !this.win || this.follower.head < 0) return null
+    const blocks = Math.max(0, this.follower.head - this.win.tip.number)
+    const seconds = blocks > 0 && this.behindSince !== null ? Math.floor((now - this.behindSince) / 1000) : 0
+    return { syncing: blocks > (this.opts.syncingBlocks ?? DEFAULT_SYNCING_BLOCKS), blocks, seconds }
   }
 
   /** Why the chain stopped following, if it did. */
@@ -332,6 +351,7 @@ export class LiveChain implements ChainView {
     let added: number
     try {
       added = await this.follower.tick(e => this.dispatch(e))
+      this.behindSince = this.follower.head > this.win.tip.number ? (this.behindSince ?? Date.now()) : null
     } catch (err) {
       if (err instanceof ReorgTooDeepError) {
         this.halt({

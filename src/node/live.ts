@@ -48,7 +48,7 @@ export const followSpecs = (chains: readonly FollowedChain[]): FollowSpec[] =>
     rpcUrl: f.rpc,
     restUrl: f.rest,
     pollIntervalMs: f.pollMs,
-    options: { finalityDepth: f.finality, compactBlocks: f.compactBlocks },
+    options: { finalityDepth: f.finality, compactBlocks: f.compactBlocks, syncingBlocks: f.syncingBlocks },
   }))
 
 export interface LiveServiceOptions {

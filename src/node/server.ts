@@ -2,12 +2,13 @@
  * The Node server, assembled in one place: the HTTP app over any store, served by
  * node:http with backpressure (serve.ts), and the WebSocket API on the same port,
  * whose upgrades go through the same app (authentication, parsing) before live.ts
- * takes them. `npm run serve` is this plus argument parsing.
+ * takes them. The explorer page's files (assets.ts) are answered first, as Workers static
+ * assets are on Cloudflare. `npm run serve` is this plus argument parsing.
  */
 import { compressors } from 'hyparquet-compressors'
 import type { Users } from '../api/auth.ts'
 import { WindowLimiter, type StreamSlots } from '../api/limits.ts'
-import type { Chain } from '../chains/registry.ts'
+import { chainKey, type Chain } from '../chains/registry.ts'
 import { createApp } from '../http/app.ts'
 import { ManifestReader } from '../manifest/read.ts'
 import { snappyModuleFromFile, wasmSnappy } from '../parquet/snappy.ts'
@@ -15,6 +16,7 @@ import { TailCache } from '../query/io.ts'
 import type { ScanOptions } from '../query/scan.ts'
 import type { DatasetDecl } from '../schema/dataset.ts'
 import type { ObjectStore } from '../store/types.ts'
+import { staticAssets } from './assets.ts'
 import { LiveService, type LiveServiceOptions } from './live.ts'
 import { serve, type RunningServer } from './serve.ts'
 
@@ -60,10 +62,12 @@ export async function startNodeServer(options: NodeServerOptions): Promise<NodeS
     datasets: options.datasets,
     scan,
     upgrade: live.upgradeHook,
+    liveLag: chain => live.chains.get(chainKey(chain))?.lag() ?? null,
     accessLog: options.accessLog,
   })
   const fetch = (request: Request) => app.fetch(request)
-  const running = await serve({ fetch, port: options.port, host: options.host })
+  const assets = staticAssets()
+  const running = await serve({ fetch: request => assets(request) ?? fetch(request), port: options.port, host: options.host })
   running.server.on('upgrade', (req, socket, head) => live.handleUpgrade(req, socket, head, fetch))
   const started = live.start()
   if (options.waitForNodes ?? true) await started

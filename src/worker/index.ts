@@ -12,7 +12,8 @@ import { createApp } from '../http/app.ts'
 import type { PipelineEnv } from '../http/middleware.ts'
 import { ManifestReader } from '../manifest/read.ts'
 import { r2Store } from '../store/r2.ts'
-import { forwardUpgrade } from './live-object.ts'
+import { parseLiveChains } from '../live/config.ts'
+import { forwardUpgrade, liveLagOf } from './live-object.ts'
 import { workerScan } from './scan.ts'
 import { usersOf } from './users.ts'
 import { workerLimits, type LimitsEnv } from './limits.ts'
@@ -32,9 +33,16 @@ export interface Env extends LimitsEnv {
 
 let cached: { bucket: R2Bucket; live: DurableObjectNamespace | undefined; settings: string; app: Promise<Hono<PipelineEnv>> } | undefined
 
-/** What the app is built from besides the bucket and the namespace: users and limits. */
+/** What the app is built from besides the bucket and the namespace: users, limits and the chains followed live. */
 const settingsOf = (env: Env): string =>
-  JSON.stringify([env.API_USERS, env.RATE_LIMIT_REQUESTS, env.RATE_LIMIT_PERIOD, env.MAX_STREAMS_PER_USER, env.USER_REQUESTS !== undefined])
+  JSON.stringify([
+    env.API_USERS,
+    env.RATE_LIMIT_REQUESTS,
+    env.RATE_LIMIT_PERIOD,
+    env.MAX_STREAMS_PER_USER,
+    env.USER_REQUESTS !== undefined,
+    env.LIVE_CHAINS,
+  ])
 
 async function build(env: Env): Promise<Hono<PipelineEnv>> {
   const store = r2Store(env.LAKE)
@@ -46,8 +54,17 @@ async function build(env: Env): Promise<Hono<PipelineEnv>> {
     limits: workerLimits(env),
     // Workers Logs keeps what the Worker prints: one line per request.
     accessLog: line => console.log(line),
-    ...(env.LIVE ? { upgrade: forwardUpgrade(env.LIVE) } : {}),
+    ...(env.LIVE ? { upgrade: forwardUpgrade(env.LIVE), liveLag: liveLagOf(env.LIVE, followedChains(env.LIVE_CHAINS)) } : {}),
   })
+}
+
+/** The chains LIVE_CHAINS follows; none when it is unset or unreadable (the object logs why). */
+function followedChains(text: string | undefined) {
+  try {
+    return parseLiveChains(text).map(f => f.chain)
+  } catch {
+    return []
+  }
 }
 
 /** The app for this isolate's bindings, rebuilt only when they change. */

@@ -11,7 +11,7 @@
  * it to the chain's object with the user in an internal header; the object is
  * reachable only through the Worker, so it trusts that header.
  */
-import { chainKey, CHAINS } from '../chains/registry.ts'
+import { chainKey, CHAINS, type Chain } from '../chains/registry.ts'
 import type { Users } from '../api/auth.ts'
 import type { RateLimiter } from '../api/limits.ts'
 import { workerLimits, type LimitsEnv } from './limits.ts'
@@ -28,6 +28,7 @@ import { evmFollowed, followedSource } from '../live/source.ts'
 import type { Connection } from '../live/subscription.ts'
 import { isWebSocketUpgrade, parseUpgrade } from '../api/upgrade.ts'
 import type { UpgradeHook } from '../http/app.ts'
+import type { LiveLag } from '../http/status.ts'
 import type { Anchor, WindowBlock } from '../live/window.ts'
 import { workerScan } from './scan.ts'
 import { CREDENTIAL_PROTOCOL_PREFIX, offeredProtocols } from '../api/websocket.ts'
@@ -87,6 +88,22 @@ export function forwardUpgrade(live: DurableObjectNamespace): UpgradeHook {
     headers.set(CLIENT_HEADER, request.headers.get(CLIENT_ADDRESS_HEADER) ?? '')
     const stub = live.get(live.idFromName(chainKey(accepted.spec.chain)))
     return stub.fetch(new Request(request.url, { method: 'GET', headers }))
+  }
+}
+
+/** The path of the object's internal lag request (never a client's: the Worker alone calls it). */
+const LAG_PATH = '/__live/lag'
+
+/**
+ * The status endpoint's `lag` on Cloudflare: asks the chain's object, for the chains
+ * LIVE_CHAINS follows (others have none, and no object is woken for them).
+ */
+export function liveLagOf(live: DurableObjectNamespace, followed: readonly Chain[]): (chain: Chain) => Promise<LiveLag | null> {
+  return async chain => {
+    if (!followed.some(c => chainKey(c) === chainKey(chain))) return null
+    const stub = live.get(live.idFromName(chainKey(chain)))
+    const res = await stub.fetch(new Request(`https://live${LAG_PATH}`, { headers: { [CHAIN_HEADER]: chainKey(chain) } }))
+    return res.ok ? ((await res.json()) as LiveLag | null) : null
   }
 }
 
@@ -194,6 +211,7 @@ export class LiveChainObject implements DurableObject {
         : undefined,
       finalityDepth: followed?.finality,
       compactBlocks: followed?.compactBlocks,
+      syncingBlocks: followed?.syncingBlocks,
       persistence: storagePersistence(this.ctx.storage),
       limits: DO_LIMITS,
       scan: workerScan(),
@@ -234,6 +252,11 @@ export class LiveChainObject implements DurableObject {
 
   async fetch(request: Request): Promise<Response> {
     try {
+      if (new URL(request.url).pathname === LAG_PATH) {
+        const key = request.headers.get(CHAIN_HEADER)
+        if (!key) throw new ApiError(400, 'bad_request', 'missing chain')
+        return Response.json((await this.open(key)).lag())
+      }
       if (!isWebSocketUpgrade(request.headers)) throw new ApiError(426, 'upgrade_required', 'open a WebSocket')
       const key = request.headers.get(CHAIN_HEADER)
       if (!key) throw new ApiError(400, 'bad_request', 'missing chain')

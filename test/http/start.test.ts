@@ -10,6 +10,7 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { readFileSync } from 'node:fs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { blocks } from '../../src/datasets/evm.ts'
 import { hashPassword } from '../../src/api/auth.ts'
@@ -105,5 +106,27 @@ describe('npm start', () => {
         .end()
     })
     expect((JSON.parse(body) as { chain_code: string }[]).map(r => r.chain_code)).toEqual(['APTOS'])
+  })
+
+  it('serves the explorer page as static assets, without credentials, on every host', async () => {
+    const explorer = join(root, 'src', 'explorer')
+    for (const host of ['127.0.0.1', 'aptos.localhost']) {
+      for (const [path, file] of [
+        ['/', 'index.html'],
+        ['/explorer.js', 'explorer.js'],
+      ]) {
+        const body = await new Promise<{ status: number; text: string }>((resolve, reject) => {
+          request(`${base}${path}`, { headers: { host: `${host}:${new URL(base).port}` } }, res => {
+            let text = ''
+            res.on('data', d => (text += d))
+            res.on('end', () => resolve({ status: res.statusCode!, text }))
+          })
+            .on('error', reject)
+            .end()
+        })
+        expect(body).toEqual({ status: 200, text: readFileSync(join(explorer, file), 'utf8') })
+      }
+    }
+    expect((await fetch(`${base}/README.md`)).status).toBe(401)
   })
 })

@@ -13,6 +13,7 @@ const ok: Record<string, StoredValue | null> = {
   latest_block_height: 18_500_000n,
   timestamp: 1_700_000_000n,
   status: 'Ok',
+  lag: null,
   label: 'synthetic local data',
   datasets: '{"blocks":{"coverage":[[0,18500000]],"latest_block":18500000,"rows":18500001}}',
   error: null,

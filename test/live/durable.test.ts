@@ -145,4 +145,20 @@ describe('the live Durable Object under wrangler dev', () => {
     bad.send(JSON.stringify({ type: 'auth', user: 'bob', password: 'nope' }))
     expect((await bad.closed).code).toBe(4401)
   })
+
+  it('reports the followed chain in status with its lag from the object; a chain not followed has none', async () => {
+    const head = await chain.mine([[1, '0x61']])
+    for (;;) {
+      const records = (await (await fetch(`${http}/v1/api/status?format=json`, { headers: ALICE })).json()) as Record<string, any>[]
+      const devnet = records.find(r => r.chain_code === 'DEVNET')!
+      expect(records.find(r => r.chain_code === 'ETH')).toMatchObject({ lag: null })
+      expect(devnet.lag).toEqual({ blocks: expect.any(Number), seconds: expect.any(Number) })
+      if (devnet.lag.blocks === 0 && devnet.latest_block_height !== null) {
+        expect(devnet.status).toBe('Ok')
+        expect(await chain.head()).toBeGreaterThanOrEqual(head)
+        return
+      }
+      await new Promise(r => setTimeout(r, 50))
+    }
+  })
 })
