@@ -18,7 +18,7 @@ import { usersOf } from './users.ts'
 import { ApiError, errorResponse, toApiError } from '../api/errors.ts'
 import { r2Store } from '../store/r2.ts'
 import { parseLiveChains, type FollowedChain } from '../live/config.ts'
-import { AckWindow } from '../live/acks.ts'
+import { PacedWindow } from '../live/pacing.ts'
 import { LiveChain, type WindowPersistence } from '../live/hub.ts'
 import { type LiveLimits } from '../live/protocol.ts'
 import { LiveSession } from '../live/session.ts'
@@ -46,11 +46,14 @@ const CHAIN_HEADER = 'x-edge-live-chain'
 const CLIENT_HEADER = 'x-edge-live-client'
 const DEFAULT_POLL_MS = 1_000
 /**
- * Unsent bytes are counted by acks here (see acks.ts), so the limits are wider than
- * Node's: a client that never acks is paced after 4 MiB of history and closed
- * with 4413 after 32 MiB of live rows or 30 s without taking more.
+ * Unsent bytes are estimated here (see pacing.ts), so the limits are wider than
+ * Node's: history flows while fewer than 4 MiB are estimated unsent; a live block
+ * finding more than 32 MiB closes the subscriber with 4413, and so do 30 s without an
+ * ack for a client that acks.
  */
 const DO_LIMITS: Partial<LiveLimits> = { lowWaterBytes: 4 * 1024 * 1024, maxBufferedBytes: 32 * 1024 * 1024 }
+/** How fast the estimate of a client that never acks drains: history reaches it at this rate. */
+export const PACED_BYTES_PER_SECOND = 4 * 1024 * 1024
 /** Attachments are limited to 2 KiB: longer query URLs are kept in storage. */
 const MAX_INLINE_URL = 1_500
 
@@ -114,9 +117,9 @@ export function storagePersistence(storage: DurableObjectStorage): WindowPersist
   }
 }
 
-/** A hibernatable socket as a Connection; the cursor goes into its attachment, unsent bytes are counted by acks. */
+/** A hibernatable socket as a Connection; the cursor goes into its attachment, unsent bytes are estimated by pacing.ts. */
 function connectionOf(ws: WebSocket, att: Attachment): Connection {
-  const window = new AckWindow()
+  const window = new PacedWindow(PACED_BYTES_PER_SECOND)
   return {
     send: text => {
       window.sending(text)
@@ -133,7 +136,7 @@ function connectionOf(ws: WebSocket, att: Attachment): Connection {
         // already closed
       }
     },
-    buffered: () => window.unacked,
+    buffered: () => window.unsent,
     ack: cursor => window.ack(cursor),
     checkpoint: ({ cursor, to }) => {
       window.mark(cursor)
