@@ -12,7 +12,7 @@ import { createApp } from '../http/app.ts'
 import type { PipelineEnv } from '../http/middleware.ts'
 import { ManifestReader } from '../manifest/read.ts'
 import { r2Store } from '../store/r2.ts'
-import { forwardUpgrade } from './live-object.ts'
+import { forwardUpgrade, wakeFollowers } from './live-object.ts'
 import { workerScan } from './scan.ts'
 import { usersOf } from './users.ts'
 
@@ -53,8 +53,19 @@ function appFor(env: Env): Promise<Hono<PipelineEnv>> {
   return cached.app
 }
 
+/** The LIVE namespace this isolate has woken the followers of (once per isolate; the objects' alarms do the rest). */
+let woken: DurableObjectNamespace | undefined
+
 export default {
   async fetch(request, env, ctx): Promise<Response> {
+    if (env.LIVE && env.LIVE_CHAINS && woken !== env.LIVE) {
+      woken = env.LIVE
+      ctx.waitUntil(wakeFollowers({ LIVE: env.LIVE, LIVE_CHAINS: env.LIVE_CHAINS }))
+    }
     return (await appFor(env)).fetch(request, env, ctx)
+  },
+  /** The Cron Trigger (wrangler.toml): every chain in LIVE_CHAINS is followed even with no request and no subscriber. */
+  async scheduled(_controller, env, ctx): Promise<void> {
+    if (env.LIVE && env.LIVE_CHAINS) ctx.waitUntil(wakeFollowers({ LIVE: env.LIVE, LIVE_CHAINS: env.LIVE_CHAINS }))
   },
 } satisfies ExportedHandler<Env>

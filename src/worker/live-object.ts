@@ -91,6 +91,38 @@ export function forwardUpgrade(live: DurableObjectNamespace): UpgradeHook {
   }
 }
 
+/** A request to the object that only wakes it: it starts following (if its chain is followed) and keeps its alarm set. */
+const WAKE_HEADER = 'x-edge-live-wake'
+
+/**
+ * Wakes the object of every chain in LIVE_CHAINS, so each follows its node whether or
+ * not anyone subscribes: finalized blocks reach partitions and the manifest on their
+ * own. Run by the Cron Trigger (wrangler.toml) and on an isolate's first request; once
+ * awake, an object keeps itself following with its alarm.
+ */
+export async function wakeFollowers(env: Pick<LiveEnv, 'LIVE' | 'LIVE_CHAINS'>): Promise<void> {
+  let chains: FollowedChain[]
+  try {
+    chains = parseLiveChains(env.LIVE_CHAINS)
+  } catch (err) {
+    return console.error((err as Error).message)
+  }
+  await Promise.all(
+    chains.map(async ({ chain }) => {
+      const key = chainKey(chain)
+      try {
+        const res = await env.LIVE.get(env.LIVE.idFromName(key)).fetch('https://live.internal/wake', {
+          method: 'POST',
+          headers: { [WAKE_HEADER]: '1', [CHAIN_HEADER]: key },
+        })
+        if (res.status !== 204) console.error(`${chain.code}: cannot wake its follower: HTTP ${res.status}`)
+      } catch (err) {
+        console.error(`${chain.code}: cannot wake its follower: ${(err as Error).message}`)
+      }
+    }),
+  )
+}
+
 /** The window kept in the object's storage: the anchor, and one entry per block. */
 export function storagePersistence(storage: DurableObjectStorage): WindowPersistence {
   const key = (n: number) => `b:${String(n).padStart(16, '0')}`
@@ -231,6 +263,13 @@ export class LiveChainObject implements DurableObject {
 
   async fetch(request: Request): Promise<Response> {
     try {
+      if (request.headers.get(WAKE_HEADER)) {
+        const key = request.headers.get(CHAIN_HEADER)
+        if (!key) throw new ApiError(400, 'bad_request', 'missing chain')
+        const live = await this.open(key)
+        if (this.followed && !live.halted) await this.schedule(this.followed.pollMs ?? DEFAULT_POLL_MS)
+        return new Response(null, { status: 204 })
+      }
       if (!isWebSocketUpgrade(request.headers)) throw new ApiError(426, 'upgrade_required', 'open a WebSocket')
       const key = request.headers.get(CHAIN_HEADER)
       if (!key) throw new ApiError(400, 'bad_request', 'missing chain')
