@@ -26,6 +26,7 @@ import { openApiDocument } from './openapi.ts'
 import { authenticate, parseQuery, preflight, type PipelineEnv } from './middleware.ts'
 import { acceptsGzip, DEFAULT_DATA_FORMAT, DEFAULT_STATUS_FORMAT, negotiateFormat } from './negotiate.ts'
 import { queryResponse, statusResponse } from './respond.ts'
+import type { UnfinalizedSource } from './fresh.ts'
 import { parseStatusQuery } from './status.ts'
 
 /** Answers an authenticated, validated WebSocket upgrade (the runtime's real-time service). */
@@ -57,6 +58,8 @@ export interface AppOptions {
    * Without it the Upgrade header is ignored and the request is served over plain HTTP.
    */
   upgrade?: UpgradeHook
+  /** The unfinalized windows of followed chains, served over HTTP above the partitions (fresh.ts). */
+  unfinalized?: UnfinalizedSource
 }
 
 /** The encodings a client accepts: workerd keeps the client's own header in `cf.clientAcceptEncoding`. */
@@ -71,7 +74,12 @@ export function createApp(options: AppOptions): Hono<PipelineEnv> {
   const datasets = options.datasets ?? DATASETS
   const upgrades = options.upgrade !== undefined
   const log = options.log ?? ((message: string, error?: unknown) => console.error(message, error))
-  const deps = { store: options.store, manifest: options.manifest, scan: { tails: new TailCache(), ...options.scan } }
+  const deps = {
+    store: options.store,
+    manifest: options.manifest,
+    scan: { tails: new TailCache(), ...options.scan },
+    ...(options.unfinalized ? { unfinalized: options.unfinalized } : {}),
+  }
   const app = new Hono<PipelineEnv>({ strict: false })
 
   app.onError((err, c) => {
@@ -109,6 +117,7 @@ export function createApp(options: AppOptions): Hono<PipelineEnv> {
       format,
       acceptsGzip(clientAcceptEncoding(c.req.raw)),
       err => log(`status: damaged storage`, err),
+      options.unfinalized,
     )
   })
 
@@ -124,6 +133,7 @@ export function createApp(options: AppOptions): Hono<PipelineEnv> {
       format,
       acceptsGzip(clientAcceptEncoding(c.req.raw)),
       streamed ? c.get('observe') : undefined,
+      c.get('finalOnly'),
     )
     if (streamed) c.get('streaming')()
     return res

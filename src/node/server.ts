@@ -8,6 +8,7 @@ import { compressors } from 'hyparquet-compressors'
 import type { Users } from '../api/auth.ts'
 import type { Chain } from '../chains/registry.ts'
 import { createApp } from '../http/app.ts'
+import { chainKey } from '../chains/registry.ts'
 import { ManifestReader } from '../manifest/read.ts'
 import { snappyModuleFromFile, wasmSnappy } from '../parquet/snappy.ts'
 import { TailCache } from '../query/io.ts'
@@ -55,6 +56,7 @@ export async function startNodeServer(options: NodeServerOptions): Promise<NodeS
     datasets: options.datasets,
     scan,
     upgrade: live.upgradeHook,
+    unfinalized: { slice: async (chain, req) => live.chains.get(chainKey(chain))?.slice(req) ?? null },
     accessLog: options.accessLog,
   })
   const fetch = (request: Request) => app.fetch(request)

@@ -12,7 +12,7 @@ import { createApp } from '../http/app.ts'
 import type { PipelineEnv } from '../http/middleware.ts'
 import { ManifestReader } from '../manifest/read.ts'
 import { r2Store } from '../store/r2.ts'
-import { forwardUpgrade, wakeFollowers } from './live-object.ts'
+import { forwardUpgrade, wakeFollowers, windowSource } from './live-object.ts'
 import { workerScan } from './scan.ts'
 import { usersOf } from './users.ts'
 
@@ -30,7 +30,14 @@ export interface Env {
 }
 
 let cached:
-  { bucket: R2Bucket; live: DurableObjectNamespace | undefined; usersText: string | undefined; app: Promise<Hono<PipelineEnv>> } | undefined
+  | {
+      bucket: R2Bucket
+      live: DurableObjectNamespace | undefined
+      usersText: string | undefined
+      liveChains: string | undefined
+      app: Promise<Hono<PipelineEnv>>
+    }
+  | undefined
 
 async function build(env: Env): Promise<Hono<PipelineEnv>> {
   const store = r2Store(env.LAKE)
@@ -42,13 +49,20 @@ async function build(env: Env): Promise<Hono<PipelineEnv>> {
     // Workers Logs keeps what the Worker prints: one line per request.
     accessLog: line => console.log(line),
     ...(env.LIVE ? { upgrade: forwardUpgrade(env.LIVE) } : {}),
+    ...(env.LIVE && env.LIVE_CHAINS ? { unfinalized: windowSource({ LIVE: env.LIVE, LIVE_CHAINS: env.LIVE_CHAINS }) } : {}),
   })
 }
 
 /** The app for this isolate's bindings, rebuilt only when they change. */
 function appFor(env: Env): Promise<Hono<PipelineEnv>> {
-  if (!cached || cached.bucket !== env.LAKE || cached.live !== env.LIVE || cached.usersText !== env.API_USERS) {
-    cached = { bucket: env.LAKE, live: env.LIVE, usersText: env.API_USERS, app: build(env) }
+  if (
+    !cached ||
+    cached.bucket !== env.LAKE ||
+    cached.live !== env.LIVE ||
+    cached.usersText !== env.API_USERS ||
+    cached.liveChains !== env.LIVE_CHAINS
+  ) {
+    cached = { bucket: env.LAKE, live: env.LIVE, usersText: env.API_USERS, liveChains: env.LIVE_CHAINS, app: build(env) }
   }
   return cached.app
 }

@@ -19,6 +19,8 @@ import { ApiError, errorResponse, toApiError } from '../api/errors.ts'
 import { r2Store } from '../store/r2.ts'
 import { parseLiveChains, type FollowedChain } from '../live/config.ts'
 import { PacedWindow } from '../live/pacing.ts'
+import { decodeSlice, encodeSlice, type SliceRequest } from '../live/slice.ts'
+import type { UnfinalizedSource } from '../http/fresh.ts'
 import { LiveChain, type WindowPersistence } from '../live/hub.ts'
 import { type LiveLimits } from '../live/protocol.ts'
 import { LiveSession } from '../live/session.ts'
@@ -123,6 +125,38 @@ export async function wakeFollowers(env: Pick<LiveEnv, 'LIVE' | 'LIVE_CHAINS'>):
   )
 }
 
+/** A request for the window's blocks HTTP serves (slice.ts), answered with encodeSlice's bytes or 204 when not following. */
+const SLICE_HEADER = 'x-edge-live-slice'
+
+/**
+ * The Worker's source of unfinalized rows for HTTP (src/http/fresh.ts): the chain's
+ * object answers with the window's blocks a request asks for. Only chains in
+ * LIVE_CHAINS are asked; the others have no window.
+ */
+export function windowSource(env: Pick<LiveEnv, 'LIVE' | 'LIVE_CHAINS'>): UnfinalizedSource {
+  let followed: Set<string>
+  try {
+    followed = new Set(parseLiveChains(env.LIVE_CHAINS).map(f => chainKey(f.chain)))
+  } catch {
+    followed = new Set()
+  }
+  return {
+    async slice(chain, req) {
+      const key = chainKey(chain)
+      if (!followed.has(key)) return null
+      const res = await env.LIVE.get(env.LIVE.idFromName(key)).fetch('https://live.internal/slice', {
+        method: 'POST',
+        headers: { [SLICE_HEADER]: '1', [CHAIN_HEADER]: key },
+        body: JSON.stringify(req),
+      })
+      if (res.status === 204) return null
+      if (res.status !== 200)
+        throw new ApiError(503, 'live_unavailable', `chain ${chain.code}: its unfinalized blocks cannot be read now; retry`)
+      return decodeSlice(new Uint8Array(await res.arrayBuffer()))
+    },
+  }
+}
+
 /** The window kept in the object's storage: the anchor, and one entry per block. */
 export function storagePersistence(storage: DurableObjectStorage): WindowPersistence {
   const key = (n: number) => `b:${String(n).padStart(16, '0')}`
@@ -184,6 +218,7 @@ export class LiveChainObject implements DurableObject {
   private readonly ctx: DurableObjectState
   private readonly env: LiveEnv
   private live: LiveChain | null = null
+  private opening: Promise<LiveChain> | null = null
   private followed: FollowedChain | undefined
   private users: Users | null = null
   private readonly sessions = new Map<WebSocket, LiveSession>()
@@ -204,8 +239,16 @@ export class LiveChainObject implements DurableObject {
     for (const ws of this.ctx.getWebSockets()) await this.restore(ws)
   }
 
-  private async open(key: string): Promise<LiveChain> {
-    if (this.live) return this.live
+  /** The chain's LiveChain, opened once: concurrent callers (a wake, a subscriber) share the opening, start included. */
+  private open(key: string): Promise<LiveChain> {
+    this.opening ??= this.openChain(key).catch(err => {
+      this.opening = null
+      throw err
+    })
+    return this.opening
+  }
+
+  private async openChain(key: string): Promise<LiveChain> {
     const chain = CHAINS.find(c => chainKey(c) === key)
     if (!chain) throw new ApiError(404, 'not_found', `no chain ${key}`)
     await this.ctx.storage.put('chain', key)
@@ -269,6 +312,12 @@ export class LiveChainObject implements DurableObject {
         const live = await this.open(key)
         if (this.followed && !live.halted) await this.schedule(this.followed.pollMs ?? DEFAULT_POLL_MS)
         return new Response(null, { status: 204 })
+      }
+      if (request.headers.get(SLICE_HEADER)) {
+        const key = request.headers.get(CHAIN_HEADER)
+        if (!key) throw new ApiError(400, 'bad_request', 'missing chain')
+        const slice = (await this.open(key)).slice((await request.json()) as SliceRequest)
+        return slice ? new Response(encodeSlice(slice)) : new Response(null, { status: 204 })
       }
       if (!isWebSocketUpgrade(request.headers)) throw new ApiError(426, 'upgrade_required', 'open a WebSocket')
       const key = request.headers.get(CHAIN_HEADER)

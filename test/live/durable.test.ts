@@ -87,6 +87,22 @@ describe('the live Durable Object under wrangler dev', () => {
     client.close()
   })
 
+  it('serves over HTTP a block the moment the WebSocket delivered it, marked with X-Finalized-Block', async () => {
+    const client = await wsClient(`${ws}/v1/api/logs?chains=DEVNET`, { headers: ALICE })
+    await client.waitFor(m => m.type === 'subscribed')
+    const last = await chain.mine([[2, '0x77']])
+    await client.waitFor(m => m.type === 'progress' && m.cursor === last)
+    const res = await fetch(`${http}/v1/api/logs?chains=DEVNET&from_block=${last - 5}&format=json`, { headers: ALICE })
+    expect([res.status, res.status === 200 ? '' : await res.text()]).toEqual([200, ''])
+    expect(await res.json()).toEqual(await chain.logRecords(last - 5, last))
+    expect(res.headers.get('x-latest-block')).toBe(String(last))
+    expect(Number(res.headers.get('x-finalized-block'))).toBe(last - FINALITY)
+    const final = await fetch(`${http}/v1/api/logs?chains=DEVNET&from_block=${last}&finalized=true&format=json`, { headers: ALICE })
+    expect(final.status).toBe(200)
+    expect(await final.json()).toEqual([])
+    client.close()
+  })
+
   it('reports a reorg with the dropped hashes and rows, then the new canonical rows', async () => {
     const client = await wsClient(`${ws}/v1/api/logs?chains=DEVNET`, { headers: ALICE })
     await client.waitFor(m => m.type === 'subscribed')

@@ -92,7 +92,13 @@ describe('the WebSocket API in workerd', () => {
 
   it('paces a client that never acks through a history larger than every buffer: all of it, then end and 1000', async () => {
     const r = rng(11)
-    const rows = makeRows(logs, Array.from({ length: 1500 }, (_, i) => i), r, makePools(r), 30)
+    const rows = makeRows(
+      logs,
+      Array.from({ length: 1500 }, (_, i) => i),
+      r,
+      makePools(r),
+      30,
+    )
     await buildLake(r2Store(env.LAKE), DEVNET, logs, [{ from: 0, to: 1499, rows }], { rowGroupSize: 2000 })
     const res = await upgrade('/v1/api/logs?chains=DEVNET&from_block=0&to_block=1499', { authorization: basic('alice', 'secret') })
     const { texts, closed } = listen(res)
