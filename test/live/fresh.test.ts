@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Chainlet, startLiveServer, wsClient, type LiveServer } from './helpers.ts'
 import { basic } from '../support/basic.ts'
 import { DEVNET } from '../support/chains.ts'
+import { chainKey } from '../../src/chains/registry.ts'
 import { removeTempDirs } from '../support/stores.ts'
 
 const ALICE = { authorization: basic('alice', 'secret') }
@@ -63,5 +64,21 @@ describe('HTTP over the unfinalized window', () => {
     >[]
     expect(status[0]).toMatchObject({ latest_block_height: last, finalized_block_height: finalized, status: 'Ok' })
     client.close()
+  })
+
+  it('progress markers of stored history carry the block hash, so a client can resume from any of them with cursor_hash', async () => {
+    const live = server.service.chains.get(chainKey(DEVNET))!
+    while (live.window()!.anchor.number < 6) {
+      await chain.mine([[1, '0x0a']])
+      await new Promise(r => setTimeout(r, 50))
+    }
+    const to = live.window()!.anchor.number
+    const client = await wsClient(`${server.wsUrl}/v1/api/blocks?chains=DEVNET&from_block=0&to_block=${to}&fields=hash`, {
+      headers: ALICE,
+    })
+    expect((await client.closed).code).toBe(1000)
+    const markers = client.messages.filter(m => m.type === 'progress')
+    expect(markers.length).toBeGreaterThan(0)
+    for (const m of markers) expect(m.hash).toBe(await chain.blockHash(m.cursor))
   })
 })
