@@ -125,8 +125,25 @@ console.log(fromEnv ? 'users: from API_USERS' : 'users: API_USERS is not set, us
 
 const subscriber = devnet ? await startSubscriber() : undefined
 
+/**
+ * Waits for wrangler dev to answer. Any request wakes the followers of LIVE_CHAINS (a
+ * deployment's Cron Trigger does it there; wrangler dev runs no crons), so the lake
+ * follows the devnet with or without a subscriber.
+ */
+async function workerUp(): Promise<boolean> {
+  for (let i = 0; i < 120; i++) {
+    const answered = await fetch(`http://127.0.0.1:${port}/v1/api/status`)
+      .then(r => (r.body?.cancel(), true))
+      .catch(() => false)
+    if (answered) return true
+    await new Promise(r => setTimeout(r, 500))
+  }
+  return false
+}
+
 /** Waits for wrangler dev to answer, then subscribes to the devnet's logs over a WebSocket. */
 async function startSubscriber() {
+  if (!(await workerUp())) return undefined
   if (fromEnv) {
     console.log('[subscriber] not started: it signs in as the development user, and API_USERS is set')
     return undefined

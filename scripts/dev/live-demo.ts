@@ -13,6 +13,7 @@ import WebSocket from 'ws'
 import { CHAINS } from '../../src/chains/registry.ts'
 import { startAnvil } from './devnet/anvil.ts'
 import { followWallClock, runActivityRound, setupWorkload } from './devnet/workload.ts'
+import { resyncNonces } from './devnet/blocks.ts'
 import { chainRefOf, readRoot } from '../../src/ingest/run.ts'
 import type { ObjectStore } from '../../src/store/types.ts'
 import { basicHeader } from '../../src/live/session.ts'
@@ -56,6 +57,8 @@ export async function startLiveDevnet(options: LiveDevnetOptions = {}): Promise<
     loop = (async () => {
       while (!stopping) {
         try {
+          // The node is the truth: a reorg (or a failed round) since the last round changed the nonces.
+          await resyncNonces(ctx.dev)
           await runActivityRound(ctx, round++)
         } catch (err) {
           if (!stopping) log(`round ${round - 1} failed: ${(err as Error).message}`)

@@ -28,6 +28,7 @@ import { openApiDocument } from './openapi.ts'
 import { authenticate, limitRate, parseQuery, preflight, type PipelineEnv } from './middleware.ts'
 import { acceptsGzip, DEFAULT_DATA_FORMAT, DEFAULT_STATUS_FORMAT, negotiateFormat } from './negotiate.ts'
 import { queryResponse, statusResponse } from './respond.ts'
+import type { UnfinalizedSource } from './fresh.ts'
 import { parseStatusQuery, type LiveLag } from './status.ts'
 
 /** Answers an authenticated, validated WebSocket upgrade (the runtime's real-time service). */
@@ -67,6 +68,8 @@ export interface AppOptions {
   upgrade?: UpgradeHook
   /** How far a live-followed chain is behind its node (status `Syncing` and `lag`); null for a chain not followed. */
   liveLag?: (chain: Chain) => LiveLag | null | Promise<LiveLag | null>
+  /** The unfinalized windows of followed chains, served over HTTP above the partitions (fresh.ts). */
+  unfinalized?: UnfinalizedSource
 }
 
 /** The encodings a client accepts: workerd keeps the client's own header in `cf.clientAcceptEncoding`. */
@@ -86,6 +89,7 @@ export function createApp(options: AppOptions): Hono<PipelineEnv> {
     manifest: options.manifest,
     scan: { tails: new TailCache(), ...options.scan },
     index: new IndexCache(),
+    ...(options.unfinalized ? { unfinalized: options.unfinalized } : {}),
   }
   const app = new Hono<PipelineEnv>({ strict: false })
 
@@ -131,6 +135,7 @@ export function createApp(options: AppOptions): Hono<PipelineEnv> {
       acceptsGzip(clientAcceptEncoding(c.req.raw)),
       err => log(`status: damaged storage`, err),
       options.liveLag,
+      options.unfinalized,
     )
   })
 
@@ -153,7 +158,8 @@ export function createApp(options: AppOptions): Hono<PipelineEnv> {
       if (streamed) c.get('observe')(end)
     }
     try {
-      const res = await queryResponse(deps, c.get('query'), format, acceptsGzip(clientAcceptEncoding(c.req.raw)), observe, release)
+      const gzip = acceptsGzip(clientAcceptEncoding(c.req.raw))
+      const res = await queryResponse(deps, c.get('query'), format, gzip, observe, release, c.get('finalOnly'))
       if (streamed) c.get('streaming')()
       return res
     } catch (err) {

@@ -18,6 +18,7 @@ export const EXPOSED_HEADERS = [
   'X-Blocks-Served-Truncated',
   'X-Next-From-Block',
   'X-Latest-Block',
+  'X-Finalized-Block',
   'X-Partitions-Read',
   'X-Partitions-Skipped',
   'X-Row-Groups-Read',

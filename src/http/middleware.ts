@@ -17,6 +17,7 @@ import { parseDataQuery } from '../api/params.ts'
 import { ALLOWED_METHODS, API_PREFIX, MAX_URL_BYTES } from '../api/paths.ts'
 import { authenticateUpgrade, isWebSocketUpgrade, parseUpgrade, type AcceptedUpgrade } from '../api/upgrade.ts'
 import type { QuerySpec } from '../query/types.ts'
+import { takeFinalizedParam } from './fresh.ts'
 import type { DatasetDecl } from '../schema/dataset.ts'
 import type { StreamObserver } from './access-log.ts'
 import { PREFLIGHT_HEADERS } from './headers.ts'
@@ -27,6 +28,8 @@ export interface PipelineEnv {
     /** Null only for an upgrade whose credentials come later, in an `auth` message. */
     user: string | null
     query: QuerySpec
+    /** `finalized=true`: final blocks only (fresh.ts). */
+    finalOnly: boolean
     upgrade: Omit<AcceptedUpgrade, 'user'> | null
     /** Where the data route reports how its stream ended (the access log). */
     observe: StreamObserver
@@ -135,7 +138,9 @@ export function parseQuery(options: ParseQueryOptions): MiddlewareHandler<Pipeli
       const host = routeHost(url.host, options.chains)
       const dataset = findDataset(c.req.path.slice(API_PREFIX.length), host.family, options.datasets)
       c.set('upgrade', null)
-      c.set('query', parseDataQuery(url.searchParams, { dataset, chains: host.chains, allChains: options.chains }))
+      const params = new URLSearchParams(url.searchParams)
+      c.set('finalOnly', takeFinalizedParam(params))
+      c.set('query', parseDataQuery(params, { dataset, chains: host.chains, allChains: options.chains }))
     }
     await next()
   }

@@ -6,6 +6,7 @@
  * types, the response headers, the error envelope, Basic auth, and the WebSocket
  * protocol where OpenAPI has room for it (the operation's description and `x-websocket`).
  */
+import { FINALIZED_PARAM } from './fresh.ts'
 import type { Chain } from '../chains/registry.ts'
 import { MAX_IN_VALUES, MAX_LIMIT } from '../api/params.ts'
 import { API_PREFIX } from '../api/paths.ts'
@@ -97,6 +98,13 @@ const common = (chains: readonly Chain[], family: Family): Schema[] => [
     required: false,
     description: 'at most this many rows, cut at a block boundary; X-Next-From-Block says where to continue',
     schema: { type: 'integer', minimum: 1, maximum: MAX_LIMIT },
+  },
+  {
+    name: FINALIZED_PARAM,
+    in: 'query',
+    required: false,
+    description: 'true: final blocks only; otherwise a chain followed live also serves its unfinalized blocks (X-Finalized-Block)',
+    schema: { type: 'string', enum: ['true', 'false'] },
   },
   {
     name: 'format',

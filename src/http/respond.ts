@@ -21,7 +21,9 @@ import { CORS_HEADERS, queryHeaders } from './headers.ts'
 import { blockCount, MAX_JSON_BLOCK_RANGE } from '../api/params.ts'
 import { failedStatusRecord, STATUS_FIELDS, statusBatch, statusRecord, type LiveLag } from './status.ts'
 import type { RowBatch } from '../columns/batch.ts'
+import type { StoredValue } from '../schema/kinds.ts'
 import { streamOf } from '../columns/stream.ts'
+import { freshQuery, type UnfinalizedSource } from './fresh.ts'
 
 export interface QueryDeps {
   store: ObjectStore
@@ -29,6 +31,8 @@ export interface QueryDeps {
   scan?: ScanOptions
   /** Value-index objects kept across queries. */
   index?: IndexCache
+  /** The unfinalized windows of followed chains, served above the partitions (fresh.ts). */
+  unfinalized?: UnfinalizedSource
 }
 
 /** The 413 of a plain JSON request over more than MAX_JSON_BLOCK_RANGE blocks without `limit`. */
@@ -119,11 +123,23 @@ export async function statusResponse(
   gzip: boolean,
   onDamage: (err: unknown) => void = () => {},
   liveLag: (chain: Chain) => LiveLag | null | Promise<LiveLag | null> = () => null,
+  unfinalized?: UnfinalizedSource,
 ): Promise<Response> {
   const records = await Promise.all(
     chains.map(async chain => {
       try {
-        return statusRecord(chain, await manifest.root(chain), datasets, await liveLag(chain))
+        const record = statusRecord(chain, await manifest.root(chain), datasets, await liveLag(chain))
+        const slice = datasets.length
+          ? await unfinalized?.slice(chain, { storage: datasets[0].storage, from: null, to: null, finalOnly: false })
+          : null
+        // A followed chain: the head it follows and the final height, above what is stored.
+        if (slice) {
+          const higher = (stored: StoredValue | null, n: number) => (typeof stored === 'bigint' && stored > BigInt(n) ? stored : BigInt(n))
+          record.latest_block_height = higher(record.latest_block_height, slice.head)
+          record.finalized_block_height = higher(record.finalized_block_height, slice.finalized)
+          if (record.status === 'NoData') record.status = 'Ok'
+        }
+        return record
       } catch (err) {
         if (!(err instanceof CorruptObjectError)) throw err
         onDamage(err)
@@ -145,9 +161,16 @@ export async function queryResponse(
   gzip: boolean,
   observe?: StreamObserver,
   onEnd?: () => void,
+  finalOnly = false,
 ): Promise<Response> {
   checkJsonRange(query, format)
-  const planned = await runQuery(deps, query)
+  const slice = await deps.unfinalized?.slice(query.chain, {
+    storage: query.dataset.storage,
+    from: typeof query.from === 'number' ? query.from : null,
+    to: typeof query.to === 'number' ? query.to : null,
+    finalOnly,
+  })
+  const planned = slice ? await freshQuery(deps, query, slice, finalOnly) : await runQuery(deps, query)
   const blocks = blockCount(planned.range)
   if (format === 'json' && query.limit === undefined && blocks > MAX_JSON_BLOCK_RANGE) {
     await planned.batches[Symbol.asyncIterator]().return?.()
@@ -155,6 +178,7 @@ export async function queryResponse(
   }
   const headers = bodyHeaders(format)
   for (const [name, value] of Object.entries(queryHeaders(planned))) headers.set(name, value)
+  if ('finalized' in planned) headers.set('X-Finalized-Block', String(planned.finalized))
   const batches = observe ? observed(planned.batches, planned.stats, observe) : planned.batches
   return streamResponse(format, query.fields, batches, headers, gzip, onEnd)
 }

@@ -22,6 +22,7 @@ export const STATUS_FIELDS: readonly FieldDecl[] = [
   { name: 'service', kind: 'string' },
   { name: 'entity', kind: 'string' },
   { name: 'latest_block_height', kind: 'u64int', nullable: true },
+  { name: 'finalized_block_height', kind: 'u64int', nullable: true },
   { name: 'timestamp', kind: 'u64int', nullable: true },
   { name: 'status', kind: 'string' },
   { name: 'lag', kind: 'json', nullable: true },
@@ -76,9 +77,9 @@ const chainFields = (chain: Chain): Record<string, StoredValue> => ({
 
 /**
  * One status record. latest_block_height is the highest block of any dataset of the
- * chain (each dataset's own is in `datasets`); timestamp is the Unix time in seconds
- * of the manifest's last publication. Both are null when nothing is published. `lag` is
- * null unless the chain is followed live.
+ * chain (each dataset's own is in `datasets`), finalized_block_height the highest final
+ * one; timestamp is the Unix time in seconds of the manifest's last publication. Both are
+ * null when nothing is published. `lag` is null unless the chain is followed live.
  */
 export function statusRecord(
   chain: Chain,
@@ -95,6 +96,8 @@ export function statusRecord(
   return {
     ...chainFields(chain),
     latest_block_height: latest === null ? null : BigInt(latest),
+    // Stored blocks are final; a followed chain's window raises both heights (respond.ts).
+    finalized_block_height: latest === null ? null : BigInt(latest),
     timestamp: latest === null || Number.isNaN(updated) ? null : BigInt(Math.floor(updated / 1000)),
     status: live?.syncing ? 'Syncing' : latest === null ? 'NoData' : 'Ok',
     lag: live ? JSON.stringify({ blocks: live.blocks, seconds: live.seconds }) : null,
@@ -109,6 +112,7 @@ export function failedStatusRecord(chain: Chain, error: { code: string; message:
   return {
     ...chainFields(chain),
     latest_block_height: null,
+    finalized_block_height: null,
     timestamp: null,
     status: 'Error',
     lag: null,

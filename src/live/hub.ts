@@ -29,6 +29,7 @@ import { CLOSE, DEFAULT_LIMITS, type LiveLimits } from './protocol.ts'
 import type { LiveSource } from './source.ts'
 import { failureOf, Subscription, type ChainView, type Connection, type Failure, type Reconciled } from './subscription.ts'
 import { blockRows, UnfinalizedWindow, type Anchor, type WindowBlock } from './window.ts'
+import { sliceOf, type SliceRequest, type WindowSlice } from './slice.ts'
 
 /** The hash before genesis: the parent a chain's block 0 names. */
 /** Blocks behind the node's head before the status says `Syncing` (LiveChainOptions.syncingBlocks). */
@@ -185,6 +186,11 @@ export class LiveChain implements ChainView {
 
   window(): UnfinalizedWindow | null {
     return this.win
+  }
+
+  /** The window's blocks HTTP serves above the partitions; null while not following. */
+  slice(req: SliceRequest): WindowSlice | null {
+    return this.win && this.live ? sliceOf(this.win, this.finality, req) : null
   }
 
   head(): number | null {

@@ -16,7 +16,9 @@ import type { Chain } from '../chains/registry.ts'
 import { intersectRanges, subtractRanges } from '../manifest/coverage.ts'
 import type { BlockRange } from '../manifest/types.ts'
 import type { ColumnBatch, RowBatch } from '../columns/batch.ts'
-import { wholeBlocks } from '../columns/blocks.ts'
+import { blockEnd, keysOf, wholeBlocks } from '../columns/blocks.ts'
+import { cellOf, sliceBatch } from '../columns/batch.ts'
+import { blocks } from '../datasets/evm.ts'
 import type { QueryResult } from '../query/engine.ts'
 import type { QuerySpec } from '../query/types.ts'
 import { columnOf, type FieldDecl } from '../schema/dataset.ts'
@@ -78,6 +80,9 @@ export interface Failure {
 
 const sleep = (ms: number) => new Promise(r => setTimeout(r, ms))
 const POLL_MS = 5
+/** The hash field of the stored blocks, for progress markers of history. */
+const BLOCK_HASH = blocks.fields.find(f => f.name === 'hash')!
+const MAX_STALL_STEP_MS = 50
 
 export class Subscription {
   readonly id: string
@@ -353,18 +358,62 @@ export class Subscription {
         for await (const { rows, heldFrom } of wholeBlocks(result.batches, this.rangeField.name)) {
           if (this.state !== 'history') return
           if (!(await this.drained())) return
-          this.sendRows(rows)
+          if (this.spec.dataset.family === 'move') this.sendVersions(rows)
+          else this.sendRows(rows)
           if (heldFrom !== null && Number(heldFrom) - 1 > this.cursor) {
             this.moveCursor(Number(heldFrom) - 1)
-            this.progress()
+            await this.storedProgress()
           }
         }
         if (this.state !== 'history') return
       }
       if (this.state !== 'history') return
-      this.moveCursor(range[1])
-      this.progress()
+      if (range[1] > this.cursor) {
+        this.moveCursor(range[1])
+        await (stored ? this.storedProgress() : this.progress())
+      }
     }
+  }
+
+  /** Move history: one progress marker per version, as live (a version is a block of the protocol). */
+  private sendVersions(rows: RowBatch): void {
+    const keys = keysOf(rows, this.rangeField.name)
+    for (let i = 0; i < rows.length;) {
+      const end = blockEnd(keys, i, rows.length)
+      this.sendRows(sliceBatch(rows, i, end))
+      this.moveCursor(Number(cellOf(rows, this.rangeField.name, i)))
+      this.progress()
+      i = end
+    }
+  }
+
+  /**
+   * A progress marker of a stored EVM block, with the block's hash from the stored
+   * blocks (so a client can resume from it with cursor_hash); without it when the
+   * block is not stored.
+   */
+  private async storedProgress(): Promise<void> {
+    if (this.spec.dataset.family !== 'evm') return this.progress()
+    const n = this.cursor
+    let hash: string | undefined
+    try {
+      const result = await this.view.query({
+        chain: this.spec.chain,
+        dataset: blocks,
+        from: n,
+        to: n,
+        predicates: [],
+        fields: [BLOCK_HASH],
+      })
+      for await (const batch of result.batches) {
+        const value = batch.length ? cellOf(batch, BLOCK_HASH.name, 0) : null
+        if (value instanceof Uint8Array) hash = bytesToHex(value)
+        if (hash) break
+      }
+    } catch (err) {
+      if (toApiError(err).code !== 'no_data') throw err
+    }
+    if (this.state === 'history' && this.cursor === n) this.progress(hash)
   }
 
   private sendRows(batch: RowBatch): void {
@@ -377,18 +426,23 @@ export class Subscription {
 
   /**
    * Waits until the unsent bytes fall below the low-water mark. A connection that
-   * takes nothing for `stallTimeoutMs` is closed with 4413; false when closed.
+   * takes nothing for `stallTimeoutMs` is closed with 4413; false when closed. Only
+   * time the server could have sent counts toward the stall: a poll delayed by a busy
+   * event loop counts `MAX_STALL_STEP_MS` at most, so a client is not blamed for it.
    */
   private async drained(): Promise<boolean> {
     const { lowWaterBytes, stallTimeoutMs } = this.view.limits
     let last = this.conn.buffered()
-    let since = Date.now()
+    let at = Date.now()
+    let stalled = 0
     while (this.state !== 'closed' && this.conn.buffered() > lowWaterBytes) {
       await sleep(POLL_MS)
       const now = this.conn.buffered()
-      if (now < last) since = Date.now()
+      const t = Date.now()
+      stalled = now < last ? 0 : stalled + Math.min(t - at, MAX_STALL_STEP_MS)
       last = now
-      if (Date.now() - since > stallTimeoutMs) {
+      at = t
+      if (stalled > stallTimeoutMs) {
         this.fail({
           code: 'slow_consumer',
           message: `nothing was read for ${stallTimeoutMs} ms; resume from cursor + 1`,

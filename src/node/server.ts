@@ -63,6 +63,7 @@ export async function startNodeServer(options: NodeServerOptions): Promise<NodeS
     scan,
     upgrade: live.upgradeHook,
     liveLag: chain => live.chains.get(chainKey(chain))?.lag() ?? null,
+    unfinalized: { slice: async (chain, req) => live.chains.get(chainKey(chain))?.slice(req) ?? null },
     accessLog: options.accessLog,
   })
   const fetch = (request: Request) => app.fetch(request)

@@ -13,7 +13,7 @@ import type { PipelineEnv } from '../http/middleware.ts'
 import { ManifestReader } from '../manifest/read.ts'
 import { r2Store } from '../store/r2.ts'
 import { parseLiveChains } from '../live/config.ts'
-import { forwardUpgrade, liveLagOf } from './live-object.ts'
+import { forwardUpgrade, liveLagOf, wakeFollowers, windowSource } from './live-object.ts'
 import { workerScan } from './scan.ts'
 import { usersOf } from './users.ts'
 import { workerLimits, type LimitsEnv } from './limits.ts'
@@ -55,6 +55,7 @@ async function build(env: Env): Promise<Hono<PipelineEnv>> {
     // Workers Logs keeps what the Worker prints: one line per request.
     accessLog: line => console.log(line),
     ...(env.LIVE ? { upgrade: forwardUpgrade(env.LIVE), liveLag: liveLagOf(env.LIVE, followedChains(env.LIVE_CHAINS)) } : {}),
+    ...(env.LIVE && env.LIVE_CHAINS ? { unfinalized: windowSource({ LIVE: env.LIVE, LIVE_CHAINS: env.LIVE_CHAINS }) } : {}),
   })
 }
 
@@ -76,8 +77,19 @@ function appFor(env: Env): Promise<Hono<PipelineEnv>> {
   return cached.app
 }
 
+/** The LIVE namespace this isolate has woken the followers of (once per isolate; the objects' alarms do the rest). */
+let woken: DurableObjectNamespace | undefined
+
 export default {
   async fetch(request, env, ctx): Promise<Response> {
+    if (env.LIVE && env.LIVE_CHAINS && woken !== env.LIVE) {
+      woken = env.LIVE
+      ctx.waitUntil(wakeFollowers({ LIVE: env.LIVE, LIVE_CHAINS: env.LIVE_CHAINS }))
+    }
     return (await appFor(env)).fetch(request, env, ctx)
+  },
+  /** The Cron Trigger (wrangler.toml): every chain in LIVE_CHAINS is followed even with no request and no subscriber. */
+  async scheduled(_controller, env, ctx): Promise<void> {
+    if (env.LIVE && env.LIVE_CHAINS) ctx.waitUntil(wakeFollowers({ LIVE: env.LIVE, LIVE_CHAINS: env.LIVE_CHAINS }))
   },
 } satisfies ExportedHandler<Env>

@@ -20,7 +20,9 @@ import { usersOf } from './users.ts'
 import { ApiError, errorResponse, toApiError } from '../api/errors.ts'
 import { r2Store } from '../store/r2.ts'
 import { parseLiveChains, type FollowedChain } from '../live/config.ts'
-import { AckWindow } from '../live/acks.ts'
+import { PacedWindow } from '../live/pacing.ts'
+import { decodeSlice, encodeSlice, type SliceRequest } from '../live/slice.ts'
+import type { UnfinalizedSource } from '../http/fresh.ts'
 import { LiveChain, type WindowPersistence } from '../live/hub.ts'
 import { type LiveLimits } from '../live/protocol.ts'
 import { LiveSession } from '../live/session.ts'
@@ -49,11 +51,14 @@ const CHAIN_HEADER = 'x-edge-live-chain'
 const CLIENT_HEADER = 'x-edge-live-client'
 const DEFAULT_POLL_MS = 1_000
 /**
- * Unsent bytes are counted by acks here (see acks.ts), so the limits are wider than
- * Node's: a client that never acks is paced after 4 MiB of history and closed
- * with 4413 after 32 MiB of live rows or 30 s without taking more.
+ * Unsent bytes are estimated here (see pacing.ts), so the limits are wider than
+ * Node's: history flows while fewer than 4 MiB are estimated unsent; a live block
+ * finding more than 32 MiB closes the subscriber with 4413, and so do 30 s without an
+ * ack for a client that acks.
  */
 const DO_LIMITS: Partial<LiveLimits> = { lowWaterBytes: 4 * 1024 * 1024, maxBufferedBytes: 32 * 1024 * 1024 }
+/** How fast the estimate of a client that never acks drains: history reaches it at this rate. */
+export const PACED_BYTES_PER_SECOND = 4 * 1024 * 1024
 /** Attachments are limited to 2 KiB: longer query URLs are kept in storage. */
 const MAX_INLINE_URL = 1_500
 
@@ -107,6 +112,70 @@ export function liveLagOf(live: DurableObjectNamespace, followed: readonly Chain
   }
 }
 
+/** A request to the object that only wakes it: it starts following (if its chain is followed) and keeps its alarm set. */
+const WAKE_HEADER = 'x-edge-live-wake'
+
+/**
+ * Wakes the object of every chain in LIVE_CHAINS, so each follows its node whether or
+ * not anyone subscribes: finalized blocks reach partitions and the manifest on their
+ * own. Run by the Cron Trigger (wrangler.toml) and on an isolate's first request; once
+ * awake, an object keeps itself following with its alarm.
+ */
+export async function wakeFollowers(env: Pick<LiveEnv, 'LIVE' | 'LIVE_CHAINS'>): Promise<void> {
+  let chains: FollowedChain[]
+  try {
+    chains = parseLiveChains(env.LIVE_CHAINS)
+  } catch (err) {
+    return console.error((err as Error).message)
+  }
+  await Promise.all(
+    chains.map(async ({ chain }) => {
+      const key = chainKey(chain)
+      try {
+        const res = await env.LIVE.get(env.LIVE.idFromName(key)).fetch('https://live.internal/wake', {
+          method: 'POST',
+          headers: { [WAKE_HEADER]: '1', [CHAIN_HEADER]: key },
+        })
+        if (res.status !== 204) console.error(`${chain.code}: cannot wake its follower: HTTP ${res.status}`)
+      } catch (err) {
+        console.error(`${chain.code}: cannot wake its follower: ${(err as Error).message}`)
+      }
+    }),
+  )
+}
+
+/** A request for the window's blocks HTTP serves (slice.ts), answered with encodeSlice's bytes or 204 when not following. */
+const SLICE_HEADER = 'x-edge-live-slice'
+
+/**
+ * The Worker's source of unfinalized rows for HTTP (src/http/fresh.ts): the chain's
+ * object answers with the window's blocks a request asks for. Only chains in
+ * LIVE_CHAINS are asked; the others have no window.
+ */
+export function windowSource(env: Pick<LiveEnv, 'LIVE' | 'LIVE_CHAINS'>): UnfinalizedSource {
+  let followed: Set<string>
+  try {
+    followed = new Set(parseLiveChains(env.LIVE_CHAINS).map(f => chainKey(f.chain)))
+  } catch {
+    followed = new Set()
+  }
+  return {
+    async slice(chain, req) {
+      const key = chainKey(chain)
+      if (!followed.has(key)) return null
+      const res = await env.LIVE.get(env.LIVE.idFromName(key)).fetch('https://live.internal/slice', {
+        method: 'POST',
+        headers: { [SLICE_HEADER]: '1', [CHAIN_HEADER]: key },
+        body: JSON.stringify(req),
+      })
+      if (res.status === 204) return null
+      if (res.status !== 200)
+        throw new ApiError(503, 'live_unavailable', `chain ${chain.code}: its unfinalized blocks cannot be read now; retry`)
+      return decodeSlice(new Uint8Array(await res.arrayBuffer()))
+    },
+  }
+}
+
 /** The window kept in the object's storage: the anchor, and one entry per block. */
 export function storagePersistence(storage: DurableObjectStorage): WindowPersistence {
   const key = (n: number) => `b:${String(n).padStart(16, '0')}`
@@ -133,9 +202,9 @@ export function storagePersistence(storage: DurableObjectStorage): WindowPersist
   }
 }
 
-/** A hibernatable socket as a Connection; the cursor goes into its attachment, unsent bytes are counted by acks. */
+/** A hibernatable socket as a Connection; the cursor goes into its attachment, unsent bytes are estimated by pacing.ts. */
 function connectionOf(ws: WebSocket, att: Attachment): Connection {
-  const window = new AckWindow()
+  const window = new PacedWindow(PACED_BYTES_PER_SECOND)
   return {
     send: text => {
       window.sending(text)
@@ -152,7 +221,7 @@ function connectionOf(ws: WebSocket, att: Attachment): Connection {
         // already closed
       }
     },
-    buffered: () => window.unacked,
+    buffered: () => window.unsent,
     ack: cursor => window.ack(cursor),
     checkpoint: ({ cursor, to }) => {
       window.mark(cursor)
@@ -168,6 +237,7 @@ export class LiveChainObject implements DurableObject {
   private readonly ctx: DurableObjectState
   private readonly env: LiveEnv
   private live: LiveChain | null = null
+  private opening: Promise<LiveChain> | null = null
   private followed: FollowedChain | undefined
   private users: Users | null = null
   private readonly sessions = new Map<WebSocket, LiveSession>()
@@ -191,8 +261,16 @@ export class LiveChainObject implements DurableObject {
     for (const ws of this.ctx.getWebSockets()) await this.restore(ws)
   }
 
-  private async open(key: string): Promise<LiveChain> {
-    if (this.live) return this.live
+  /** The chain's LiveChain, opened once: concurrent callers (a wake, a subscriber) share the opening, start included. */
+  private open(key: string): Promise<LiveChain> {
+    this.opening ??= this.openChain(key).catch(err => {
+      this.opening = null
+      throw err
+    })
+    return this.opening
+  }
+
+  private async openChain(key: string): Promise<LiveChain> {
     const chain = CHAINS.find(c => chainKey(c) === key)
     if (!chain) throw new ApiError(404, 'not_found', `no chain ${key}`)
     await this.ctx.storage.put('chain', key)
@@ -256,6 +334,19 @@ export class LiveChainObject implements DurableObject {
         const key = request.headers.get(CHAIN_HEADER)
         if (!key) throw new ApiError(400, 'bad_request', 'missing chain')
         return Response.json((await this.open(key)).lag())
+      }
+      if (request.headers.get(WAKE_HEADER)) {
+        const key = request.headers.get(CHAIN_HEADER)
+        if (!key) throw new ApiError(400, 'bad_request', 'missing chain')
+        const live = await this.open(key)
+        if (this.followed && !live.halted) await this.schedule(this.followed.pollMs ?? DEFAULT_POLL_MS)
+        return new Response(null, { status: 204 })
+      }
+      if (request.headers.get(SLICE_HEADER)) {
+        const key = request.headers.get(CHAIN_HEADER)
+        if (!key) throw new ApiError(400, 'bad_request', 'missing chain')
+        const slice = (await this.open(key)).slice((await request.json()) as SliceRequest)
+        return slice ? new Response(encodeSlice(slice)) : new Response(null, { status: 204 })
       }
       if (!isWebSocketUpgrade(request.headers)) throw new ApiError(426, 'upgrade_required', 'open a WebSocket')
       const key = request.headers.get(CHAIN_HEADER)

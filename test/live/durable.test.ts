@@ -3,6 +3,7 @@
  * under wrangler dev (wrangler's startWorker: the same workerd and Miniflare as
  * `wrangler dev`), following a real anvil node, with real clients.
  */
+import { pollLogs, runDocsBrowserExample } from './helpers.ts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { join } from 'node:path'
 import { unstable_startWorker } from 'wrangler'
@@ -87,6 +88,22 @@ describe('the live Durable Object under wrangler dev', () => {
     client.close()
   })
 
+  it('serves over HTTP a block the moment the WebSocket delivered it, marked with X-Finalized-Block', async () => {
+    const client = await wsClient(`${ws}/v1/api/logs?chains=DEVNET`, { headers: ALICE })
+    await client.waitFor(m => m.type === 'subscribed')
+    const last = await chain.mine([[2, '0x77']])
+    await client.waitFor(m => m.type === 'progress' && m.cursor === last)
+    const res = await fetch(`${http}/v1/api/logs?chains=DEVNET&from_block=${last - 5}&format=json`, { headers: ALICE })
+    expect([res.status, res.status === 200 ? '' : await res.text()]).toEqual([200, ''])
+    expect(await res.json()).toEqual(await chain.logRecords(last - 5, last))
+    expect(res.headers.get('x-latest-block')).toBe(String(last))
+    expect(Number(res.headers.get('x-finalized-block'))).toBe(last - FINALITY)
+    const final = await fetch(`${http}/v1/api/logs?chains=DEVNET&from_block=${last}&finalized=true&format=json`, { headers: ALICE })
+    expect(final.status).toBe(200)
+    expect(await final.json()).toEqual([])
+    client.close()
+  })
+
   it('reports a reorg with the dropped hashes and rows, then the new canonical rows', async () => {
     const client = await wsClient(`${ws}/v1/api/logs?chains=DEVNET`, { headers: ALICE })
     await client.waitFor(m => m.type === 'subscribed')
@@ -160,5 +177,27 @@ describe('the live Durable Object under wrangler dev', () => {
       }
       await new Promise(r => setTimeout(r, 50))
     }
+  })
+
+  it("serves the docs' browser example as written (Node's built-in WebSocket, never acking) and an HTTP poller from last + 1", async () => {
+    const from = (await chain.head()) + 1
+    const minedTo = from + 5
+    const mining = (async () => {
+      for (let b = from; b <= minedTo; b++) await chain.mine([[1 + (b % 3), '0x5151']])
+    })()
+    const example = await runDocsBrowserExample(ws, 'DEVNET', from, { user: 'alice', password: 'secret' }, ms =>
+      ms.some(m => m.type === 'progress' && m.cursor >= minedTo),
+    )
+    expect(example.messages[0]).toMatchObject({ type: 'subscribed', chain: 'DEVNET', from_block: from, to_block: null })
+    // The example's filter (USDC transfers) matches nothing on the devnet: progress markers only.
+    const markers = example.messages.filter(m => m.type === 'progress')
+    expect(markers.at(-1).cursor).toBeGreaterThanOrEqual(minedTo)
+    // (A marker right after a `gap` has no hash: the block is neither stored nor followed.)
+    for (const m of markers.filter(m => m.live || m.hash !== undefined)) expect(m.hash).toBe(await chain.blockHash(m.cursor))
+    expect(example.messages.filter(m => m.type === 'rows')).toEqual([])
+    example.socket.close()
+    const polled = await pollLogs(http, ALICE, 'DEVNET', from, minedTo)
+    await mining
+    expect(polled.rows).toEqual(await chain.logRecords(from, polled.last))
   })
 })

@@ -200,6 +200,29 @@ describe('slow consumers', () => {
     c.destroy()
     await drained()
   })
+
+  it('a history subscriber that never acks and reads in bursts gets all of a history larger than every buffer, then end', async () => {
+    const from = await mineBig()
+    let to = from
+    for (let i = 0; i < 9; i++) to = await mineBig()
+    const c = await rawClient(server.port, `/v1/api/logs?chains=DEVNET&from_block=${from}&to_block=${to}`, ALICE)
+    let open = true
+    const code = c.resume()
+    void code.then(() => (open = false))
+    while (open) {
+      c.pause()
+      await new Promise(r => setTimeout(r, 60))
+      void c.resume()
+      await new Promise(r => setTimeout(r, 40))
+    }
+    expect(await code).toBe(1000)
+    const rows = c.messages.filter(m => m.type === 'rows').flatMap(m => m.rows)
+    expect(JSON.stringify(rows).length).toBeGreaterThan(8 * 1024 * 1024)
+    expect(rows).toEqual(await chain.logRecords(from, to))
+    expect(c.messages.at(-1)).toEqual({ type: 'end', cursor: to })
+    c.destroy()
+    await drained()
+  })
 })
 
 describe('sockets waiting to authenticate', () => {

@@ -7,6 +7,8 @@
 import { mnemonicToAccount } from 'viem/accounts'
 import type { Hex } from 'viem'
 import WebSocket from 'ws'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { parseUsers } from '../../src/api/auth.ts'
 import { DEVNET_MNEMONIC, startAnvil, type Anvil } from '../../scripts/dev/devnet/anvil.ts'
 import type { FollowSpec, LiveService } from '../../src/node/live.ts'
@@ -407,4 +409,63 @@ export async function rawClient(port: number, path: string, headers: Record<stri
       }),
     destroy: () => socket.destroy(),
   }
+}
+
+/**
+ * The browser example of docs/websocket.md, run as written by Node's built-in WebSocket:
+ * only the host, the chain and its first block, and the credentials are replaced. It
+ * never acks. Resolves with what `handle` received once `until` holds.
+ */
+export async function runDocsBrowserExample(
+  base: string,
+  chain: string,
+  fromBlock: number,
+  credentials: { user: string; password: string },
+  until: (messages: Json[]) => boolean,
+): Promise<{ messages: Json[]; socket: globalThis.WebSocket }> {
+  const docs = readFileSync(join(import.meta.dirname, '..', '..', 'docs', 'websocket.md'), 'utf8')
+  const example = /```js\n(\/\/ Browser[\s\S]*?)```/.exec(docs)?.[1]
+  if (!example) throw new Error('docs/websocket.md has no browser example')
+  const code = example
+    .replace('wss://api.example.com', base)
+    .replace('chains=ETH&from_block=19000000', `chains=${chain}&from_block=${fromBlock}`)
+    .replace(
+      "user: 'me', password: 'secret'",
+      `user: ${JSON.stringify(credentials.user)}, password: ${JSON.stringify(credentials.password)}`,
+    )
+  const messages: Json[] = []
+  const run = new Function('WebSocket', 'handle', `${code}\nreturn ws`) as (
+    w: typeof globalThis.WebSocket,
+    h: (m: Json) => void,
+  ) => globalThis.WebSocket
+  let done!: () => void
+  const finished = new Promise<void>(r => (done = r))
+  const socket = run(globalThis.WebSocket, m => {
+    messages.push(m)
+    if (until(messages)) done()
+  })
+  socket.addEventListener('close', () => done())
+  await finished
+  return { messages, socket }
+}
+
+/** An HTTP poller as a user writes one: from the last block seen + 1, until `to` is passed; the rows and the last block read. */
+export async function pollLogs(
+  base: string,
+  headers: Record<string, string>,
+  chain: string,
+  from: number,
+  to: number,
+): Promise<{ rows: Json[]; last: number }> {
+  const rows: Json[] = []
+  let next = from
+  while (next <= to) {
+    const res = await fetch(`${base}/v1/api/logs?chains=${chain}&from_block=${next}&format=json`, { headers })
+    if (res.status !== 200) throw new Error(`poll: HTTP ${res.status} ${await res.text()}`)
+    rows.push(...((await res.json()) as Json[]))
+    const latest = Number(res.headers.get('x-latest-block'))
+    if (latest >= next) next = latest + 1
+    else await new Promise(r => setTimeout(r, 50))
+  }
+  return { rows, last: next - 1 }
 }

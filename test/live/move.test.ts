@@ -122,6 +122,8 @@ describe('a Move-VM chain followed live', () => {
     const marked = client.messages.filter(m => m.type === 'progress' && m.hash !== undefined)
     expect(marked.length).toBeGreaterThan(0)
     for (const p of marked) expect(p.hash).toBe(node.transactions[p.cursor].hash)
+    // Stored history too: one marker per version, as the docs say.
+    expect(client.messages.filter(m => m.type === 'progress').map(m => m.cursor)).toEqual(range(0, second))
 
     const lake = (await tempStore()).store
     await ingest(lake, node.client, 0, second)

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { InvalidMessageError, parseClientMessage } from '../../src/live/protocol.ts'
-import { AckWindow } from '../../src/live/acks.ts'
+import { PacedWindow } from '../../src/live/pacing.ts'
 import { parseLiveChains, LiveConfigError } from '../../src/live/config.ts'
 import { basicFromProtocols, credentialProtocol, offeredProtocols } from '../../src/api/websocket.ts'
 
@@ -52,25 +52,41 @@ describe('credentials in a subprotocol', () => {
   })
 })
 
-describe('AckWindow', () => {
-  it('counts bytes sent after the last acknowledged cursor', () => {
-    const w = new AckWindow()
+describe('PacedWindow', () => {
+  it('drains a client that never acks by time, never past what was sent', () => {
+    let now = 0
+    const w = new PacedWindow(1000, () => now)
+    w.sending('x'.repeat(3000))
+    expect(w.unsent).toBe(3000)
+    now = 1000
+    expect(w.unsent).toBe(2000)
+    now = 10_000
+    expect(w.unsent).toBe(0)
+    w.sending('x'.repeat(500))
+    expect(w.unsent).toBe(500)
+  })
+
+  it('from the first ack on, counts bytes sent after the last acknowledged cursor and nothing drains by time', () => {
+    let now = 0
+    const w = new PacedWindow(1000, () => now)
     w.sending('x'.repeat(100))
     w.mark(1)
     w.sending('x'.repeat(50))
     w.mark(2)
     w.sending('x'.repeat(25))
-    expect(w.unacked).toBe(175)
+    w.ack(0)
+    now = 60_000
+    expect(w.unsent).toBe(175)
     w.ack(1)
-    expect(w.unacked).toBe(75)
+    expect(w.unsent).toBe(75)
     w.ack(5)
-    expect(w.unacked).toBe(25)
+    expect(w.unsent).toBe(25)
     w.ack(1)
-    expect(w.unacked).toBe(25)
+    expect(w.unsent).toBe(25)
   })
 
   it('after a reorg moves the cursor back, acks of the dropped cursors count only what precedes the fork', () => {
-    const w = new AckWindow()
+    const w = new PacedWindow(1000, () => 0)
     w.sending('x'.repeat(10))
     w.mark(10)
     w.sending('x'.repeat(10))
@@ -79,7 +95,7 @@ describe('AckWindow', () => {
     w.mark(9)
     w.sending('x'.repeat(10))
     w.ack(11)
-    expect(w.unacked).toBe(10)
+    expect(w.unsent).toBe(10)
   })
 })
 

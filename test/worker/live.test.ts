@@ -16,7 +16,8 @@ import { r2Store } from '../../src/store/r2.ts'
 import worker from '../../src/worker/index.ts'
 import { decodeJson } from '../format/decode.ts'
 import { buildHttpLake, canonicalRecords, inBlocks, type HttpLake } from '../http/fixture.ts'
-import { makePools, makeRows, rng, toColumns } from '../query/lake.ts'
+import { buildLake, makePools, makeRows, rng, toColumns } from '../query/lake.ts'
+import { DEVNET } from '../support/chains.ts'
 import { basic } from '../support/basic.ts'
 import { credentialProtocol, PROTOCOL } from '../../src/api/websocket.ts'
 
@@ -87,6 +88,26 @@ describe('the WebSocket API in workerd', () => {
     expect(messages.filter(m => m.type === 'gap')).toEqual([{ type: 'gap', from_block: 150, to_block: 199 }])
     expect(rowsOf(texts)).toEqual(canonicalRecords(inBlocks(lake.rows.logs, 140, 210), fields, 1))
     expect(messages.at(-1)).toEqual({ type: 'end', cursor: 210 })
+  })
+
+  it('paces a client that never acks through a history larger than every buffer: all of it, then end and 1000', async () => {
+    const r = rng(11)
+    const rows = makeRows(
+      logs,
+      Array.from({ length: 1500 }, (_, i) => i),
+      r,
+      makePools(r),
+      30,
+    )
+    await buildLake(r2Store(env.LAKE), DEVNET, logs, [{ from: 0, to: 1499, rows }], { rowGroupSize: 2000 })
+    const res = await upgrade('/v1/api/logs?chains=DEVNET&from_block=0&to_block=1499', { authorization: basic('alice', 'secret') })
+    const { texts, closed } = listen(res)
+    expect(await closed).toBe(1000)
+    const bytes = texts.reduce((n, t) => n + t.length, 0)
+    // Beyond the object's 4 MiB window, where a client that never acked used to stall and be closed with 4413.
+    expect(bytes).toBeGreaterThan(3 * 4 * 1024 * 1024)
+    expect(rowsOf(texts)).toEqual(canonicalRecords(rows, fields, DEVNET.id))
+    expect(JSON.parse(texts.at(-1)!)).toEqual({ type: 'end', cursor: 1499 })
   })
 
   it('answers bad credentials and bad parameters at the upgrade, before the Durable Object', async () => {

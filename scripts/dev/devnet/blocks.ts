@@ -138,6 +138,16 @@ export async function mineBlock(dev: Devnet, specs: readonly TxSpec[]): Promise<
   return receipts
 }
 
+/**
+ * Reads every account's next nonce back from the node after dropping what is still
+ * pending: a reorg may have dropped mined transactions, a failed batch may have left
+ * some unmined, and either leaves the local nonces wrong for every later block.
+ */
+export async function resyncNonces(dev: Devnet): Promise<void> {
+  await dev.test.request({ method: 'anvil_dropAllTransactions', params: undefined } as never)
+  dev.nonces = await Promise.all(dev.accounts.map(a => dev.client.getTransactionCount({ address: a.address, blockTag: 'latest' })))
+}
+
 /** Counts one mined block's receipts into the tally. */
 export function addReceipts(tally: Tally, kinds: readonly EventKind[], receipts: readonly TransactionReceipt[]): void {
   tally.blocks++
