@@ -19,6 +19,12 @@ export const LAKE_SOURCES = [
   'src/datasets/evm.ts',
   'src/schema/kinds.ts',
   'src/manifest/codec.ts',
+  'src/index/build.ts',
+  'src/index/format.ts',
+  'src/index/hash.ts',
+  'src/index/merge.ts',
+  'src/index/publish.ts',
+  'src/index/tiers.ts',
 ]
 
 /** A short hash of those of `files` (relative to `root`) that exist. */

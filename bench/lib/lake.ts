@@ -42,6 +42,8 @@ export interface BenchOptions {
   logsPerBlock?: number
   /** Blocks per partition (default 500: five files of ~200,000 logs for the default size). */
   partitionBlocks?: number
+  /** Manifest shard span in blocks (default the publisher's). */
+  shardSpan?: number
   layout?: LayoutOptions
   /** Timed runs per query, median reported (default 5). */
   runs?: number
@@ -173,7 +175,7 @@ export async function benchLake(options: BenchOptions): Promise<Lake> {
     // Published one partition at a time, as the ingester publishes units: the index gets its tier shape.
     const batch = { length: cols.block_number.length, columns: cols }
     const { entry } = await putPartition(store, CHAIN, logs, batch, { from: a, to: b }, options.layout)
-    await publishIndexed(store, CHAIN, [{ dataset: logs, partitions: [{ entry, batch }] }])
+    await publishIndexed(store, CHAIN, [{ dataset: logs, partitions: [{ entry, batch }] }], options.shardSpan ? { shardSpan: options.shardSpan } : {})
   }
   return { from, to, rows: row, files: await files() }
 }
