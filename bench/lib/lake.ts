@@ -175,7 +175,12 @@ export async function benchLake(options: BenchOptions): Promise<Lake> {
     // Published one partition at a time, as the ingester publishes units: the index gets its tier shape.
     const batch = { length: cols.block_number.length, columns: cols }
     const { entry } = await putPartition(store, CHAIN, logs, batch, { from: a, to: b }, options.layout)
-    await publishIndexed(store, CHAIN, [{ dataset: logs, partitions: [{ entry, batch }] }], options.shardSpan ? { shardSpan: options.shardSpan } : {})
+    await publishIndexed(
+      store,
+      CHAIN,
+      [{ dataset: logs, partitions: [{ entry, batch }] }],
+      options.shardSpan ? { shardSpan: options.shardSpan } : {},
+    )
   }
   return { from, to, rows: row, files: await files() }
 }
