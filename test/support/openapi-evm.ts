@@ -80,6 +80,86 @@ export interface paths {
     patch?: never
     trace?: never
   }
+  '/v1/api/dex/pools': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /**
+     * dex/pools of one chain over a block range
+     * @description Rows in (block, index) order, streamed. The same URL opened as a WebSocket (subprotocol edge-chain-data.v1) replays the range, then follows new blocks: docs/websocket.md.
+     */
+    get: operations['dex_pools']
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v1/api/dex/swaps': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /**
+     * dex/swaps of one chain over a block range
+     * @description Rows in (block, index) order, streamed. The same URL opened as a WebSocket (subprotocol edge-chain-data.v1) replays the range, then follows new blocks: docs/websocket.md.
+     */
+    get: operations['dex_swaps']
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v1/api/dex/liquidity': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /**
+     * dex/liquidity of one chain over a block range
+     * @description Rows in (block, index) order, streamed. The same URL opened as a WebSocket (subprotocol edge-chain-data.v1) replays the range, then follows new blocks: docs/websocket.md.
+     */
+    get: operations['dex_liquidity']
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v1/api/dex/positions': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /**
+     * dex/positions of one chain over a block range
+     * @description Rows in (block, index) order, streamed. The same URL opened as a WebSocket (subprotocol edge-chain-data.v1) replays the range, then follows new blocks: docs/websocket.md.
+     */
+    get: operations['dex_positions']
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
 }
 export type webhooks = Record<string, never>
 export interface components {
@@ -101,6 +181,7 @@ export interface components {
       service: string
       entity: string
       latest_block_height: number | null
+      finalized_block_height: number | null
       timestamp: number | null
       /**
        * @description Syncing: followed live and more than the threshold behind the node (lag says how far)
@@ -233,6 +314,143 @@ export interface components {
       /** @description only with fields= */
       block_timestamp?: number
     }
+    evm_dex_pools: {
+      chain: number
+      /** @description unsigned 64-bit quantity, 0x-hex */
+      block_number: string
+      block_hash: string
+      block_timestamp: number
+      transaction_index: number
+      transaction_hash: string
+      /** @description unsigned 64-bit quantity, 0x-hex */
+      log_index: string
+      factory: string
+      pool: string
+      protocol?: string | null
+      family: string
+      token0: string
+      token1: string
+      fee?: number | null
+      tick_spacing?: string | null
+      pool_verified: boolean
+      tx_from: string
+      tx_to?: string | null
+      removed: boolean
+    }
+    evm_dex_swaps: {
+      chain: number
+      /** @description unsigned 64-bit quantity, 0x-hex */
+      block_number: string
+      block_hash: string
+      block_timestamp: number
+      transaction_index: number
+      transaction_hash: string
+      /** @description unsigned 64-bit quantity, 0x-hex */
+      log_index: string
+      pool: string
+      protocol?: string | null
+      family: string
+      factory?: string | null
+      pool_verified: boolean
+      token0?: string | null
+      token1?: string | null
+      fee?: number | null
+      sender: string
+      recipient: string
+      /** @description signed integer (up to 256 bits and sign), decimal text */
+      amount0: string
+      /** @description signed integer (up to 256 bits and sign), decimal text */
+      amount1: string
+      amount0_in?: string | null
+      amount1_in?: string | null
+      amount0_out?: string | null
+      amount1_out?: string | null
+      sqrt_price_x96?: string | null
+      liquidity?: string | null
+      tick?: string | null
+      price?: string | null
+      token_bought_address?: string | null
+      token_sold_address?: string | null
+      token_bought_amount_raw?: string | null
+      token_sold_amount_raw?: string | null
+      taker: string
+      /** @description only with fields= */
+      protocol_fees_token0?: string | null
+      /** @description only with fields= */
+      protocol_fees_token1?: string | null
+      tx_from: string
+      tx_to?: string | null
+      removed: boolean
+    }
+    evm_dex_liquidity: {
+      chain: number
+      /** @description unsigned 64-bit quantity, 0x-hex */
+      block_number: string
+      block_hash: string
+      block_timestamp: number
+      transaction_index: number
+      transaction_hash: string
+      /** @description unsigned 64-bit quantity, 0x-hex */
+      log_index: string
+      pool: string
+      protocol?: string | null
+      family: string
+      factory?: string | null
+      pool_verified: boolean
+      token0?: string | null
+      token1?: string | null
+      fee?: number | null
+      event: string
+      owner?: string | null
+      sender?: string | null
+      recipient?: string | null
+      tick_lower?: string | null
+      tick_upper?: string | null
+      liquidity?: string | null
+      /** @description signed integer (up to 256 bits and sign), decimal text */
+      amount0: string
+      /** @description signed integer (up to 256 bits and sign), decimal text */
+      amount1: string
+      tx_from: string
+      tx_to?: string | null
+      removed: boolean
+    }
+    evm_dex_positions: {
+      chain: number
+      /** @description unsigned 64-bit quantity, 0x-hex */
+      block_number: string
+      block_hash: string
+      block_timestamp: number
+      transaction_index: number
+      transaction_hash: string
+      /** @description unsigned 64-bit quantity, 0x-hex */
+      log_index: string
+      position_manager: string
+      protocol: string
+      /** @description signed integer (up to 256 bits and sign), decimal text */
+      token_id: string
+      event: string
+      pool?: string | null
+      tick_lower?: string | null
+      tick_upper?: string | null
+      token0?: string | null
+      token1?: string | null
+      /** @description signed integer (up to 256 bits and sign), decimal text */
+      liquidity: string
+      /** @description signed integer (up to 256 bits and sign), decimal text */
+      amount0: string
+      /** @description signed integer (up to 256 bits and sign), decimal text */
+      amount1: string
+      fees0?: string | null
+      fees1?: string | null
+      recipient?: string | null
+      owner?: string | null
+      previous_owner?: string | null
+      pool_log_index?: string | null
+      tx_from: string
+      tx_to?: string | null
+      removed: boolean
+    }
   }
   responses: never
   parameters: never
@@ -351,6 +569,8 @@ export interface operations {
         fields?: string
         /** @description at most this many rows, cut at a block boundary; X-Next-From-Block says where to continue */
         limit?: number
+        /** @description true: final blocks only; otherwise a chain followed live also serves its unfinalized blocks (X-Finalized-Block) */
+        finalized?: 'true' | 'false'
         /** @description wins over Accept (default json_stream) */
         format?: 'json' | 'json_stream' | 'csv' | 'arrow'
         /** @description chain equals */
@@ -576,12 +796,15 @@ export interface operations {
           'X-Blocks-Served-Truncated'?: string
           'X-Next-From-Block'?: string
           'X-Latest-Block'?: string
+          'X-Finalized-Block'?: string
           'X-Partitions-Read'?: string
           'X-Partitions-Skipped'?: string
           'X-Row-Groups-Read'?: string
           'X-Row-Groups-Skipped'?: string
           'X-Rows-Scanned'?: string
           'X-Filters-Pushed-Down'?: string
+          'X-Index'?: string
+          'X-Index-Hot'?: string
           'X-Storage-Requests'?: string
           'X-Bytes-Fetched'?: string
           'Retry-After'?: string
@@ -682,6 +905,8 @@ export interface operations {
         fields?: string
         /** @description at most this many rows, cut at a block boundary; X-Next-From-Block says where to continue */
         limit?: number
+        /** @description true: final blocks only; otherwise a chain followed live also serves its unfinalized blocks (X-Finalized-Block) */
+        finalized?: 'true' | 'false'
         /** @description wins over Accept (default json_stream) */
         format?: 'json' | 'json_stream' | 'csv' | 'arrow'
         /** @description chain equals */
@@ -931,12 +1156,15 @@ export interface operations {
           'X-Blocks-Served-Truncated'?: string
           'X-Next-From-Block'?: string
           'X-Latest-Block'?: string
+          'X-Finalized-Block'?: string
           'X-Partitions-Read'?: string
           'X-Partitions-Skipped'?: string
           'X-Row-Groups-Read'?: string
           'X-Row-Groups-Skipped'?: string
           'X-Rows-Scanned'?: string
           'X-Filters-Pushed-Down'?: string
+          'X-Index'?: string
+          'X-Index-Hot'?: string
           'X-Storage-Requests'?: string
           'X-Bytes-Fetched'?: string
           'Retry-After'?: string
@@ -1037,6 +1265,8 @@ export interface operations {
         fields?: string
         /** @description at most this many rows, cut at a block boundary; X-Next-From-Block says where to continue */
         limit?: number
+        /** @description true: final blocks only; otherwise a chain followed live also serves its unfinalized blocks (X-Finalized-Block) */
+        finalized?: 'true' | 'false'
         /** @description wins over Accept (default json_stream) */
         format?: 'json' | 'json_stream' | 'csv' | 'arrow'
         /** @description chain equals */
@@ -1162,12 +1392,15 @@ export interface operations {
           'X-Blocks-Served-Truncated'?: string
           'X-Next-From-Block'?: string
           'X-Latest-Block'?: string
+          'X-Finalized-Block'?: string
           'X-Partitions-Read'?: string
           'X-Partitions-Skipped'?: string
           'X-Row-Groups-Read'?: string
           'X-Row-Groups-Skipped'?: string
           'X-Rows-Scanned'?: string
           'X-Filters-Pushed-Down'?: string
+          'X-Index'?: string
+          'X-Index-Hot'?: string
           'X-Storage-Requests'?: string
           'X-Bytes-Fetched'?: string
           'Retry-After'?: string
@@ -1177,6 +1410,1378 @@ export interface operations {
         content: {
           'application/json': components['schemas']['evm_logs'][]
           'application/jsonstream': components['schemas']['evm_logs']
+          'text/csv': string
+          'application/vnd.apache.arrow.stream': string
+        }
+      }
+      /** @description invalid parameter (the envelope names it) */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description missing or invalid credentials */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description no such endpoint, or nothing stored in the range (coverage says what is) */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description no acceptable format */
+      406: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description format=json over more than 10,000 blocks without limit */
+      413: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description URL over 16,384 bytes */
+      414: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description too many failed logins from this address */
+      429: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description object storage unavailable (Retry-After) or damaged */
+      503: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  dex_pools: {
+    parameters: {
+      query: {
+        /** @description one chain: code, id or name, case-insensitive */
+        chains: 'ETH' | '1' | 'ethereum-mainnet' | 'DEVNET' | '31337' | 'anvil-devnet'
+        /** @description block number, decimal, 0x-hex or latest (default latest) */
+        from_block?: string
+        /** @description block number, decimal, 0x-hex or latest (default latest) */
+        to_block?: string
+        /** @description output fields, comma-separated, in order */
+        fields?: string
+        /** @description at most this many rows, cut at a block boundary; X-Next-From-Block says where to continue */
+        limit?: number
+        /** @description true: final blocks only; otherwise a chain followed live also serves its unfinalized blocks (X-Finalized-Block) */
+        finalized?: 'true' | 'false'
+        /** @description wins over Accept (default json_stream) */
+        format?: 'json' | 'json_stream' | 'csv' | 'arrow'
+        /** @description chain equals */
+        chain?: string
+        /** @description chain equals one of (comma-separated, at most 1000) */
+        chain__in?: string
+        /** @description chain at least */
+        chain__gte?: string
+        /** @description chain at most */
+        chain__lte?: string
+        /** @description block_number equals */
+        block_number?: string
+        /** @description block_number equals one of (comma-separated, at most 1000) */
+        block_number__in?: string
+        /** @description block_number at least */
+        block_number__gte?: string
+        /** @description block_number at most */
+        block_number__lte?: string
+        /** @description block_hash equals */
+        block_hash?: string
+        /** @description block_hash equals one of (comma-separated, at most 1000) */
+        block_hash__in?: string
+        /** @description block_hash at least */
+        block_hash__gte?: string
+        /** @description block_hash at most */
+        block_hash__lte?: string
+        /** @description block_timestamp equals */
+        block_timestamp?: string
+        /** @description block_timestamp equals one of (comma-separated, at most 1000) */
+        block_timestamp__in?: string
+        /** @description block_timestamp at least */
+        block_timestamp__gte?: string
+        /** @description block_timestamp at most */
+        block_timestamp__lte?: string
+        /** @description transaction_index equals */
+        transaction_index?: string
+        /** @description transaction_index equals one of (comma-separated, at most 1000) */
+        transaction_index__in?: string
+        /** @description transaction_index at least */
+        transaction_index__gte?: string
+        /** @description transaction_index at most */
+        transaction_index__lte?: string
+        /** @description transaction_hash equals */
+        transaction_hash?: string
+        /** @description transaction_hash equals one of (comma-separated, at most 1000) */
+        transaction_hash__in?: string
+        /** @description transaction_hash at least */
+        transaction_hash__gte?: string
+        /** @description transaction_hash at most */
+        transaction_hash__lte?: string
+        /** @description log_index equals */
+        log_index?: string
+        /** @description log_index equals one of (comma-separated, at most 1000) */
+        log_index__in?: string
+        /** @description log_index at least */
+        log_index__gte?: string
+        /** @description log_index at most */
+        log_index__lte?: string
+        /** @description factory equals */
+        factory?: string
+        /** @description factory equals one of (comma-separated, at most 1000) */
+        factory__in?: string
+        /** @description factory at least */
+        factory__gte?: string
+        /** @description factory at most */
+        factory__lte?: string
+        /** @description pool equals */
+        pool?: string
+        /** @description pool equals one of (comma-separated, at most 1000) */
+        pool__in?: string
+        /** @description pool at least */
+        pool__gte?: string
+        /** @description pool at most */
+        pool__lte?: string
+        /** @description protocol equals; %00 for null */
+        protocol?: 'uniswap_v2' | 'sushiswap_v2' | 'pancakeswap_v2' | 'uniswap_v3' | 'pancakeswap_v3'
+        /** @description protocol equals one of (comma-separated, at most 1000); %00 for null */
+        protocol__in?: string
+        /** @description protocol at least */
+        protocol__gte?: 'uniswap_v2' | 'sushiswap_v2' | 'pancakeswap_v2' | 'uniswap_v3' | 'pancakeswap_v3'
+        /** @description protocol at most */
+        protocol__lte?: 'uniswap_v2' | 'sushiswap_v2' | 'pancakeswap_v2' | 'uniswap_v3' | 'pancakeswap_v3'
+        /** @description family equals */
+        family?: 'v2' | 'v3'
+        /** @description family equals one of (comma-separated, at most 1000) */
+        family__in?: string
+        /** @description family at least */
+        family__gte?: 'v2' | 'v3'
+        /** @description family at most */
+        family__lte?: 'v2' | 'v3'
+        /** @description token0 equals */
+        token0?: string
+        /** @description token0 equals one of (comma-separated, at most 1000) */
+        token0__in?: string
+        /** @description token0 at least */
+        token0__gte?: string
+        /** @description token0 at most */
+        token0__lte?: string
+        /** @description token1 equals */
+        token1?: string
+        /** @description token1 equals one of (comma-separated, at most 1000) */
+        token1__in?: string
+        /** @description token1 at least */
+        token1__gte?: string
+        /** @description token1 at most */
+        token1__lte?: string
+        /** @description fee equals; %00 for null */
+        fee?: string
+        /** @description fee equals one of (comma-separated, at most 1000); %00 for null */
+        fee__in?: string
+        /** @description fee at least */
+        fee__gte?: string
+        /** @description fee at most */
+        fee__lte?: string
+        /** @description tick_spacing equals; %00 for null */
+        tick_spacing?: string
+        /** @description tick_spacing equals one of (comma-separated, at most 1000); %00 for null */
+        tick_spacing__in?: string
+        /** @description tick_spacing at least */
+        tick_spacing__gte?: string
+        /** @description tick_spacing at most */
+        tick_spacing__lte?: string
+        /** @description pool_verified equals */
+        pool_verified?: 'true' | 'false'
+        /** @description pool_verified equals one of (comma-separated, at most 1000) */
+        pool_verified__in?: string
+        /** @description tx_from equals */
+        tx_from?: string
+        /** @description tx_from equals one of (comma-separated, at most 1000) */
+        tx_from__in?: string
+        /** @description tx_from at least */
+        tx_from__gte?: string
+        /** @description tx_from at most */
+        tx_from__lte?: string
+        /** @description tx_to equals; %00 for null */
+        tx_to?: string
+        /** @description tx_to equals one of (comma-separated, at most 1000); %00 for null */
+        tx_to__in?: string
+        /** @description tx_to at least */
+        tx_to__gte?: string
+        /** @description tx_to at most */
+        tx_to__lte?: string
+        /** @description removed equals */
+        removed?: 'true' | 'false'
+        /** @description removed equals one of (comma-separated, at most 1000) */
+        removed__in?: string
+      }
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description the rows */
+      200: {
+        headers: {
+          'X-Block-Range'?: string
+          'X-Blocks-Served'?: string
+          'X-Blocks-Served-Truncated'?: string
+          'X-Next-From-Block'?: string
+          'X-Latest-Block'?: string
+          'X-Finalized-Block'?: string
+          'X-Partitions-Read'?: string
+          'X-Partitions-Skipped'?: string
+          'X-Row-Groups-Read'?: string
+          'X-Row-Groups-Skipped'?: string
+          'X-Rows-Scanned'?: string
+          'X-Filters-Pushed-Down'?: string
+          'X-Index'?: string
+          'X-Index-Hot'?: string
+          'X-Storage-Requests'?: string
+          'X-Bytes-Fetched'?: string
+          'Retry-After'?: string
+          'WWW-Authenticate'?: string
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['evm_dex_pools'][]
+          'application/jsonstream': components['schemas']['evm_dex_pools']
+          'text/csv': string
+          'application/vnd.apache.arrow.stream': string
+        }
+      }
+      /** @description invalid parameter (the envelope names it) */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description missing or invalid credentials */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description no such endpoint, or nothing stored in the range (coverage says what is) */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description no acceptable format */
+      406: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description format=json over more than 10,000 blocks without limit */
+      413: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description URL over 16,384 bytes */
+      414: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description too many failed logins from this address */
+      429: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description object storage unavailable (Retry-After) or damaged */
+      503: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  dex_swaps: {
+    parameters: {
+      query: {
+        /** @description one chain: code, id or name, case-insensitive */
+        chains: 'ETH' | '1' | 'ethereum-mainnet' | 'DEVNET' | '31337' | 'anvil-devnet'
+        /** @description block number, decimal, 0x-hex or latest (default latest) */
+        from_block?: string
+        /** @description block number, decimal, 0x-hex or latest (default latest) */
+        to_block?: string
+        /** @description output fields, comma-separated, in order */
+        fields?: string
+        /** @description at most this many rows, cut at a block boundary; X-Next-From-Block says where to continue */
+        limit?: number
+        /** @description true: final blocks only; otherwise a chain followed live also serves its unfinalized blocks (X-Finalized-Block) */
+        finalized?: 'true' | 'false'
+        /** @description wins over Accept (default json_stream) */
+        format?: 'json' | 'json_stream' | 'csv' | 'arrow'
+        /** @description chain equals */
+        chain?: string
+        /** @description chain equals one of (comma-separated, at most 1000) */
+        chain__in?: string
+        /** @description chain at least */
+        chain__gte?: string
+        /** @description chain at most */
+        chain__lte?: string
+        /** @description block_number equals */
+        block_number?: string
+        /** @description block_number equals one of (comma-separated, at most 1000) */
+        block_number__in?: string
+        /** @description block_number at least */
+        block_number__gte?: string
+        /** @description block_number at most */
+        block_number__lte?: string
+        /** @description block_hash equals */
+        block_hash?: string
+        /** @description block_hash equals one of (comma-separated, at most 1000) */
+        block_hash__in?: string
+        /** @description block_hash at least */
+        block_hash__gte?: string
+        /** @description block_hash at most */
+        block_hash__lte?: string
+        /** @description block_timestamp equals */
+        block_timestamp?: string
+        /** @description block_timestamp equals one of (comma-separated, at most 1000) */
+        block_timestamp__in?: string
+        /** @description block_timestamp at least */
+        block_timestamp__gte?: string
+        /** @description block_timestamp at most */
+        block_timestamp__lte?: string
+        /** @description transaction_index equals */
+        transaction_index?: string
+        /** @description transaction_index equals one of (comma-separated, at most 1000) */
+        transaction_index__in?: string
+        /** @description transaction_index at least */
+        transaction_index__gte?: string
+        /** @description transaction_index at most */
+        transaction_index__lte?: string
+        /** @description transaction_hash equals */
+        transaction_hash?: string
+        /** @description transaction_hash equals one of (comma-separated, at most 1000) */
+        transaction_hash__in?: string
+        /** @description transaction_hash at least */
+        transaction_hash__gte?: string
+        /** @description transaction_hash at most */
+        transaction_hash__lte?: string
+        /** @description log_index equals */
+        log_index?: string
+        /** @description log_index equals one of (comma-separated, at most 1000) */
+        log_index__in?: string
+        /** @description log_index at least */
+        log_index__gte?: string
+        /** @description log_index at most */
+        log_index__lte?: string
+        /** @description pool equals */
+        pool?: string
+        /** @description pool equals one of (comma-separated, at most 1000) */
+        pool__in?: string
+        /** @description pool at least */
+        pool__gte?: string
+        /** @description pool at most */
+        pool__lte?: string
+        /** @description protocol equals; %00 for null */
+        protocol?: 'uniswap_v2' | 'sushiswap_v2' | 'pancakeswap_v2' | 'uniswap_v3' | 'pancakeswap_v3'
+        /** @description protocol equals one of (comma-separated, at most 1000); %00 for null */
+        protocol__in?: string
+        /** @description protocol at least */
+        protocol__gte?: 'uniswap_v2' | 'sushiswap_v2' | 'pancakeswap_v2' | 'uniswap_v3' | 'pancakeswap_v3'
+        /** @description protocol at most */
+        protocol__lte?: 'uniswap_v2' | 'sushiswap_v2' | 'pancakeswap_v2' | 'uniswap_v3' | 'pancakeswap_v3'
+        /** @description family equals */
+        family?: 'v2' | 'v3'
+        /** @description family equals one of (comma-separated, at most 1000) */
+        family__in?: string
+        /** @description family at least */
+        family__gte?: 'v2' | 'v3'
+        /** @description family at most */
+        family__lte?: 'v2' | 'v3'
+        /** @description factory equals; %00 for null */
+        factory?: string
+        /** @description factory equals one of (comma-separated, at most 1000); %00 for null */
+        factory__in?: string
+        /** @description factory at least */
+        factory__gte?: string
+        /** @description factory at most */
+        factory__lte?: string
+        /** @description pool_verified equals */
+        pool_verified?: 'true' | 'false'
+        /** @description pool_verified equals one of (comma-separated, at most 1000) */
+        pool_verified__in?: string
+        /** @description token0 equals; %00 for null */
+        token0?: string
+        /** @description token0 equals one of (comma-separated, at most 1000); %00 for null */
+        token0__in?: string
+        /** @description token0 at least */
+        token0__gte?: string
+        /** @description token0 at most */
+        token0__lte?: string
+        /** @description token1 equals; %00 for null */
+        token1?: string
+        /** @description token1 equals one of (comma-separated, at most 1000); %00 for null */
+        token1__in?: string
+        /** @description token1 at least */
+        token1__gte?: string
+        /** @description token1 at most */
+        token1__lte?: string
+        /** @description fee equals; %00 for null */
+        fee?: string
+        /** @description fee equals one of (comma-separated, at most 1000); %00 for null */
+        fee__in?: string
+        /** @description fee at least */
+        fee__gte?: string
+        /** @description fee at most */
+        fee__lte?: string
+        /** @description sender equals */
+        sender?: string
+        /** @description sender equals one of (comma-separated, at most 1000) */
+        sender__in?: string
+        /** @description sender at least */
+        sender__gte?: string
+        /** @description sender at most */
+        sender__lte?: string
+        /** @description recipient equals */
+        recipient?: string
+        /** @description recipient equals one of (comma-separated, at most 1000) */
+        recipient__in?: string
+        /** @description recipient at least */
+        recipient__gte?: string
+        /** @description recipient at most */
+        recipient__lte?: string
+        /** @description amount0 equals */
+        amount0?: string
+        /** @description amount0 equals one of (comma-separated, at most 1000) */
+        amount0__in?: string
+        /** @description amount0 at least */
+        amount0__gte?: string
+        /** @description amount0 at most */
+        amount0__lte?: string
+        /** @description amount1 equals */
+        amount1?: string
+        /** @description amount1 equals one of (comma-separated, at most 1000) */
+        amount1__in?: string
+        /** @description amount1 at least */
+        amount1__gte?: string
+        /** @description amount1 at most */
+        amount1__lte?: string
+        /** @description amount0_in equals; %00 for null */
+        amount0_in?: string
+        /** @description amount0_in equals one of (comma-separated, at most 1000); %00 for null */
+        amount0_in__in?: string
+        /** @description amount0_in at least */
+        amount0_in__gte?: string
+        /** @description amount0_in at most */
+        amount0_in__lte?: string
+        /** @description amount1_in equals; %00 for null */
+        amount1_in?: string
+        /** @description amount1_in equals one of (comma-separated, at most 1000); %00 for null */
+        amount1_in__in?: string
+        /** @description amount1_in at least */
+        amount1_in__gte?: string
+        /** @description amount1_in at most */
+        amount1_in__lte?: string
+        /** @description amount0_out equals; %00 for null */
+        amount0_out?: string
+        /** @description amount0_out equals one of (comma-separated, at most 1000); %00 for null */
+        amount0_out__in?: string
+        /** @description amount0_out at least */
+        amount0_out__gte?: string
+        /** @description amount0_out at most */
+        amount0_out__lte?: string
+        /** @description amount1_out equals; %00 for null */
+        amount1_out?: string
+        /** @description amount1_out equals one of (comma-separated, at most 1000); %00 for null */
+        amount1_out__in?: string
+        /** @description amount1_out at least */
+        amount1_out__gte?: string
+        /** @description amount1_out at most */
+        amount1_out__lte?: string
+        /** @description sqrt_price_x96 equals; %00 for null */
+        sqrt_price_x96?: string
+        /** @description sqrt_price_x96 equals one of (comma-separated, at most 1000); %00 for null */
+        sqrt_price_x96__in?: string
+        /** @description sqrt_price_x96 at least */
+        sqrt_price_x96__gte?: string
+        /** @description sqrt_price_x96 at most */
+        sqrt_price_x96__lte?: string
+        /** @description liquidity equals; %00 for null */
+        liquidity?: string
+        /** @description liquidity equals one of (comma-separated, at most 1000); %00 for null */
+        liquidity__in?: string
+        /** @description liquidity at least */
+        liquidity__gte?: string
+        /** @description liquidity at most */
+        liquidity__lte?: string
+        /** @description tick equals; %00 for null */
+        tick?: string
+        /** @description tick equals one of (comma-separated, at most 1000); %00 for null */
+        tick__in?: string
+        /** @description tick at least */
+        tick__gte?: string
+        /** @description tick at most */
+        tick__lte?: string
+        /** @description price equals; %00 for null */
+        price?: string
+        /** @description price equals one of (comma-separated, at most 1000); %00 for null */
+        price__in?: string
+        /** @description price at least */
+        price__gte?: string
+        /** @description price at most */
+        price__lte?: string
+        /** @description token_bought_address equals; %00 for null */
+        token_bought_address?: string
+        /** @description token_bought_address equals one of (comma-separated, at most 1000); %00 for null */
+        token_bought_address__in?: string
+        /** @description token_bought_address at least */
+        token_bought_address__gte?: string
+        /** @description token_bought_address at most */
+        token_bought_address__lte?: string
+        /** @description token_sold_address equals; %00 for null */
+        token_sold_address?: string
+        /** @description token_sold_address equals one of (comma-separated, at most 1000); %00 for null */
+        token_sold_address__in?: string
+        /** @description token_sold_address at least */
+        token_sold_address__gte?: string
+        /** @description token_sold_address at most */
+        token_sold_address__lte?: string
+        /** @description token_bought_amount_raw equals; %00 for null */
+        token_bought_amount_raw?: string
+        /** @description token_bought_amount_raw equals one of (comma-separated, at most 1000); %00 for null */
+        token_bought_amount_raw__in?: string
+        /** @description token_bought_amount_raw at least */
+        token_bought_amount_raw__gte?: string
+        /** @description token_bought_amount_raw at most */
+        token_bought_amount_raw__lte?: string
+        /** @description token_sold_amount_raw equals; %00 for null */
+        token_sold_amount_raw?: string
+        /** @description token_sold_amount_raw equals one of (comma-separated, at most 1000); %00 for null */
+        token_sold_amount_raw__in?: string
+        /** @description token_sold_amount_raw at least */
+        token_sold_amount_raw__gte?: string
+        /** @description token_sold_amount_raw at most */
+        token_sold_amount_raw__lte?: string
+        /** @description taker equals */
+        taker?: string
+        /** @description taker equals one of (comma-separated, at most 1000) */
+        taker__in?: string
+        /** @description taker at least */
+        taker__gte?: string
+        /** @description taker at most */
+        taker__lte?: string
+        /** @description protocol_fees_token0 equals; %00 for null */
+        protocol_fees_token0?: string
+        /** @description protocol_fees_token0 equals one of (comma-separated, at most 1000); %00 for null */
+        protocol_fees_token0__in?: string
+        /** @description protocol_fees_token0 at least */
+        protocol_fees_token0__gte?: string
+        /** @description protocol_fees_token0 at most */
+        protocol_fees_token0__lte?: string
+        /** @description protocol_fees_token1 equals; %00 for null */
+        protocol_fees_token1?: string
+        /** @description protocol_fees_token1 equals one of (comma-separated, at most 1000); %00 for null */
+        protocol_fees_token1__in?: string
+        /** @description protocol_fees_token1 at least */
+        protocol_fees_token1__gte?: string
+        /** @description protocol_fees_token1 at most */
+        protocol_fees_token1__lte?: string
+        /** @description tx_from equals */
+        tx_from?: string
+        /** @description tx_from equals one of (comma-separated, at most 1000) */
+        tx_from__in?: string
+        /** @description tx_from at least */
+        tx_from__gte?: string
+        /** @description tx_from at most */
+        tx_from__lte?: string
+        /** @description tx_to equals; %00 for null */
+        tx_to?: string
+        /** @description tx_to equals one of (comma-separated, at most 1000); %00 for null */
+        tx_to__in?: string
+        /** @description tx_to at least */
+        tx_to__gte?: string
+        /** @description tx_to at most */
+        tx_to__lte?: string
+        /** @description removed equals */
+        removed?: 'true' | 'false'
+        /** @description removed equals one of (comma-separated, at most 1000) */
+        removed__in?: string
+      }
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description the rows */
+      200: {
+        headers: {
+          'X-Block-Range'?: string
+          'X-Blocks-Served'?: string
+          'X-Blocks-Served-Truncated'?: string
+          'X-Next-From-Block'?: string
+          'X-Latest-Block'?: string
+          'X-Finalized-Block'?: string
+          'X-Partitions-Read'?: string
+          'X-Partitions-Skipped'?: string
+          'X-Row-Groups-Read'?: string
+          'X-Row-Groups-Skipped'?: string
+          'X-Rows-Scanned'?: string
+          'X-Filters-Pushed-Down'?: string
+          'X-Index'?: string
+          'X-Index-Hot'?: string
+          'X-Storage-Requests'?: string
+          'X-Bytes-Fetched'?: string
+          'Retry-After'?: string
+          'WWW-Authenticate'?: string
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['evm_dex_swaps'][]
+          'application/jsonstream': components['schemas']['evm_dex_swaps']
+          'text/csv': string
+          'application/vnd.apache.arrow.stream': string
+        }
+      }
+      /** @description invalid parameter (the envelope names it) */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description missing or invalid credentials */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description no such endpoint, or nothing stored in the range (coverage says what is) */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description no acceptable format */
+      406: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description format=json over more than 10,000 blocks without limit */
+      413: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description URL over 16,384 bytes */
+      414: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description too many failed logins from this address */
+      429: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description object storage unavailable (Retry-After) or damaged */
+      503: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  dex_liquidity: {
+    parameters: {
+      query: {
+        /** @description one chain: code, id or name, case-insensitive */
+        chains: 'ETH' | '1' | 'ethereum-mainnet' | 'DEVNET' | '31337' | 'anvil-devnet'
+        /** @description block number, decimal, 0x-hex or latest (default latest) */
+        from_block?: string
+        /** @description block number, decimal, 0x-hex or latest (default latest) */
+        to_block?: string
+        /** @description output fields, comma-separated, in order */
+        fields?: string
+        /** @description at most this many rows, cut at a block boundary; X-Next-From-Block says where to continue */
+        limit?: number
+        /** @description true: final blocks only; otherwise a chain followed live also serves its unfinalized blocks (X-Finalized-Block) */
+        finalized?: 'true' | 'false'
+        /** @description wins over Accept (default json_stream) */
+        format?: 'json' | 'json_stream' | 'csv' | 'arrow'
+        /** @description chain equals */
+        chain?: string
+        /** @description chain equals one of (comma-separated, at most 1000) */
+        chain__in?: string
+        /** @description chain at least */
+        chain__gte?: string
+        /** @description chain at most */
+        chain__lte?: string
+        /** @description block_number equals */
+        block_number?: string
+        /** @description block_number equals one of (comma-separated, at most 1000) */
+        block_number__in?: string
+        /** @description block_number at least */
+        block_number__gte?: string
+        /** @description block_number at most */
+        block_number__lte?: string
+        /** @description block_hash equals */
+        block_hash?: string
+        /** @description block_hash equals one of (comma-separated, at most 1000) */
+        block_hash__in?: string
+        /** @description block_hash at least */
+        block_hash__gte?: string
+        /** @description block_hash at most */
+        block_hash__lte?: string
+        /** @description block_timestamp equals */
+        block_timestamp?: string
+        /** @description block_timestamp equals one of (comma-separated, at most 1000) */
+        block_timestamp__in?: string
+        /** @description block_timestamp at least */
+        block_timestamp__gte?: string
+        /** @description block_timestamp at most */
+        block_timestamp__lte?: string
+        /** @description transaction_index equals */
+        transaction_index?: string
+        /** @description transaction_index equals one of (comma-separated, at most 1000) */
+        transaction_index__in?: string
+        /** @description transaction_index at least */
+        transaction_index__gte?: string
+        /** @description transaction_index at most */
+        transaction_index__lte?: string
+        /** @description transaction_hash equals */
+        transaction_hash?: string
+        /** @description transaction_hash equals one of (comma-separated, at most 1000) */
+        transaction_hash__in?: string
+        /** @description transaction_hash at least */
+        transaction_hash__gte?: string
+        /** @description transaction_hash at most */
+        transaction_hash__lte?: string
+        /** @description log_index equals */
+        log_index?: string
+        /** @description log_index equals one of (comma-separated, at most 1000) */
+        log_index__in?: string
+        /** @description log_index at least */
+        log_index__gte?: string
+        /** @description log_index at most */
+        log_index__lte?: string
+        /** @description pool equals */
+        pool?: string
+        /** @description pool equals one of (comma-separated, at most 1000) */
+        pool__in?: string
+        /** @description pool at least */
+        pool__gte?: string
+        /** @description pool at most */
+        pool__lte?: string
+        /** @description protocol equals; %00 for null */
+        protocol?: 'uniswap_v2' | 'sushiswap_v2' | 'pancakeswap_v2' | 'uniswap_v3' | 'pancakeswap_v3'
+        /** @description protocol equals one of (comma-separated, at most 1000); %00 for null */
+        protocol__in?: string
+        /** @description protocol at least */
+        protocol__gte?: 'uniswap_v2' | 'sushiswap_v2' | 'pancakeswap_v2' | 'uniswap_v3' | 'pancakeswap_v3'
+        /** @description protocol at most */
+        protocol__lte?: 'uniswap_v2' | 'sushiswap_v2' | 'pancakeswap_v2' | 'uniswap_v3' | 'pancakeswap_v3'
+        /** @description family equals */
+        family?: 'v2' | 'v3'
+        /** @description family equals one of (comma-separated, at most 1000) */
+        family__in?: string
+        /** @description family at least */
+        family__gte?: 'v2' | 'v3'
+        /** @description family at most */
+        family__lte?: 'v2' | 'v3'
+        /** @description factory equals; %00 for null */
+        factory?: string
+        /** @description factory equals one of (comma-separated, at most 1000); %00 for null */
+        factory__in?: string
+        /** @description factory at least */
+        factory__gte?: string
+        /** @description factory at most */
+        factory__lte?: string
+        /** @description pool_verified equals */
+        pool_verified?: 'true' | 'false'
+        /** @description pool_verified equals one of (comma-separated, at most 1000) */
+        pool_verified__in?: string
+        /** @description token0 equals; %00 for null */
+        token0?: string
+        /** @description token0 equals one of (comma-separated, at most 1000); %00 for null */
+        token0__in?: string
+        /** @description token0 at least */
+        token0__gte?: string
+        /** @description token0 at most */
+        token0__lte?: string
+        /** @description token1 equals; %00 for null */
+        token1?: string
+        /** @description token1 equals one of (comma-separated, at most 1000); %00 for null */
+        token1__in?: string
+        /** @description token1 at least */
+        token1__gte?: string
+        /** @description token1 at most */
+        token1__lte?: string
+        /** @description fee equals; %00 for null */
+        fee?: string
+        /** @description fee equals one of (comma-separated, at most 1000); %00 for null */
+        fee__in?: string
+        /** @description fee at least */
+        fee__gte?: string
+        /** @description fee at most */
+        fee__lte?: string
+        /** @description event equals */
+        event?: 'mint' | 'burn' | 'collect'
+        /** @description event equals one of (comma-separated, at most 1000) */
+        event__in?: string
+        /** @description event at least */
+        event__gte?: 'mint' | 'burn' | 'collect'
+        /** @description event at most */
+        event__lte?: 'mint' | 'burn' | 'collect'
+        /** @description owner equals; %00 for null */
+        owner?: string
+        /** @description owner equals one of (comma-separated, at most 1000); %00 for null */
+        owner__in?: string
+        /** @description owner at least */
+        owner__gte?: string
+        /** @description owner at most */
+        owner__lte?: string
+        /** @description sender equals; %00 for null */
+        sender?: string
+        /** @description sender equals one of (comma-separated, at most 1000); %00 for null */
+        sender__in?: string
+        /** @description sender at least */
+        sender__gte?: string
+        /** @description sender at most */
+        sender__lte?: string
+        /** @description recipient equals; %00 for null */
+        recipient?: string
+        /** @description recipient equals one of (comma-separated, at most 1000); %00 for null */
+        recipient__in?: string
+        /** @description recipient at least */
+        recipient__gte?: string
+        /** @description recipient at most */
+        recipient__lte?: string
+        /** @description tick_lower equals; %00 for null */
+        tick_lower?: string
+        /** @description tick_lower equals one of (comma-separated, at most 1000); %00 for null */
+        tick_lower__in?: string
+        /** @description tick_lower at least */
+        tick_lower__gte?: string
+        /** @description tick_lower at most */
+        tick_lower__lte?: string
+        /** @description tick_upper equals; %00 for null */
+        tick_upper?: string
+        /** @description tick_upper equals one of (comma-separated, at most 1000); %00 for null */
+        tick_upper__in?: string
+        /** @description tick_upper at least */
+        tick_upper__gte?: string
+        /** @description tick_upper at most */
+        tick_upper__lte?: string
+        /** @description liquidity equals; %00 for null */
+        liquidity?: string
+        /** @description liquidity equals one of (comma-separated, at most 1000); %00 for null */
+        liquidity__in?: string
+        /** @description liquidity at least */
+        liquidity__gte?: string
+        /** @description liquidity at most */
+        liquidity__lte?: string
+        /** @description amount0 equals */
+        amount0?: string
+        /** @description amount0 equals one of (comma-separated, at most 1000) */
+        amount0__in?: string
+        /** @description amount0 at least */
+        amount0__gte?: string
+        /** @description amount0 at most */
+        amount0__lte?: string
+        /** @description amount1 equals */
+        amount1?: string
+        /** @description amount1 equals one of (comma-separated, at most 1000) */
+        amount1__in?: string
+        /** @description amount1 at least */
+        amount1__gte?: string
+        /** @description amount1 at most */
+        amount1__lte?: string
+        /** @description tx_from equals */
+        tx_from?: string
+        /** @description tx_from equals one of (comma-separated, at most 1000) */
+        tx_from__in?: string
+        /** @description tx_from at least */
+        tx_from__gte?: string
+        /** @description tx_from at most */
+        tx_from__lte?: string
+        /** @description tx_to equals; %00 for null */
+        tx_to?: string
+        /** @description tx_to equals one of (comma-separated, at most 1000); %00 for null */
+        tx_to__in?: string
+        /** @description tx_to at least */
+        tx_to__gte?: string
+        /** @description tx_to at most */
+        tx_to__lte?: string
+        /** @description removed equals */
+        removed?: 'true' | 'false'
+        /** @description removed equals one of (comma-separated, at most 1000) */
+        removed__in?: string
+      }
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description the rows */
+      200: {
+        headers: {
+          'X-Block-Range'?: string
+          'X-Blocks-Served'?: string
+          'X-Blocks-Served-Truncated'?: string
+          'X-Next-From-Block'?: string
+          'X-Latest-Block'?: string
+          'X-Finalized-Block'?: string
+          'X-Partitions-Read'?: string
+          'X-Partitions-Skipped'?: string
+          'X-Row-Groups-Read'?: string
+          'X-Row-Groups-Skipped'?: string
+          'X-Rows-Scanned'?: string
+          'X-Filters-Pushed-Down'?: string
+          'X-Index'?: string
+          'X-Index-Hot'?: string
+          'X-Storage-Requests'?: string
+          'X-Bytes-Fetched'?: string
+          'Retry-After'?: string
+          'WWW-Authenticate'?: string
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['evm_dex_liquidity'][]
+          'application/jsonstream': components['schemas']['evm_dex_liquidity']
+          'text/csv': string
+          'application/vnd.apache.arrow.stream': string
+        }
+      }
+      /** @description invalid parameter (the envelope names it) */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description missing or invalid credentials */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description no such endpoint, or nothing stored in the range (coverage says what is) */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description no acceptable format */
+      406: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description format=json over more than 10,000 blocks without limit */
+      413: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description URL over 16,384 bytes */
+      414: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description too many failed logins from this address */
+      429: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description object storage unavailable (Retry-After) or damaged */
+      503: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  dex_positions: {
+    parameters: {
+      query: {
+        /** @description one chain: code, id or name, case-insensitive */
+        chains: 'ETH' | '1' | 'ethereum-mainnet' | 'DEVNET' | '31337' | 'anvil-devnet'
+        /** @description block number, decimal, 0x-hex or latest (default latest) */
+        from_block?: string
+        /** @description block number, decimal, 0x-hex or latest (default latest) */
+        to_block?: string
+        /** @description output fields, comma-separated, in order */
+        fields?: string
+        /** @description at most this many rows, cut at a block boundary; X-Next-From-Block says where to continue */
+        limit?: number
+        /** @description true: final blocks only; otherwise a chain followed live also serves its unfinalized blocks (X-Finalized-Block) */
+        finalized?: 'true' | 'false'
+        /** @description wins over Accept (default json_stream) */
+        format?: 'json' | 'json_stream' | 'csv' | 'arrow'
+        /** @description chain equals */
+        chain?: string
+        /** @description chain equals one of (comma-separated, at most 1000) */
+        chain__in?: string
+        /** @description chain at least */
+        chain__gte?: string
+        /** @description chain at most */
+        chain__lte?: string
+        /** @description block_number equals */
+        block_number?: string
+        /** @description block_number equals one of (comma-separated, at most 1000) */
+        block_number__in?: string
+        /** @description block_number at least */
+        block_number__gte?: string
+        /** @description block_number at most */
+        block_number__lte?: string
+        /** @description block_hash equals */
+        block_hash?: string
+        /** @description block_hash equals one of (comma-separated, at most 1000) */
+        block_hash__in?: string
+        /** @description block_hash at least */
+        block_hash__gte?: string
+        /** @description block_hash at most */
+        block_hash__lte?: string
+        /** @description block_timestamp equals */
+        block_timestamp?: string
+        /** @description block_timestamp equals one of (comma-separated, at most 1000) */
+        block_timestamp__in?: string
+        /** @description block_timestamp at least */
+        block_timestamp__gte?: string
+        /** @description block_timestamp at most */
+        block_timestamp__lte?: string
+        /** @description transaction_index equals */
+        transaction_index?: string
+        /** @description transaction_index equals one of (comma-separated, at most 1000) */
+        transaction_index__in?: string
+        /** @description transaction_index at least */
+        transaction_index__gte?: string
+        /** @description transaction_index at most */
+        transaction_index__lte?: string
+        /** @description transaction_hash equals */
+        transaction_hash?: string
+        /** @description transaction_hash equals one of (comma-separated, at most 1000) */
+        transaction_hash__in?: string
+        /** @description transaction_hash at least */
+        transaction_hash__gte?: string
+        /** @description transaction_hash at most */
+        transaction_hash__lte?: string
+        /** @description log_index equals */
+        log_index?: string
+        /** @description log_index equals one of (comma-separated, at most 1000) */
+        log_index__in?: string
+        /** @description log_index at least */
+        log_index__gte?: string
+        /** @description log_index at most */
+        log_index__lte?: string
+        /** @description position_manager equals */
+        position_manager?: string
+        /** @description position_manager equals one of (comma-separated, at most 1000) */
+        position_manager__in?: string
+        /** @description position_manager at least */
+        position_manager__gte?: string
+        /** @description position_manager at most */
+        position_manager__lte?: string
+        /** @description protocol equals */
+        protocol?: 'uniswap_v2' | 'sushiswap_v2' | 'pancakeswap_v2' | 'uniswap_v3' | 'pancakeswap_v3'
+        /** @description protocol equals one of (comma-separated, at most 1000) */
+        protocol__in?: string
+        /** @description protocol at least */
+        protocol__gte?: 'uniswap_v2' | 'sushiswap_v2' | 'pancakeswap_v2' | 'uniswap_v3' | 'pancakeswap_v3'
+        /** @description protocol at most */
+        protocol__lte?: 'uniswap_v2' | 'sushiswap_v2' | 'pancakeswap_v2' | 'uniswap_v3' | 'pancakeswap_v3'
+        /** @description token_id equals */
+        token_id?: string
+        /** @description token_id equals one of (comma-separated, at most 1000) */
+        token_id__in?: string
+        /** @description token_id at least */
+        token_id__gte?: string
+        /** @description token_id at most */
+        token_id__lte?: string
+        /** @description event equals */
+        event?: 'increase_liquidity' | 'decrease_liquidity' | 'collect' | 'transfer'
+        /** @description event equals one of (comma-separated, at most 1000) */
+        event__in?: string
+        /** @description event at least */
+        event__gte?: 'increase_liquidity' | 'decrease_liquidity' | 'collect' | 'transfer'
+        /** @description event at most */
+        event__lte?: 'increase_liquidity' | 'decrease_liquidity' | 'collect' | 'transfer'
+        /** @description pool equals; %00 for null */
+        pool?: string
+        /** @description pool equals one of (comma-separated, at most 1000); %00 for null */
+        pool__in?: string
+        /** @description pool at least */
+        pool__gte?: string
+        /** @description pool at most */
+        pool__lte?: string
+        /** @description tick_lower equals; %00 for null */
+        tick_lower?: string
+        /** @description tick_lower equals one of (comma-separated, at most 1000); %00 for null */
+        tick_lower__in?: string
+        /** @description tick_lower at least */
+        tick_lower__gte?: string
+        /** @description tick_lower at most */
+        tick_lower__lte?: string
+        /** @description tick_upper equals; %00 for null */
+        tick_upper?: string
+        /** @description tick_upper equals one of (comma-separated, at most 1000); %00 for null */
+        tick_upper__in?: string
+        /** @description tick_upper at least */
+        tick_upper__gte?: string
+        /** @description tick_upper at most */
+        tick_upper__lte?: string
+        /** @description token0 equals; %00 for null */
+        token0?: string
+        /** @description token0 equals one of (comma-separated, at most 1000); %00 for null */
+        token0__in?: string
+        /** @description token0 at least */
+        token0__gte?: string
+        /** @description token0 at most */
+        token0__lte?: string
+        /** @description token1 equals; %00 for null */
+        token1?: string
+        /** @description token1 equals one of (comma-separated, at most 1000); %00 for null */
+        token1__in?: string
+        /** @description token1 at least */
+        token1__gte?: string
+        /** @description token1 at most */
+        token1__lte?: string
+        /** @description liquidity equals */
+        liquidity?: string
+        /** @description liquidity equals one of (comma-separated, at most 1000) */
+        liquidity__in?: string
+        /** @description liquidity at least */
+        liquidity__gte?: string
+        /** @description liquidity at most */
+        liquidity__lte?: string
+        /** @description amount0 equals */
+        amount0?: string
+        /** @description amount0 equals one of (comma-separated, at most 1000) */
+        amount0__in?: string
+        /** @description amount0 at least */
+        amount0__gte?: string
+        /** @description amount0 at most */
+        amount0__lte?: string
+        /** @description amount1 equals */
+        amount1?: string
+        /** @description amount1 equals one of (comma-separated, at most 1000) */
+        amount1__in?: string
+        /** @description amount1 at least */
+        amount1__gte?: string
+        /** @description amount1 at most */
+        amount1__lte?: string
+        /** @description fees0 equals; %00 for null */
+        fees0?: string
+        /** @description fees0 equals one of (comma-separated, at most 1000); %00 for null */
+        fees0__in?: string
+        /** @description fees0 at least */
+        fees0__gte?: string
+        /** @description fees0 at most */
+        fees0__lte?: string
+        /** @description fees1 equals; %00 for null */
+        fees1?: string
+        /** @description fees1 equals one of (comma-separated, at most 1000); %00 for null */
+        fees1__in?: string
+        /** @description fees1 at least */
+        fees1__gte?: string
+        /** @description fees1 at most */
+        fees1__lte?: string
+        /** @description recipient equals; %00 for null */
+        recipient?: string
+        /** @description recipient equals one of (comma-separated, at most 1000); %00 for null */
+        recipient__in?: string
+        /** @description recipient at least */
+        recipient__gte?: string
+        /** @description recipient at most */
+        recipient__lte?: string
+        /** @description owner equals; %00 for null */
+        owner?: string
+        /** @description owner equals one of (comma-separated, at most 1000); %00 for null */
+        owner__in?: string
+        /** @description owner at least */
+        owner__gte?: string
+        /** @description owner at most */
+        owner__lte?: string
+        /** @description previous_owner equals; %00 for null */
+        previous_owner?: string
+        /** @description previous_owner equals one of (comma-separated, at most 1000); %00 for null */
+        previous_owner__in?: string
+        /** @description previous_owner at least */
+        previous_owner__gte?: string
+        /** @description previous_owner at most */
+        previous_owner__lte?: string
+        /** @description pool_log_index equals; %00 for null */
+        pool_log_index?: string
+        /** @description pool_log_index equals one of (comma-separated, at most 1000); %00 for null */
+        pool_log_index__in?: string
+        /** @description pool_log_index at least */
+        pool_log_index__gte?: string
+        /** @description pool_log_index at most */
+        pool_log_index__lte?: string
+        /** @description tx_from equals */
+        tx_from?: string
+        /** @description tx_from equals one of (comma-separated, at most 1000) */
+        tx_from__in?: string
+        /** @description tx_from at least */
+        tx_from__gte?: string
+        /** @description tx_from at most */
+        tx_from__lte?: string
+        /** @description tx_to equals; %00 for null */
+        tx_to?: string
+        /** @description tx_to equals one of (comma-separated, at most 1000); %00 for null */
+        tx_to__in?: string
+        /** @description tx_to at least */
+        tx_to__gte?: string
+        /** @description tx_to at most */
+        tx_to__lte?: string
+        /** @description removed equals */
+        removed?: 'true' | 'false'
+        /** @description removed equals one of (comma-separated, at most 1000) */
+        removed__in?: string
+      }
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description the rows */
+      200: {
+        headers: {
+          'X-Block-Range'?: string
+          'X-Blocks-Served'?: string
+          'X-Blocks-Served-Truncated'?: string
+          'X-Next-From-Block'?: string
+          'X-Latest-Block'?: string
+          'X-Finalized-Block'?: string
+          'X-Partitions-Read'?: string
+          'X-Partitions-Skipped'?: string
+          'X-Row-Groups-Read'?: string
+          'X-Row-Groups-Skipped'?: string
+          'X-Rows-Scanned'?: string
+          'X-Filters-Pushed-Down'?: string
+          'X-Index'?: string
+          'X-Index-Hot'?: string
+          'X-Storage-Requests'?: string
+          'X-Bytes-Fetched'?: string
+          'Retry-After'?: string
+          'WWW-Authenticate'?: string
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['evm_dex_positions'][]
+          'application/jsonstream': components['schemas']['evm_dex_positions']
           'text/csv': string
           'application/vnd.apache.arrow.stream': string
         }
