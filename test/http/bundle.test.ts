@@ -19,8 +19,11 @@ import { buildHttpLake, canonicalRecords, inBlocks, type HttpLake } from './fixt
 import { basic } from '../support/basic.ts'
 import { removeTempDirs, tempStore } from '../support/stores.ts'
 
-/** Size budget of the Worker bundle (Cloudflare's own limit is 3 MiB gzipped on the free plan). */
-export const BUNDLE_BUDGET = { bytes: 1024 * 1024, gzipBytes: 256 * 1024 }
+/**
+ * Size budget of the Worker bundle: a sixth of Cloudflare's own limit (3 MB compressed on the
+ * Free plan, 10 MB paid) once gzipped, so startup stays short; raw size bounds parse time.
+ */
+export const BUNDLE_BUDGET = { bytes: 2 * 1024 * 1024, gzipBytes: 512 * 1024 }
 
 const root = join(import.meta.dirname, '..', '..')
 
