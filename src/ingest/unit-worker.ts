@@ -18,7 +18,7 @@ export async function serveUnits(wrap: (source: ChainSource) => ChainSource = so
   const port = parentPort!
   const reply = (message: WorkerReply, transfer: ArrayBuffer[] = []) => port.postMessage(message, transfer)
   const rpc = createRpcClient(setup.rpcUrl, { concurrency: 4, ...setup.rpc, onRetry: retry => reply({ retry }) })
-  const source = wrap(evmSource(rpc, { keccak: await wasmKeccak256() }))
+  const source = wrap(evmSource(rpc, { keccak: await wasmKeccak256(), chain: { family: 'evm', id: setup.chain.id } }))
 
   port.on('message', async ({ id, unit }: { id: number; unit: IngestUnit }) => {
     try {
