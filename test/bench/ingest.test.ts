@@ -20,7 +20,8 @@ describe('benchIngest', () => {
     expect(b.datasets.logs.rows).toBe(237 + 291 + 408)
     const json = WITH_RECEIPTS.map(n => jsonSizes({ block: recordedBlock(n), receipts: recordedReceipts(n) }))
     expect(b.datasets.logs.jsonBytes).toBe(json.reduce((s, j) => s + j.logs, 0))
-    for (const d of Object.values(b.datasets)) {
+    // (the DEX datasets may have no rows in three blocks)
+    for (const d of Object.values(b.datasets).filter(d => d.rows > 0)) {
       expect(d.parquetBytes).toBeGreaterThan(0)
       expect(d.parquetBytesPerRow).toBeCloseTo(d.parquetBytes / d.rows)
     }
