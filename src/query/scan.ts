@@ -264,7 +264,9 @@ async function selectUnit(u: Unit, plan: ScanPlan, rangeTests: Predicate[], prog
   // instead of one for the range key and then one per output column, in one round
   // instead of two; its pages are kept until the output phase has read them.
   const span = groupSpan(u.part.metadata, u.group)
-  const whole = !u.inside && span[1] - span[0] <= WHOLE_GROUP_MAX
+  // A group the value index named is likely to hold output rows: fetched whole too when small,
+  // so its filter and output columns are one read instead of two rounds.
+  const whole = (!u.inside || u.part.plan.indexed !== undefined) && span[1] - span[0] <= WHOLE_GROUP_MAX
   const release = await (whole ? hold(u.part, span).then(b => letGo(u.part, [b])) : prefetch(u, columns))
   let keep = false
   try {
