@@ -246,9 +246,6 @@ function unitsOf(part: OpenPartition, maxRows: number): Unit[] {
 /** Largest row group fetched whole when the range cuts it (see selectUnit). */
 const WHOLE_GROUP_MAX = 2 * 1024 * 1024
 
-/** Largest row group named by the value index fetched whole (see selectUnit). */
-const INDEXED_WHOLE_MAX = 256 * 1024
-
 /**
  * Phase one: find the unit's matching rows. The chunks of every filter column are
  * fetched together (one round); then columns are decoded one at a time, most
@@ -267,10 +264,9 @@ async function selectUnit(u: Unit, plan: ScanPlan, rangeTests: Predicate[], prog
   // instead of one for the range key and then one per output column, in one round
   // instead of two; its pages are kept until the output phase has read them.
   const span = groupSpan(u.part.metadata, u.group)
-  // A small group the value index named is fetched whole too: its filter and output columns in
-  // one read instead of two rounds. A large one is read by page (a rare value is a few rows of it).
-  const size = span[1] - span[0]
-  const whole = (!u.inside && size <= WHOLE_GROUP_MAX) || (u.part.plan.indexed !== undefined && size <= INDEXED_WHOLE_MAX)
+  // A group the value index named is likely to hold output rows: fetched whole too when small,
+  // so its filter and output columns are one read instead of two rounds.
+  const whole = (!u.inside || u.part.plan.indexed !== undefined) && span[1] - span[0] <= WHOLE_GROUP_MAX
   const release = await (whole ? hold(u.part, span).then(b => letGo(u.part, [b])) : prefetch(u, columns))
   let keep = false
   try {
