@@ -19,7 +19,13 @@ beforeAll(async () => {
   await chain.mine([[1, '0x01']])
   server = await startLiveServer({
     follow: [{ chain: DEVNET, rpcUrl: chain.url, options: { finalityDepth: 64, noCompaction: true } }],
-    limits: { maxSubscriptionsPerUser: 2, authTimeoutMs: 200, maxBufferedBytes: 256 * 1024, lowWaterBytes: 64 * 1024, stallTimeoutMs: 1000 },
+    limits: {
+      maxSubscriptionsPerUser: 2,
+      authTimeoutMs: 200,
+      maxBufferedBytes: 256 * 1024,
+      lowWaterBytes: 64 * 1024,
+      stallTimeoutMs: 1000,
+    },
     closeGraceMs: 60_000,
   })
   live = server.service.chains.get(chainKey(DEVNET))!
