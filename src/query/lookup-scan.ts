@@ -7,23 +7,14 @@
 import type { Compressors, FileMetaData } from 'hyparquet'
 import { selectRows } from './filter.ts'
 import { ReadQueue, Resident } from './io.ts'
-import type { PartitionPlan, ScanPlan } from './plan.ts'
+import { groupStartsOf, type PartitionPlan, type ScanPlan } from './plan.ts'
 import type { Predicate } from './types.ts'
 import type { StoredValue } from '../schema/kinds.ts'
 import { LOOKUP_SHARE } from '../parquet/lookup.ts'
 import { concatVectors, takeVector, type U64Vector, type Vector } from '../columns/vector.ts'
 import { compareValues } from '../columns/compare.ts'
 import { groupSpan, hold, letGo } from './hold.ts'
-import {
-  columnChunk,
-  groupStartsOf,
-  layoutsOf,
-  type OpenPartition,
-  readWhole,
-  type ScanProgress,
-  type Selected,
-  type Unit,
-} from './unit.ts'
+import { columnChunk, layoutsOf, type OpenPartition, readWhole, type ScanProgress, type Selected, type Unit } from './unit.ts'
 
 /**
  * The read of a partition through its lookup copy: the row groups whose min/max of the

@@ -181,12 +181,7 @@ export function resolveIndexed(
   const inside: boolean[] = []
   let rowStart = -1
   let rowEnd = 0
-  const starts: number[] = []
-  let row = 0
-  for (const g of metadata.row_groups) {
-    starts.push(row)
-    row += Number(g.num_rows)
-  }
+  const starts = groupStartsOf(metadata)
   for (const g of p.indexed!.rowGroups) {
     const group = metadata.row_groups[g]
     if (!group) throw new Error(`partition ${p.key} has no row group ${g} (the index names it)`)
@@ -201,4 +196,15 @@ export function resolveIndexed(
     inside.push(known && Number(min) >= from && Number(max) <= to)
   }
   return rowGroups.length ? { ...p, rowGroups, inside, rowStart, rowEnd } : null
+}
+
+/** File row number where each row group starts. */
+export function groupStartsOf(metadata: FileMetaData): number[] {
+  const starts: number[] = []
+  let row = 0
+  for (const g of metadata.row_groups) {
+    starts.push(row)
+    row += Number(g.num_rows)
+  }
+  return starts
 }

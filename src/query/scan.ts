@@ -38,7 +38,7 @@ import {
 } from './io.ts'
 import { CorruptObjectError } from '../store/types.ts'
 import { mapOrdered } from './ordered.ts'
-import { resolveIndexed, type PartitionPlan, type ScanPlan } from './plan.ts'
+import { groupStartsOf, resolveIndexed, type PartitionPlan, type ScanPlan } from './plan.ts'
 import type { Predicate } from './types.ts'
 import { type RowBatch, sliceBatch } from '../columns/batch.ts'
 import { constantVector, takeVector, type U64Vector, type Vector } from '../columns/vector.ts'
@@ -47,7 +47,6 @@ import { groupSpan, hold, letGo, prefetch } from './hold.ts'
 import { lookupUnit, selectLookup } from './lookup-scan.ts'
 import {
   count,
-  groupStartsOf,
   layoutsOf,
   type OpenPartition,
   readCoded,

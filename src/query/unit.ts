@@ -88,17 +88,6 @@ export function layoutsOf(
   return layouts
 }
 
-/** File row number where each row group starts. */
-export function groupStartsOf(metadata: FileMetaData): number[] {
-  const starts: number[] = []
-  let row = 0
-  for (const g of metadata.row_groups) {
-    starts.push(row)
-    row += Number(g.num_rows)
-  }
-  return starts
-}
-
 /** Counts a row group as read the first time any of its data is asked for. */
 export function touch(u: Unit, progress: ScanProgress): void {
   if (u.part.touched.has(u.group)) return

@@ -7,6 +7,7 @@
  * failing scenario can be replayed.
  */
 import { StorageError, type ByteRange, type GetResult, type ObjectStore } from '../../src/store/types.ts'
+import { mulberry32 } from '../../scripts/dev/random.ts'
 
 export interface Faults {
   /** Extra latency per read, ms: uniform in [0, latencyMs]. */
@@ -34,22 +35,10 @@ export interface FaultCounts {
   vanished: number
 }
 
-/** mulberry32: a small seeded generator. */
-export function seeded(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
-
 const sleep = (ms: number) => new Promise(resolve => setTimeout(resolve, ms))
 
 export function faultyStore(inner: ObjectStore, faults: Faults, seed = 1): { store: ObjectStore; counts: FaultCounts } {
-  const r = seeded(seed)
+  const r = mulberry32(seed)
   const counts: FaultCounts = { reads: 0, throttled: 0, timedOut: 0, shortened: 0, flipped: 0, vanished: 0 }
 
   async function before(key: string): Promise<void> {

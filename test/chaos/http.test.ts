@@ -24,7 +24,8 @@ import type { ScanOptions } from '../../src/query/scan.ts'
 import { fsStore } from '../../src/store/fs.ts'
 import type { ObjectStore } from '../../src/store/types.ts'
 import { basic } from '../support/basic.ts'
-import { faultyStore, seeded, type Faults } from './faulty-store.ts'
+import { faultyStore, type Faults } from './faulty-store.ts'
+import { mulberry32 } from '../../scripts/dev/random.ts'
 
 const SAMPLE = fileURLToPath(new URL('../../partitions-manifest/sample/', import.meta.url))
 const AUTH = basic('dev', 'dev')
@@ -206,7 +207,7 @@ describe('chaos over HTTP', () => {
   it('never serves other data when a bit of a manifest root or shard is flipped', async () => {
     const objects = (await clean.list('')).filter(o => manifestKeys.has(o.key) && /^(evm-31337|move-1)\//.test(o.key))
     expect(objects.length).toBeGreaterThan(4)
-    const r = seeded(7)
+    const r = mulberry32(7)
     const tally: Record<string, number> = {}
     for (const o of objects) {
       const host = o.key.startsWith('evm') ? 'api.example.com' : 'aptos.localhost'
