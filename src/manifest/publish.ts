@@ -54,6 +54,9 @@ export interface PublishResult {
   skipped: number
 }
 
+/** A random wait before the next conditional root write, doubling up to 1 s: publishers that lost together do not collide again. */
+const backoff = (attempt: number) => new Promise(r => setTimeout(r, Math.min(1000, 10 * 2 ** attempt) * Math.random()))
+
 const encoder = new TextEncoder()
 const toBytes = (value: unknown) => encoder.encode(JSON.stringify(value))
 
@@ -92,7 +95,7 @@ export async function publish(
       current ? { ifMatch: current.etag, contentType: 'application/json' } : { ifNoneMatch: '*', contentType: 'application/json' },
     )
     if (written) return { root: result.root, skipped: result.skipped }
-    await new Promise(r => setTimeout(r, Math.min(1000, 10 * 2 ** attempt) * Math.random()))
+    await backoff(attempt)
   }
   throw new Error(`manifest of ${chain.code}: gave up after ${attempts} conflicting publications`)
 }
@@ -235,7 +238,7 @@ export async function publishIndex(
     // what a reader will check: an index over unpublished blocks is refused here, not served
     decodeRoot(JSON.parse(JSON.stringify(encoded)))
     if (await store.put(rootKey(chain), toBytes(encoded), { ifMatch: current.etag, contentType: 'application/json' })) return next
-    await new Promise(r => setTimeout(r, Math.min(1000, 10 * 2 ** attempt) * Math.random()))
+    await backoff(attempt)
   }
   throw new Error(`manifest of ${chain.code}: gave up after ${attempts} conflicting publications`)
 }
