@@ -76,6 +76,7 @@ export class ByteSink {
   pos = 0
   private readonly chunkSize: number
   private done: Uint8Array[] = []
+  private doneBytes = 0
 
   constructor(chunkSize = CHUNK_SIZE) {
     this.chunkSize = chunkSize
@@ -95,6 +96,7 @@ export class ByteSink {
    */
   private cut(): void {
     if (this.pos === 0) return
+    this.doneBytes += this.pos
     if (this.pos < this.chunkSize >> 1 && this.buf.length === this.chunkSize) {
       this.done.push(this.buf.slice(0, this.pos))
     } else {
@@ -134,6 +136,7 @@ export class ByteSink {
     if (data.length >= this.chunkSize) {
       this.cut()
       this.done.push(data)
+      this.doneBytes += data.length
       return
     }
     this.reserve(data.length)
@@ -154,10 +157,16 @@ export class ByteSink {
     this.buf[this.pos++] = c
   }
 
+  /** Bytes written and not yet taken. */
+  get size(): number {
+    return this.doneBytes + this.pos
+  }
+
   /** The chunks filled so far; the partly filled buffer stays for the next writes. */
   take(): Uint8Array[] {
     const out = this.done
     this.done = []
+    this.doneBytes = 0
     return out
   }
 

@@ -66,21 +66,37 @@ const OPEN_REMOVED = '{"type":"rows","removed":true,"rows":['
 const COMMA = 44
 
 /**
- * The `rows` messages of a batch, at most `maxRows` records each, in the batch's
- * order. With `removed`, the messages say so (rows of blocks a reorg dropped).
+ * A `rows` message ends after the record that takes it past this many bytes: a
+ * client on a slow link is seen reading (the server's stall check counts whole
+ * frames sent), and no client has to hold a frame of tens of megabytes.
  */
-export function rowsMessages(fields: readonly FieldDecl[], batch: RowBatch, maxRows: number, removed = false): string[] {
+export const MESSAGE_BYTES = 1024 * 1024
+
+/**
+ * The `rows` messages of a batch, at most `maxRows` records and about `maxBytes`
+ * each, in the batch's order. With `removed`, the messages say so (rows of blocks
+ * a reorg dropped).
+ */
+export function rowsMessages(
+  fields: readonly FieldDecl[],
+  batch: RowBatch,
+  maxRows: number,
+  removed = false,
+  maxBytes = MESSAGE_BYTES,
+): string[] {
   const writeRecord = jsonRecordWriter(fields)
   const columns = fieldColumns(batch, fields)
   const out: string[] = []
-  for (let start = 0; start < batch.length; start += maxRows) {
+  for (let start = 0; start < batch.length;) {
     const end = Math.min(batch.length, start + maxRows)
     const sink = new ByteSink()
     sink.ascii(removed ? OPEN_REMOVED : OPEN_ROWS)
-    for (let i = start; i < end; i++) {
+    let i = start
+    while (i < end && (i === start || sink.size < maxBytes)) {
       if (i > start) sink.byte(COMMA)
-      writeRecord(sink, columns, i)
+      writeRecord(sink, columns, i++)
     }
+    start = i
     sink.ascii(']}')
     out.push(textOf(sink.flush()))
   }

@@ -353,22 +353,30 @@ export async function rawClient(port: number, path: string, headers: Record<stri
   const messages: Json[] = []
   let closeCode: number | undefined
   let onClose: ((code: number) => void) | undefined
+  // Chunks wait in a list until the frame they belong to is whole: one copy per frame.
+  let waiting: Buffer[] = []
+  let waitingBytes = 0
+  let need = 2
   const frames = () => {
     for (;;) {
+      need = 2
       if (buf.length < 2) return
       const opcode = buf[0] & 0x0f
       let len = buf[1] & 0x7f
       let at = 2
       if (len === 126) {
+        need = 4
         if (buf.length < 4) return
         len = buf.readUInt16BE(2)
         at = 4
       } else if (len === 127) {
+        need = 10
         if (buf.length < 10) return
         len = Number(buf.readBigUInt64BE(2))
         at = 10
       }
-      if (buf.length < at + len) return
+      need = at + len
+      if (buf.length < need) return
       const payload = buf.subarray(at, at + len)
       buf = buf.subarray(at + len)
       if (opcode === 1) messages.push(JSON.parse(payload.toString('utf8')))
@@ -388,7 +396,12 @@ export async function rawClient(port: number, path: string, headers: Record<stri
       buf = buf.subarray(end + 4)
       socket.off('data', onData)
       socket.on('data', (c: Buffer) => {
-        buf = Buffer.concat([buf, c])
+        waiting.push(c)
+        waitingBytes += c.length
+        if (buf.length + waitingBytes < need) return
+        buf = Buffer.concat([buf, ...waiting])
+        waiting = []
+        waitingBytes = 0
         frames()
       })
       frames()

@@ -132,6 +132,29 @@ describe('live rows are HTTP rows', () => {
     expect(again[0].rows).toEqual(JSON.parse(bytes.toString('utf8')).map((r: object) => ({ ...r, removed: true })))
   })
 
+  it('rows messages end after the record that takes them past the byte cap, so no frame is huge', () => {
+    const fields = logs.fields.filter(f => !f.extra)
+    const selected = rowSelector([], fields, ETH.id).select(block.logs)
+    const all = rowsMessages(fields, selected, 10_000)
+    expect(all.length).toBe(1)
+    const cap = Math.floor(all[0].length / 5)
+    const split = rowsMessages(fields, selected, 10_000, false, cap)
+    expect(split.length).toBeGreaterThanOrEqual(5)
+    const record = (m: string) => JSON.parse(m).rows as object[]
+    for (const m of split.slice(0, -1)) {
+      // Past the cap, and only by its last record.
+      expect(m.length).toBeGreaterThanOrEqual(cap)
+      const rows = record(m)
+      expect(JSON.stringify({ type: 'rows', rows: rows.slice(0, -1) }).length).toBeLessThan(cap + 2)
+    }
+    expect(split.flatMap(record)).toEqual(record(all[0]))
+    expect(
+      rowsMessages(fields, selected, 10_000, false, 1)
+        .map(record)
+        .every(r => r.length === 1),
+    ).toBe(true)
+  })
+
   it('filters exactly like the reference: __in lists, equality, null topics, virtual chain', () => {
     const logsJson = recorded[2].rpc.receipts.flatMap((r: { logs: unknown[] }) => r.logs) as {
       address: string
