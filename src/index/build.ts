@@ -52,6 +52,7 @@ function indexedPartition(e: PartitionEntry): IndexedPartition {
   }
   if (e.indexCrc !== undefined) p.indexCrc = e.indexCrc
   if (e.footerCrc !== undefined) p.footerCrc = e.footerCrc
+  if (e.lookup) p.lookup = e.lookup
   if (e.footerOffset !== undefined) {
     p.footerOffset = e.footerOffset
     p.bloomOffset = Math.min(e.footerOffset, ...Object.values(e.blooms ?? {}).map(b => b.offset))

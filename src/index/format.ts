@@ -9,7 +9,11 @@
  *
  * Partition table body: count, then per partition (sorted by `from`) its key front- and
  * back-coded against the previous key, from - (previous to + 1), to - from, rows, row groups,
- * bytes, bytes - tailOffset, footer and bloom offsets as bytes - offset + 1 (0: absent).
+ * bytes, bytes - tailOffset, footer and bloom offsets as bytes - offset + 1 (0: absent),
+ * CRC-32s of the page indexes and footer + 1 (0: absent). Then, when some partition has a
+ * lookup copy: the copy's column (length, UTF-8) and per partition the copy's bytes + 1
+ * (0: none), then its key front- and back-coded against the partition's key, bytes -
+ * tailOffset and its tail's CRC-32 + 1 (tables written before copies end after the partitions).
  *
  * Bucket body: flags (1: the partition table follows, length-prefixed), entry count, then per
  * entry: key - previous key (the first: from the bucket's lowest key), a tag (1: hot; else
@@ -19,6 +23,7 @@
 import { CorruptObjectError } from '../store/types.ts'
 import { ByteReader, ByteWriter, IndexFormatError } from './bytes.ts'
 import { hashHex } from './hash.ts'
+import type { LookupEntry } from '../manifest/types.ts'
 import type { Entries, IndexedPartition, SegmentDescriptor } from './types.ts'
 
 /** Bits of a key; bucket b of 2^k holds the keys whose top k bits are b. */
@@ -166,7 +171,60 @@ export function encodeTable(partitions: readonly IndexedPartition[]): Uint8Array
     prevKey = key
     prevTo = p.to
   }
+  encodeLookups(w, partitions)
   return w.finish()
+}
+
+/** The lookup-copy section of a table (see the file comment); nothing when no partition has a copy. */
+function encodeLookups(w: ByteWriter, partitions: readonly IndexedPartition[]): void {
+  const column = partitions.find(p => p.lookup)?.lookup!.column
+  if (column === undefined) return
+  const name = utf8.encode(column)
+  w.uint(name.length)
+  w.bytes(name)
+  for (const p of partitions) {
+    const l = p.lookup
+    if (!l) {
+      w.uint(0)
+      continue
+    }
+    if (l.column !== column) throw new RangeError(`partition ${p.key}: lookup copy by ${l.column}, the table's by ${column}`)
+    w.uint(l.bytes + 1)
+    const key = utf8.encode(l.key)
+    const of = utf8.encode(p.key)
+    const head = shared(key, of, false, Math.min(key.length, of.length))
+    const tail = shared(key, of, true, Math.min(key.length, of.length) - head)
+    w.uint(head)
+    w.uint(tail)
+    w.uint(key.length - head - tail)
+    w.bytes(key.subarray(head, key.length - tail))
+    w.uint(l.bytes - l.tailOffset)
+    w.uint(l.tailCrc === undefined ? 0 : l.tailCrc + 1)
+  }
+}
+
+/** Reads the lookup-copy section into `partitions`, when the table has one. */
+function decodeLookups(r: ByteReader, end: number, partitions: IndexedPartition[]): void {
+  if (r.at === end) return
+  const column = text.decode(r.bytes(r.uint()))
+  for (const p of partitions) {
+    const size = r.uint()
+    if (size === 0) continue
+    const of = utf8.encode(p.key)
+    const head = r.uint()
+    const tail = r.uint()
+    const middle = r.bytes(r.uint())
+    if (head + tail > of.length) throw new IndexFormatError('lookup key shares more than its partition key has')
+    const key = new Uint8Array(head + middle.length + tail)
+    key.set(of.subarray(0, head))
+    key.set(middle, head)
+    key.set(of.subarray(of.length - tail), head + middle.length)
+    const bytes = size - 1
+    const lookup: LookupEntry = { column, key: text.decode(key), bytes, tailOffset: bytes - r.uint() }
+    const crc = r.uint()
+    if (crc) lookup.tailCrc = crc - 1
+    p.lookup = lookup
+  }
 }
 
 /** A decoded partition table, with where each partition's ordinals start (base[p], base[count] = all row groups). */
@@ -210,6 +268,7 @@ export function decodeTable(body: Uint8Array): PartitionTable {
     prevKey = key
     prevTo = to
   }
+  decodeLookups(r, body.length, partitions)
   if (r.at !== body.length) throw new IndexFormatError('bytes after the partition table')
   return { partitions, base }
 }

@@ -18,7 +18,7 @@ export type IndexValue = Uint8Array | string
  */
 export type IndexedPartition = Pick<
   PartitionEntry,
-  'key' | 'from' | 'to' | 'rows' | 'bytes' | 'tailOffset' | 'footerOffset' | 'indexCrc' | 'footerCrc'
+  'key' | 'from' | 'to' | 'rows' | 'bytes' | 'tailOffset' | 'footerOffset' | 'indexCrc' | 'footerCrc' | 'lookup'
 > & {
   /** Start of the bloom filters (the footer when there are none): [tailOffset, bloomOffset) are the page indexes. */
   bloomOffset?: number

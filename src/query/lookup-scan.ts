@@ -19,28 +19,30 @@ import { columnChunk, layoutsOf, type OpenPartition, readWhole, type ScanProgres
 /**
  * The read of a partition through its lookup copy: the row groups whose min/max of the
  * lookup column may hold a looked-up value (the copy is sorted by it, so the bounds are
- * tight). Null when those groups hold too many rows (see LOOKUP_SHARE).
+ * tight). Null when those groups hold more than LOOKUP_SHARE of `rows`, the rows the
+ * partition's own path would consider.
  */
 export function lookupUnit(
   queue: ReadQueue,
   plan: ScanPlan,
   p: PartitionPlan,
+  rows: number,
   metadata: FileMetaData,
   resident: Resident,
   compressors: Compressors | undefined,
 ): Unit | null {
   const { column, values } = plan.lookup!
   const groups: number[] = []
-  let rows = 0
+  let matched = 0
   const known = (x: unknown): x is StoredValue => x instanceof Uint8Array || typeof x === 'bigint' || typeof x === 'string'
   metadata.row_groups.forEach((g, i) => {
     const stats = columnChunk(metadata, i, column)?.meta_data?.statistics
     const [min, max] = [stats?.min_value, stats?.max_value]
     if (known(min) && known(max) && !values.some(v => compareValues(min, v) <= 0 && compareValues(v, max) <= 0)) return
     groups.push(i)
-    rows += Number(g.num_rows)
+    matched += Number(g.num_rows)
   })
-  if (rows > (p.rowEnd - p.rowStart) * LOOKUP_SHARE) return null
+  if (matched > rows * LOOKUP_SHARE) return null
   const stored = new Set(metadata.schema.map(e => e.name))
   // The order columns too: rows of several values are re-sorted by them, asked for or not.
   const columns = [...new Set([...plan.columns, ...plan.lookupOrder])]
@@ -57,7 +59,7 @@ export function lookupUnit(
     layouts: layoutsOf(metadata, { ...plan, columns }, absent, compressors),
     kinds: plan.kinds,
   }
-  return { part, group: -1, start: 0, end: rows, inside: false, lookup: groups }
+  return { part, group: -1, start: 0, end: matched, inside: false, lookup: groups }
 }
 
 /**

@@ -36,7 +36,7 @@ export interface PartitionPlan {
    * ordinals). `rowGroups`, `inside`, `rowStart` and `rowEnd` are then known only once the
    * footer is read (`resolveIndexed`); the tail is opened without bloom filters, which the index replaces.
    */
-  indexed?: { rowGroups: number[]; bloomOffset?: number }
+  indexed?: { rowGroups: number[]; bloomOffset?: number; rows: number }
 }
 
 export interface ScanPlan {
@@ -162,7 +162,8 @@ export function planIndexedPartition(c: Candidate): PartitionPlan {
     inside: [],
     rowStart: 0,
     rowEnd: 0,
-    indexed: { rowGroups: c.rowGroups, ...(e.bloomOffset !== undefined ? { bloomOffset: e.bloomOffset } : {}) },
+    ...(e.lookup ? { lookup: e.lookup } : {}),
+    indexed: { rowGroups: c.rowGroups, rows: e.rows, ...(e.bloomOffset !== undefined ? { bloomOffset: e.bloomOffset } : {}) },
   }
 }
 

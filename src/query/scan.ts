@@ -24,6 +24,7 @@ import type { Compressors, FileMetaData, ParquetQueryFilter } from 'hyparquet'
 import type { FieldDecl } from '../schema/dataset.ts'
 import { columnOf } from '../schema/dataset.ts'
 import type { ObjectStore } from '../store/types.ts'
+import type { LookupEntry } from '../manifest/types.ts'
 import { lowerBound, selectCodes, selectRows, virtualValue } from './filter.ts'
 import {
   indexedTailRegions,
@@ -114,8 +115,19 @@ export async function* scanPlan(
     options.tails?.trim(key)
     return { metadata: cached.metadata, resident: new Resident(cached.resident) }
   }
+  const copyTail = (lookup: LookupEntry) =>
+    tail(lookup.key, [{ start: lookup.tailOffset, end: lookup.bytes, crc: lookup.tailCrc, what: 'the tail' }])
   const open = async (planned: PartitionPlan): Promise<Unit[]> => {
     if (planned.indexed) {
+      // The index said the value may be here: its copy alone answers, unless the value is common in it.
+      if (plan.lookup && planned.lookup) {
+        const copy = await copyTail(planned.lookup)
+        const unit = lookupUnit(queue, plan, planned, planned.indexed.rows, copy.metadata, copy.resident, options.compressors)
+        if (unit) {
+          progress.partitionsRead++
+          return [unit]
+        }
+      }
       const main = await tail(planned.key, indexedTailRegions(planned))
       progress.partitionsRead++
       const p = resolveIndexed(planned, main.metadata, plan.rangeColumn, plan.range)
@@ -125,13 +137,13 @@ export async function* scanPlan(
     // With a lookup copy, both tails are read in the same round: the partition's bloom
     // filters rule out an absent value without touching the copy's data.
     const lookup = plan.lookup && p.lookup ? p.lookup : undefined
-    const [main, copy] = await Promise.all([
-      tail(p.key, tailRegions(p, plan.bloomColumns)),
-      lookup && tail(lookup.key, [{ start: lookup.tailOffset, end: lookup.bytes, crc: lookup.tailCrc, what: 'the tail' }]),
-    ])
+    const [main, copy] = await Promise.all([tail(p.key, tailRegions(p, plan.bloomColumns)), lookup && copyTail(lookup)])
     progress.partitionsRead++
     const part = await openPartition(queue, plan, p, main.metadata, main.resident, options.compressors)
-    const unit = copy && part.scan!.ranges.length > 0 ? lookupUnit(queue, plan, p, copy.metadata, copy.resident, options.compressors) : null
+    const unit =
+      copy && part.scan!.ranges.length > 0
+        ? lookupUnit(queue, plan, p, p.rowEnd - p.rowStart, copy.metadata, copy.resident, options.compressors)
+        : null
     return unit ? [unit] : unitsOf(part, maxBatchRows)
   }
   async function* units(): AsyncGenerator<Unit> {

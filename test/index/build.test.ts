@@ -52,6 +52,14 @@ describe('buildSegment → bytes → lookupValues', () => {
 
   it('answers an `in` list as the union, and hands out what opens a partition without the manifest', async () => {
     const lake = randomLake(3, { partitions: 3, groups: 4, rows: 100, universe: 500 })
+    // One partition with a lookup copy (its key shares the partition key's prefix and suffix), the others without.
+    const copy = {
+      column: 'address',
+      key: lake.inputs[1].entry.key.replace('/logs/', '/logs/by-address/'),
+      bytes: 9_000,
+      tailOffset: 8_000,
+    }
+    lake.inputs[1].entry.lookup = { ...copy, tailCrc: 0xfedcba98 }
     const built = buildSegment(spec(), lake.inputs)
     const store = await stored(built.objects)
     const values = probes(lake, 'b', 4, 9)
@@ -70,7 +78,9 @@ describe('buildSegment → bytes → lookupValues', () => {
       footerOffset: e.footerOffset,
       bloomOffset: e.blooms!.address.offset,
       rowGroupCount: 4,
+      lookup: { ...copy, tailCrc: 0xfedcba98 },
     })
+    expect(got.partitions.every(p => (p.entry.key === e.key) === (p.entry.lookup !== undefined))).toBe(true)
   })
 
   it('indexes text values (Move entry functions) by their UTF-8', async () => {

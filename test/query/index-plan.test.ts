@@ -37,6 +37,8 @@ const blocksOf = ([a, b]: [number, number]) => Array.from({ length: b - a + 1 },
 
 let store: ObjectStore
 const rows: Record<string, Row[]> = {}
+// Lookup copies in small row groups, so these small partitions get one (as a 200k-log partition does).
+const withCopies = (d: DatasetDecl): DatasetDecl => (d.lookup ? { ...d, lookup: { ...d.lookup, rowGroupSize: 8 } } : d)
 
 beforeAll(async () => {
   ;({ store } = await tempStore())
@@ -47,11 +49,11 @@ beforeAll(async () => {
     for (const spans of INDEXED) {
       const parts = spans.map(span => ({ from: span[0], to: span[1], rows: makeRows(dataset, blocksOf(span), r, pools, 8) }))
       rows[dataset.storage].push(...parts.flatMap(p => p.rows))
-      await buildLake(store, ETH, dataset, parts, LAYOUT, { index: true })
+      await buildLake(store, ETH, withCopies(dataset), parts, LAYOUT, { index: true })
     }
     const plain = { from: PLAIN[0], to: PLAIN[1], rows: makeRows(dataset, blocksOf(PLAIN), r, pools, 8) }
     rows[dataset.storage].push(...plain.rows)
-    await buildLake(store, ETH, dataset, [plain], LAYOUT)
+    await buildLake(store, ETH, withCopies(dataset), [plain], LAYOUT)
   }
 })
 
@@ -160,6 +162,27 @@ describe('the value index in the planner', () => {
     expect(result.stats.partitionsRead).toBe(2)
     const shards = reads.filter(x => x.key.includes('/manifest/') && !x.key.endsWith('root.json'))
     expect(shards.length).toBe(1)
+  })
+
+  it('reads a rare address through the lookup copies the index names, not the partitions themselves', async () => {
+    const rare = valuesOf(logs, 'address', rng(8))[1]
+    const s: QuerySpec = {
+      chain: ETH,
+      dataset: logs,
+      from: 1000,
+      to: 1799,
+      predicates: [{ field: field(logs, 'address'), op: 'eq', values: [rare] }],
+      fields: [...logs.fields],
+    }
+    const { store: recorded, reads } = recordingStore(store)
+    const result = await runQuery({ store: recorded, manifest: new ManifestReader(recorded) }, s)
+    const got = batchRows(await collect(result.batches))
+    expect(got).toEqual(expected(rows.logs, s.predicates, s.fields, result.range, 'block_number', ETH.id))
+    expect(got.length).toBeGreaterThan(1)
+    expect(result.index?.columns).toEqual(['address'])
+    const data = reads.filter(x => x.key.endsWith('.parquet'))
+    expect(data.length).toBeGreaterThan(0)
+    expect(data.every(x => x.key.includes('/by-address/'))).toBe(true)
   })
 
   it('reports a hot value and still answers it exactly', async () => {
