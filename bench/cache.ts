@@ -51,7 +51,7 @@ export function cacheDir(cache: string, name: string, hash: string): string {
   return join(cache, keep)
 }
 
-/** The directory of a lake of `logs` logs, for the current writer. */
-export function lakeDir(root: string, cache: string, logs: number): string {
-  return cacheDir(cache, `lake-${logs}`, sourceHash(root, LAKE_SOURCES))
+/** The directory of a lake of `logs` logs, for the current writer; `shape` names lakes of another shape, kept apart. */
+export function lakeDir(root: string, cache: string, logs: number, shape = ''): string {
+  return cacheDir(cache, `lake-${logs}${shape && `-${shape}`}`, sourceHash(root, LAKE_SOURCES))
 }

@@ -4,10 +4,12 @@
  * partitions per manifest shard as at full scale), every read delayed by a fixed latency and at
  * most 6 in flight (a Worker's connection limit). The selective query classes through `runQuery`,
  * cold and warm, with the value index and without it (the per-partition path): object reads,
- * sequential rounds, bytes and time.
+ * sequential rounds, bytes and time. Needles active for a week (as real contracts and wallets
+ * are) and needles spread uniformly over all history (the worst case for any index: every
+ * partition holding one is opened).
  */
 import { lakeDir } from './cache.ts'
-import { benchLake, RARE, TRANSFER, WALLET } from './lib/lake.ts'
+import { benchLake, RARE, RECENT_CONTRACT, RECENT_WALLET, TRANSFER, WALLET } from './lib/lake.ts'
 import { bytes, int, ms, table, target } from './report.ts'
 import type { Section } from './section.ts'
 import { logs } from '../src/datasets/evm.ts'
@@ -51,7 +53,7 @@ export const history: Section = {
   title: `full-history shape: ${int(PARTITIONS)} partitions, ${LATENCY_MS} ms a read, ${CONNECTIONS} connections; selective classes cold and warm, with and without the value index`,
   slow: true,
   async run(ctx) {
-    const dir = lakeDir(ctx.root, ctx.cache, PARTITIONS * BLOCKS * PER_BLOCK) + '-history'
+    const dir = lakeDir(ctx.root, ctx.cache, PARTITIONS * BLOCKS * PER_BLOCK, 'history')
     ctx.log(`history: lake of ${PARTITIONS} partitions in ${dir} (built once)`)
     const started = performance.now()
     const lake = await benchLake({
@@ -60,11 +62,17 @@ export const history: Section = {
       logsPerBlock: PER_BLOCK,
       partitionBlocks: BLOCKS,
       shardSpan: BLOCKS * 10,
+      clustered: true,
     })
     ctx.log(`history: lake ready in ${((performance.now() - started) / 1000).toFixed(0)} s`)
     const base = { chain: ETH, dataset: logs, fields: [...logs.fields], from: lake.from, to: lake.to }
     const absent = (i: number) => Uint8Array.from({ length: 20 }, (_, j) => (j === 0 ? 0xee : (i * 7 + j) & 0xff))
     const classes: { name: string; spec: QuerySpec }[] = [
+      {
+        name: 'contract active for a week + Transfer',
+        spec: { ...base, predicates: [eq('address', RECENT_CONTRACT), eq('topic0', TRANSFER)] },
+      },
+      { name: 'wallet active for a week as topic1', spec: { ...base, predicates: [eq('topic1', RECENT_WALLET)] } },
       { name: 'rare contract + Transfer', spec: { ...base, predicates: [eq('address', RARE), eq('topic0', TRANSFER)] } },
       { name: 'rare contract', spec: { ...base, predicates: [eq('address', RARE)] } },
       { name: 'wallet as topic1', spec: { ...base, predicates: [eq('topic1', WALLET)] } },

@@ -51,6 +51,8 @@ export interface BenchOptions {
   roundDelayMs?: number
   /** Also run DuckDB on the same files (default true). */
   duckdb?: boolean
+  /** Also plant `RECENT_CONTRACT` and `RECENT_WALLET`, active in one short stretch (default false; lakes without them stay as they were). */
+  clustered?: boolean
 }
 
 const rng = mulberry32
@@ -67,6 +69,17 @@ const RARE_LOGS = 40
 /** The planted wallet of the wallet-as-topic queries: a 32-byte topic holding an address, in topic1 of half its logs and topic2 of the others. */
 export const WALLET = Uint8Array.from({ length: 32 }, (_, i) => (i < 12 ? 0 : 0xc0 + i))
 const WALLET_LOGS = 80
+/**
+ * Needles active for a short stretch, as real contracts and wallets are (the ones above are
+ * spread uniformly over all history): `RECENT_LOGS` logs each in 0.2 % of the lake's logs,
+ * about a week of Ethereum's 25 M blocks. The contract's logs are half transfers; the wallet
+ * is topic1 of its logs.
+ */
+export const RECENT_CONTRACT = Uint8Array.from({ length: 20 }, (_, i) => 0xb0 + i)
+export const RECENT_WALLET = Uint8Array.from({ length: 32 }, (_, i) => (i < 12 ? 0 : 0xd0 + i))
+const RECENT_LOGS = 40
+const RECENT_SHARE = 0.002
+
 export const TRANSFER = Uint8Array.from(Buffer.from('ddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef', 'hex'))
 
 /** The lake's value pools: 5 hot contracts, 2,000 warm ones, 301 event signatures (Transfer first), 20,000 wallets as topics. */
@@ -128,6 +141,15 @@ export async function benchLake(options: BenchOptions): Promise<Lake> {
   const { hot, warm, sigs, holders } = drawPools(r)
   const rareAt = new Set(Array.from({ length: RARE_LOGS }, () => Math.floor(r() * total)))
   const walletAt = new Set(Array.from({ length: WALLET_LOGS }, () => Math.floor(r() * total)))
+  // Drawn from their own generator, so the rest of the lake is the same with or without them.
+  const stretch = (seed: number) => {
+    const q = rng(seed)
+    const width = Math.max(RECENT_LOGS, Math.floor(total * RECENT_SHARE))
+    const start = Math.floor(q() * (total - width))
+    return new Set(Array.from({ length: RECENT_LOGS }, () => start + Math.floor(q() * width)))
+  }
+  const recentContractAt = options.clustered ? stretch(SEED + 1) : new Set<number>()
+  const recentWalletAt = options.clustered ? stretch(SEED + 2) : new Set<number>()
   let row = 0
   for (let a = from; a <= to; a += partitionBlocks) {
     const b = Math.min(to, a + partitionBlocks - 1)
@@ -155,16 +177,22 @@ export async function benchLake(options: BenchOptions): Promise<Lake> {
         const words = (r() * 3) | 0
         const data = new Uint8Array(32 * words)
         for (let w = 0; w < words; w++) data.set(word, 32 * w)
+        if (recentContractAt.has(at)) {
+          cols.address.push(RECENT_CONTRACT)
+          cols.topic0.push(i % 2 === 0 ? TRANSFER : sigs[1])
+        } else {
+          cols.address.push(address)
+          cols.topic0.push(topic0)
+        }
+        const recentWallet = recentWalletAt.has(at)
         cols.block_number.push(BigInt(block))
         cols.block_hash.push(blockHash)
         cols.transaction_index.push(BigInt(tx))
         cols.transaction_hash.push(txHash)
         cols.log_index.push(BigInt(i))
-        cols.address.push(address)
-        cols.topic0.push(topic0)
         const topic1 = r() < 0.85 ? holders[(r() * holders.length) | 0] : null
         const topic2 = r() < 0.7 ? holders[(r() * holders.length) | 0] : null
-        cols.topic1.push(wallet === 1 ? WALLET : topic1)
+        cols.topic1.push(wallet === 1 ? WALLET : recentWallet ? RECENT_WALLET : topic1)
         cols.topic2.push(wallet === 2 ? WALLET : topic2)
         cols.topic3.push(r() < 0.15 ? randomBytes(r, 32) : null)
         cols.data.push(data)
