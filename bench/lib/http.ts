@@ -10,7 +10,9 @@
  * only know the I/O done before the body starts).
  *
  * Queries: (a) a rare address and topic0 over the whole range, (b) one block,
- * (c) a full export as arrow, csv and json_stream.
+ * (c) a full export as arrow, csv and json_stream; the everyday classes (contracts, events,
+ * wallets as topics, address lists) and, on the lake's transactions, one by hash and one
+ * wallet's as sender, all over the whole range.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { Agent, request } from 'node:http'
@@ -20,14 +22,14 @@ import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { parquetMetadata, parquetReadObjects, readOffsetIndex, type FileMetaData } from 'hyparquet'
 import { CHAINS } from '../../src/chains/registry.ts'
-import { logs } from '../../src/datasets/evm.ts'
+import { logs, transactions } from '../../src/datasets/evm.ts'
 import type { Format } from '../../src/format/encode.ts'
 import { storedFields } from '../../src/parquet/write.ts'
 import { rootKey } from '../../src/manifest/keys.ts'
 import { ManifestReader, parseRoot } from '../../src/manifest/read.ts'
 import { seedBucket, type SeedableBucket } from '../../scripts/dev/seed-r2.ts'
 import { serve, type RunningServer } from '../../src/node/serve.ts'
-import { benchLake, benchPools, lookupWriteCost, RARE, TRANSFER, WALLET, type LookupWriteCost } from './lake.ts'
+import { benchLake, benchPools, lookupWriteCost, RARE, TRANSFER, TX_HASH, TX_WALLET, WALLET, type LookupWriteCost } from './lake.ts'
 import { recordingStore, rounds, type ReadRecord } from '../../test/support/recording.ts'
 import { columnOf, type FieldDecl } from '../../src/schema/dataset.ts'
 import { bytesToHex } from '../../src/schema/hex.ts'
@@ -121,8 +123,10 @@ const hex = (b: Uint8Array) => bytesToHex(b).slice(2)
 export interface BenchQuery {
   name: string
   format: Format
-  /** Query string after `/v1/api/logs?`. */
+  /** Query string after `/v1/api/<dataset>?`. */
   query: string
+  /** The endpoint (default logs; DuckDB's view of the same name). */
+  dataset?: 'logs' | 'transactions'
   /** `rows`: stream DuckDB's result chunks; `copy`: COPY the result to a file in `format`. */
   duckdb: { sql: string; mode: 'rows' | 'copy' }
 }
@@ -163,6 +167,7 @@ export function benchQueries(from: number, to: number): BenchQuery[] {
       duckdb: { sql: `SELECT ${stored} FROM logs WHERE ${eqBytes('address', RARE)} AND ${eqBytes('topic0', TRANSFER)}`, mode: 'rows' },
     },
     ...classQueries(range, stored, eqBytes),
+    ...transactionQueries(range, eqBytes),
     {
       name: '(b) one block',
       format: 'json_stream',
@@ -217,6 +222,26 @@ function classQueries(range: string, stored: string, eqBytes: (c: string, v: Uin
       `address__in=${contracts.map(bytesToHex).join(',')}`,
       `(${contracts.map(c => eqBytes('address', c)).join(' OR ')})`,
     ),
+  ]
+}
+
+/** Transactions over all history: one by hash, and one wallet's (as sender), with the API's default fields. */
+function transactionQueries(range: string, eqBytes: (c: string, v: Uint8Array) => string): BenchQuery[] {
+  const stored = storedFields(transactions)
+    .filter(f => !f.extra)
+    .map(columnOf)
+    .map(c => `"${c}"`)
+    .join(', ')
+  const q = (name: string, api: string, where: string): BenchQuery => ({
+    name,
+    format: 'json_stream',
+    dataset: 'transactions',
+    query: `${range}&${api}&format=json_stream`,
+    duckdb: { sql: `SELECT ${stored} FROM transactions WHERE ${where}`, mode: 'rows' },
+  })
+  return [
+    q('transaction by hash', `hash=${bytesToHex(TX_HASH)}`, eqBytes('hash', TX_HASH)),
+    q("one wallet's transactions (from)", `from=${bytesToHex(TX_WALLET)}`, eqBytes('"from"', TX_WALLET)),
   ]
 }
 
@@ -445,11 +470,15 @@ async function exactIo(
 /** DuckDB over the lake's files: a runner per query (median of timed runs reported by the caller). */
 async function duckdbRunner(
   files: string[],
+  transactionFiles: string[],
 ): Promise<{ run(q: BenchQuery): Promise<{ ms: number; rows: number }>; close(): Promise<void> }> {
   const { DuckDBInstance } = await import('@duckdb/node-api')
   const instance = await DuckDBInstance.create(':memory:', { threads: '2' })
   const connection = await instance.connect()
-  await connection.run(`CREATE VIEW logs AS SELECT * FROM read_parquet([${files.map(f => `'${f}'`).join(', ')}])`)
+  const view = (name: string, of: string[]) =>
+    connection.run(`CREATE VIEW ${name} AS SELECT * FROM read_parquet([${of.map(f => `'${f}'`).join(', ')}])`)
+  await view('logs', files)
+  if (transactionFiles.length > 0) await view('transactions', transactionFiles)
   const out = await mkdtemp(join(tmpdir(), 'bench-duckdb-'))
   return {
     async run(q) {
@@ -553,7 +582,7 @@ export async function benchHttp(options: HttpBenchOptions): Promise<HttpBench> {
   const agent = new Agent({ keepAlive: true, maxSockets: 1 })
   const servers: Server[] = []
   let bundle: Awaited<ReturnType<typeof buildBundle>> | undefined
-  const duck = await duckdbRunner(lake.files)
+  const duck = await duckdbRunner(lake.files, lake.transactionFiles)
   try {
     if (names.includes('workerd')) {
       log('building the bundle (wrangler deploy --dry-run) and seeding Miniflare R2')
@@ -564,7 +593,7 @@ export async function benchHttp(options: HttpBenchOptions): Promise<HttpBench> {
     const figures: HttpQueryFigures[] = []
     for (const q of queries) {
       log(`${q.name}: ${q.query}`)
-      const path = `/v1/api/logs?${q.query}`
+      const path = `/v1/api/${q.dataset ?? 'logs'}?${q.query}`
       let rows = -1
       for (const s of servers) {
         const warm = await timedGet(s.url + path, agent, true)

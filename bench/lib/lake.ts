@@ -14,7 +14,7 @@ import { parquetReadObjects } from 'hyparquet'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { Chain } from '../../src/chains/registry.ts'
-import { logs } from '../../src/datasets/evm.ts'
+import { logs, transactions } from '../../src/datasets/evm.ts'
 import { putPartition } from '../../src/parquet/put.ts'
 import { storedFields, writePartition, type LayoutOptions } from '../../src/parquet/write.ts'
 import { writeLookup } from '../../src/parquet/lookup.ts'
@@ -51,6 +51,8 @@ export interface BenchOptions {
   roundDelayMs?: number
   /** Also run DuckDB on the same files (default true). */
   duckdb?: boolean
+  /** Also write a transactions dataset over the same blocks (default true). */
+  transactions?: boolean
   /** Also plant `RECENT_CONTRACT` and `RECENT_WALLET`, active in one short stretch (default false; lakes without them stay as they were). */
   clustered?: boolean
 }
@@ -113,6 +115,8 @@ interface Lake {
   to: number
   rows: number
   files: string[]
+  /** The transactions dataset's partitions (none when it was not written). */
+  transactionFiles: string[]
 }
 
 /**
@@ -129,12 +133,15 @@ export async function benchLake(options: BenchOptions): Promise<Lake> {
   const to = from + blocks - 1
   const store = fsStore(options.dir)
   // The block-ordered partitions: what DuckDB reads (lookup copies hold the same rows again).
-  const files = async () => (await listFiles(options.dir)).filter(f => f.endsWith('.parquet') && !f.includes(`/${logs.storage}/by-`))
+  const parquet = async (storage: string) =>
+    (await listFiles(options.dir)).filter(f => f.endsWith('.parquet') && f.includes(`/${storage}/`) && !f.includes(`/${storage}/by-`))
+  const files = () => parquet(logs.storage)
   const existing = await store.get(rootKey(CHAIN))
   if (existing) {
     const root = JSON.parse(new TextDecoder().decode(existing.body))
     const ds = root.datasets.logs
-    return { from: ds.coverage[0][0], to: ds.coverage[ds.coverage.length - 1][1], rows: ds.rows, files: await files() }
+    const range = { from: ds.coverage[0][0], to: ds.coverage[ds.coverage.length - 1][1] }
+    return { ...range, rows: ds.rows, files: await files(), transactionFiles: await parquet(transactions.storage) }
   }
   await mkdir(options.dir, { recursive: true })
   const r = rng(SEED)
@@ -210,7 +217,99 @@ export async function benchLake(options: BenchOptions): Promise<Lake> {
       options.shardSpan ? { shardSpan: options.shardSpan } : {},
     )
   }
-  return { from, to, rows: row, files: await files() }
+  if (options.transactions ?? true) await writeTransactions(store, from, to, partitionBlocks, options.shardSpan)
+  return { from, to, rows: row, files: await files(), transactionFiles: await parquet(transactions.storage) }
+}
+
+/** The planted transaction of the by-hash query, in the middle of the lake. */
+export const TX_HASH = Uint8Array.from({ length: 32 }, (_, i) => 0x70 + i)
+/** The planted sender of the one-wallet query: `TX_WALLET_COUNT` transactions spread over the whole lake. */
+export const TX_WALLET = Uint8Array.from({ length: 20 }, (_, i) => 0x50 + i)
+const TX_WALLET_COUNT = 40
+const TX_PER_BLOCK = 150
+
+/**
+ * A transactions dataset over blocks `from`-`to`, ~150 a block (mainnet's density): unique
+ * hashes, senders from 50,000 wallets (a few very active), recipients mostly the logs lake's
+ * contracts, calldata of a few words; the planted `TX_HASH` and `TX_WALLET` among them.
+ */
+async function writeTransactions(store: ObjectStore, from: number, to: number, partitionBlocks: number, shardSpan?: number) {
+  const r = rng(SEED + 3)
+  const { hot, warm } = drawPools(rng(SEED))
+  const wallets = Array.from({ length: 50_000 }, () => randomBytes(r, 20))
+  const total = (to - from + 1) * TX_PER_BLOCK
+  const walletAt = new Set(Array.from({ length: TX_WALLET_COUNT }, () => Math.floor(r() * total)))
+  const hashAt = Math.floor(total / 2)
+  const u256 = (bytes: number) => {
+    const b = new Uint8Array(32)
+    b.set(randomBytes(r, bytes), 32 - bytes)
+    return b
+  }
+  let row = 0
+  for (let a = from; a <= to; a += partitionBlocks) {
+    const b = Math.min(to, a + partitionBlocks - 1)
+    const cols: Record<string, (StoredValue | null)[]> = {}
+    for (const f of transactions.fields) if (!f.virtual) cols[columnOf(f)] = []
+    const push = (values: Record<string, StoredValue | null>) => {
+      for (const [c, v] of Object.entries(values)) cols[c].push(v)
+    }
+    for (let block = a; block <= b; block++) {
+      const n = Math.max(1, Math.round(TX_PER_BLOCK * (0.5 + r())))
+      const blockHash = randomBytes(r, 32)
+      let gas = 0n
+      for (let i = 0; i < n; i++) {
+        const at = row++
+        const x = r()
+        const sender = walletAt.has(at) ? TX_WALLET : wallets[Math.floor(r() * r() * wallets.length)]
+        const recipient =
+          x < 0.03
+            ? null
+            : x < 0.4
+              ? hot[(r() * hot.length) | 0]
+              : x < 0.85
+                ? warm[(r() * warm.length) | 0]
+                : wallets[(r() * wallets.length) | 0]
+        const type = r() < 0.8 ? 2n : 0n
+        const used = BigInt(21_000 + Math.floor(r() * 200_000))
+        gas += used
+        push({
+          block_number: BigInt(block),
+          block_hash: blockHash,
+          transaction_index: BigInt(i),
+          hash: at === hashAt ? TX_HASH : randomBytes(r, 32),
+          nonce: BigInt(Math.floor(r() * 5_000)),
+          from: sender,
+          to: recipient,
+          value: r() < 0.6 ? new Uint8Array(32) : u256(9),
+          gas_price: u256(5),
+          gas: used + 50_000n,
+          input: recipient ? randomBytes(r, 4 + 32 * Math.floor(r() * 4)) : randomBytes(r, 400),
+          v: type === 2n ? BigInt(Math.round(r())) : 37n,
+          r: u256(32),
+          s: u256(32),
+          type,
+          max_fee_per_gas: type === 2n ? u256(5) : null,
+          max_priority_fee_per_gas: type === 2n ? u256(4) : null,
+          block_timestamp: BigInt(1_700_000_000 + 12 * (block - from)),
+          chain_id: 1n,
+          y_parity: type === 2n ? BigInt(Math.round(r())) : null,
+          access_list: type === 2n ? '[]' : null,
+          max_fee_per_blob_gas: null,
+          blob_versioned_hashes: null,
+          authorization_list: null,
+          status: r() < 0.97 ? 1n : 0n,
+          gas_used: used,
+          cumulative_gas_used: gas,
+          effective_gas_price: u256(5),
+          contract_address: recipient ? null : randomBytes(r, 20),
+          logs_count: BigInt(Math.floor(r() * 6)),
+        })
+      }
+    }
+    const batch = { length: cols.block_number.length, columns: cols }
+    const { entry } = await putPartition(store, CHAIN, transactions, batch, { from: a, to: b })
+    await publishIndexed(store, CHAIN, [{ dataset: transactions, partitions: [{ entry, batch }] }], shardSpan ? { shardSpan } : {})
+  }
 }
 
 async function listFiles(dir: string): Promise<string[]> {

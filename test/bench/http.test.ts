@@ -107,7 +107,7 @@ describe('benchHttp', () => {
     for (const f of exports) expect(f.rows).toBe(lake.rows)
     expect(r.figures[1].rows).toBeLessThan(lake.rows)
     expect(r.manifestBytes).toBeGreaterThan(0)
-  })
+  }, 240_000)
 })
 
 describe('durableObjectsOf', () => {
