@@ -394,7 +394,8 @@ interface Server {
 
 /** The bundle in Miniflare (workerd) over an R2 bucket holding a copy of `source`. */
 async function startWorkerd(root: string, outdir: string, source: ObjectStore): Promise<Server> {
-  const mf = await bundleMiniflare(root, outdir, { API_USERS: `${USER}:${USER}` })
+  // Quiet: the Worker's access-log lines would interleave with the bench's figures on stdout.
+  const mf = await bundleMiniflare(root, outdir, { API_USERS: `${USER}:${USER}` }, { quiet: true })
   await seedBucket((await mf.getR2Bucket('LAKE')) as unknown as SeedableBucket, source)
   const url = (await mf.ready).toString().replace(/\/$/, '')
   return { name: 'workerd', url, stop: () => mf.dispose() }
