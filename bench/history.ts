@@ -63,6 +63,7 @@ export const history: Section = {
       partitionBlocks: BLOCKS,
       shardSpan: BLOCKS * 10,
       clustered: true,
+      transactions: false,
     })
     ctx.log(`history: lake ready in ${((performance.now() - started) / 1000).toFixed(0)} s`)
     const base = { chain: ETH, dataset: logs, fields: [...logs.fields], from: lake.from, to: lake.to }
