@@ -111,8 +111,7 @@ export const evmFollowed: SourceFactory = (f, store, client) => {
 
 /**
  * The source of a LIVE_CHAINS entry, by family. Each runtime passes the families it can
- * follow: the Worker leaves Move-VM out, because its source needs the Aptos SDK, which would
- * take the bundle past its size budget.
+ * follow (both follow EVM and Move-VM chains today).
  */
 export function followedSource(
   f: Pick<FollowedChain, 'chain' | 'rpc' | 'rest'>,

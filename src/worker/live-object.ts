@@ -27,6 +27,7 @@ import { LiveChain, type WindowPersistence } from '../live/hub.ts'
 import { type LiveLimits } from '../live/protocol.ts'
 import { LiveSession } from '../live/session.ts'
 import { evmFollowed, followedSource } from '../live/source.ts'
+import { moveFollowed } from '../live/move-source.ts'
 import type { Connection } from '../live/subscription.ts'
 import { isWebSocketUpgrade, parseUpgrade } from '../api/upgrade.ts'
 import type { UpgradeHook } from '../http/app.ts'
@@ -285,7 +286,7 @@ export class LiveChainObject implements DurableObject {
       chain,
       store: r2Store(this.env.LAKE),
       source: followed
-        ? followedSource(followed, r2Store(this.env.LAKE), { retries: 1, timeoutMs: 5_000 }, { evm: evmFollowed })
+        ? followedSource(followed, r2Store(this.env.LAKE), { retries: 1, timeoutMs: 5_000 }, { evm: evmFollowed, move: moveFollowed })
         : undefined,
       finalityDepth: followed?.finality,
       compactBlocks: followed?.compactBlocks,
