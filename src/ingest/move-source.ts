@@ -24,7 +24,6 @@ import { FullnodeError, MAX_PAGE, type FullnodeClient } from '../move/rest.ts'
 import type { RestTransaction } from '../move/rest-types.ts'
 import { toMoveRows, type MoveCarry } from '../move/transform.ts'
 import { moduleKey, normalizeAddress } from '../move/type-tags.ts'
-import { sdkReady } from '../move/sdk.ts'
 import type { ObjectStore } from '../store/types.ts'
 import { semaphore } from './rpc.ts'
 import type { ChainSource } from './source.ts'
@@ -289,7 +288,6 @@ export function moveSource(client: FullnodeClient, options: MoveSourceOptions): 
       return Number((await readLedger()).version)
     },
     async fetch([from, to]: BlockRange): Promise<Record<string, ColumnBatch>> {
-      await sdkReady()
       const { chainId } = ledger ?? (await readLedger())
       const [txs, prev] = await Promise.all([options.sparse ? sparsePages(from, to) : contiguousPages(from, to), prevOf(from)])
       const fetchModule = (address: string, name: string) => loadAbi(address, name)
