@@ -159,6 +159,21 @@ describe('a Move-VM chain followed by the Durable Object (production bundle)', (
     expect(cf.messages.some((m: Json) => m.type === 'error' || m.type === 'reorg')).toBe(false)
     cf.close()
     nd.close()
+    // HTTP on the Worker is as fresh as the stream: partitions, then the object's window.
+    const res = await mf.dispatchFetch(
+      `http://aptos.localhost/v1/api/transactions?chains=APTOS&from_block=0&to_block=${last}&format=json_stream`,
+      {
+        headers: { authorization: HEADERS.authorization },
+      },
+    )
+    const text = await res.text()
+    expect(res.status, text).toBe(200)
+    expect(
+      text
+        .split('\n')
+        .filter(l => l.trim() !== '')
+        .map(l => JSON.parse(l)),
+    ).toEqual(rows)
   })
 
   it('a bounded subscription across partitions and the window ends with `end`, as the Node server does', async () => {
