@@ -3,13 +3,14 @@
  *
  * Measures the service and prints the figures as Markdown (what BENCHMARKS.md holds),
  * headed by the machine, the date and the commit. Sections: ingest, query, formats,
- * history, integrity, manifest, layout, move, live, load, dex; `all` runs every one. Without arguments every
+ * history, integrity, manifest, layout, move, live, load, dex, bundle; `all` runs every one. Without arguments every
  * section runs except the slow ones (layout: it writes five 1M-log lakes the first
  * time; load: minutes of clients at full speed). Data is built under .data/bench (git-ignored) and reused while the code
  * that writes it is unchanged; progress goes to stderr, figures to stdout.
  */
 import { mkdir } from 'node:fs/promises'
 import { fileURLToPath } from 'node:url'
+import { bundle } from './bundle.ts'
 import { dex } from './dex.ts'
 import { formats } from './formats.ts'
 import { ingest } from './ingest.ts'
@@ -24,7 +25,7 @@ import { query } from './query.ts'
 import { machine } from './report.ts'
 import type { BenchContext, Section } from './section.ts'
 
-const SECTIONS: Section[] = [ingest, query, history, formats, integrity, manifest, layout, move, live, load, dex]
+const SECTIONS: Section[] = [ingest, query, history, formats, integrity, manifest, layout, move, live, load, dex, bundle]
 
 // Local runs never reach Cloudflare's servers (Miniflare's Request.cf and metrics).
 process.env.CLOUDFLARE_CF_FETCH_ENABLED ??= 'false'

@@ -12,7 +12,8 @@
  *    devnet chain (the workload replayed up to its last block) and mines a round of
  *    Uniswap swaps and liquidity changes every 3 s; the Worker's Durable Object follows
  *    it (LIVE_CHAINS) and a WebSocket subscriber prints each new block's events.
- *    Durable Object state starts afresh each time, like the seeded bucket.
+ *    Durable Object state starts afresh each time, like the seeded bucket. LIVE_CHAINS in
+ *    the environment adds chains to follow (a Move-VM fullnode: `{"APTOS": {"rest": …}}`).
  *
  * --data picks another lake directory (no live demo unless --live) and --persist-to
  * another local state directory (default .wrangler/state, which wrangler dev uses).
@@ -83,7 +84,19 @@ const vars: string[] = []
 if ((values.live ?? values.data === undefined) && existsSync(sample)) {
   rmSync(join(persist, 'v3', 'do'), { recursive: true, force: true })
   devnet = await startLiveDevnet({ lake: openStore(sample), log: line => console.log(`[devnet] ${line}`) })
-  vars.push('--var', `LIVE_CHAINS:${devnet.liveChains}`)
+}
+// More chains to follow (a Move-VM fullnode, say): LIVE_CHAINS from the environment, the Worker's JSON, over the devnet's.
+const liveChains = { ...(devnet ? JSON.parse(devnet.liveChains) : {}), ...liveChainsOfEnv() }
+if (Object.keys(liveChains).length) vars.push('--var', `LIVE_CHAINS:${JSON.stringify(liveChains)}`)
+
+function liveChainsOfEnv(): Record<string, unknown> {
+  const text = process.env.LIVE_CHAINS?.trim()
+  if (!text) return {}
+  try {
+    return JSON.parse(text) as Record<string, unknown>
+  } catch (err) {
+    throw new Error(`LIVE_CHAINS is not JSON: ${(err as Error).message}`)
+  }
 }
 
 const fromEnv = process.env.API_USERS !== undefined && process.env.API_USERS.trim() !== ''

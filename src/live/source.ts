@@ -100,6 +100,27 @@ export type SourceFactory = (
   client: SourceClientOptions,
 ) => LiveSource
 
+/**
+ * A source whose code is loaded at its first use (`load` is a dynamic import): a bundle
+ * evaluates it only in an isolate that follows such a chain. A failed load is retried at the
+ * next call.
+ */
+export function lazySource(datasets: readonly DatasetDecl[], final: boolean, load: () => Promise<LiveSource>): LiveSource {
+  let loading: Promise<LiveSource> | undefined
+  const source = () =>
+    (loading ??= load().catch(err => {
+      loading = undefined
+      throw err
+    }))
+  return {
+    datasets,
+    final,
+    latest: async () => (await source()).latest(),
+    headers: async numbers => (await source()).headers(numbers),
+    blocks: async (from, to) => (await source()).blocks(from, to),
+  }
+}
+
 /** EVM chains are followed through JSON-RPC. */
 export const evmFollowed: SourceFactory = (f, store, client) => {
   if (!f.rpc) throw new Error(`chain ${f.chain.code}: an EVM chain is followed through a JSON-RPC URL`)
@@ -111,8 +132,7 @@ export const evmFollowed: SourceFactory = (f, store, client) => {
 
 /**
  * The source of a LIVE_CHAINS entry, by family. Each runtime passes the families it can
- * follow: the Worker leaves Move-VM out, because its source needs the Aptos SDK, which would
- * take the bundle past its size budget.
+ * follow (both follow EVM and Move-VM chains today).
  */
 export function followedSource(
   f: Pick<FollowedChain, 'chain' | 'rpc' | 'rest'>,

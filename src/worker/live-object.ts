@@ -26,7 +26,8 @@ import type { UnfinalizedSource } from '../http/fresh.ts'
 import { LiveChain, type WindowPersistence } from '../live/hub.ts'
 import { type LiveLimits } from '../live/protocol.ts'
 import { LiveSession } from '../live/session.ts'
-import { evmFollowed, followedSource } from '../live/source.ts'
+import { evmFollowed, followedSource, lazySource, type SourceFactory } from '../live/source.ts'
+import { moveTransactions } from '../datasets/move.ts'
 import type { Connection } from '../live/subscription.ts'
 import { isWebSocketUpgrade, parseUpgrade } from '../api/upgrade.ts'
 import type { UpgradeHook } from '../http/app.ts'
@@ -61,6 +62,17 @@ const DO_LIMITS: Partial<LiveLimits> = { lowWaterBytes: 4 * 1024 * 1024, maxBuff
 export const PACED_BYTES_PER_SECOND = 4 * 1024 * 1024
 /** Attachments are limited to 2 KiB: longer query URLs are kept in storage. */
 const MAX_INLINE_URL = 1_500
+
+/**
+ * Move-VM chains: the follower (the Move ingester, and the Aptos SDK it rebuilds BCS with) is
+ * imported at its first use, so an isolate that follows no Move chain never evaluates it. The
+ * dynamic import is also what makes the SDK work in the bundle: the package declares its modules
+ * free of side effects while importing some of them dynamically, and esbuild then drops their
+ * initializers from static imports (`Ed25519PublicKey is not a constructor`, every user
+ * transaction unverified); imported dynamically, they run.
+ */
+const moveFollowed: SourceFactory = (f, store, client) =>
+  lazySource([moveTransactions], true, async () => (await import('../live/move-source.ts')).moveFollowed(f, store, client))
 
 /** What a socket carries through hibernation. */
 interface Attachment {
@@ -285,7 +297,7 @@ export class LiveChainObject implements DurableObject {
       chain,
       store: r2Store(this.env.LAKE),
       source: followed
-        ? followedSource(followed, r2Store(this.env.LAKE), { retries: 1, timeoutMs: 5_000 }, { evm: evmFollowed })
+        ? followedSource(followed, r2Store(this.env.LAKE), { retries: 1, timeoutMs: 5_000 }, { evm: evmFollowed, move: moveFollowed })
         : undefined,
       finalityDepth: followed?.finality,
       compactBlocks: followed?.compactBlocks,

@@ -15,6 +15,8 @@ import { runIngest } from '../../src/ingest/run.ts'
 import { LiveConfigError, parseLiveChains } from '../../src/live/config.ts'
 import { FinalityError, HeadFollower } from '../../src/live/follower.ts'
 import { moveLiveSource } from '../../src/live/move-source.ts'
+import { lazySource } from '../../src/live/source.ts'
+import { moveTransactions } from '../../src/datasets/move.ts'
 import { UnfinalizedWindow } from '../../src/live/window.ts'
 import { ManifestReader } from '../../src/manifest/read.ts'
 import type { FullnodeClient } from '../../src/move/rest.ts'
@@ -200,6 +202,23 @@ describe('the Move live source', () => {
       new HeadFollower(moveLiveSource(lagging.client, { chain: APTOS, store: (await tempStore()).store }), window).tick(() => {}),
     ).rejects.toThrow(FinalityError)
     expect(window.tip.number).toBe(last)
+  })
+})
+
+describe("a source loaded at its first use (the Worker's Move follower)", () => {
+  it('loads once, and again after a failed load', async () => {
+    const grown = new GrowingNode()
+    const last = grown.append(2)
+    let loads = 0
+    const source = lazySource([moveTransactions], true, async () => {
+      if (++loads === 1) throw new Error('not loaded')
+      return moveLiveSource(grown.client, { chain: APTOS, store: (await tempStore()).store })
+    })
+    expect([source.datasets, source.final, loads]).toEqual([[moveTransactions], true, 0])
+    await expect(source.latest()).rejects.toThrow('not loaded')
+    expect((await source.latest()).number).toBe(last)
+    expect((await source.blocks(0, 1)).map(b => b.header.hash)).toEqual(grown.transactions.slice(0, 2).map(t => t.hash))
+    expect(loads).toBe(2)
   })
 })
 

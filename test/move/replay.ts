@@ -1,6 +1,7 @@
 /**
  * Starts ../shared/tools/replay-aptos.mjs, a fullnode-style REST server over
- * the recorded transactions and ABIs, on a free 127.0.0.1 port.
+ * the recorded transactions and ABIs (or a data directory of the same layout,
+ * `--data`), on a free 127.0.0.1 port (or the one given).
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import path from 'node:path'
@@ -11,10 +12,18 @@ export interface Replay {
   stop(): Promise<void>
 }
 
-export function startReplay(network: Network): Promise<Replay> {
-  const child: ChildProcess = spawn(process.execPath, [path.join(TOOLS, 'replay-aptos.mjs'), '--network', network, '--port', '0'], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
+export interface ReplayOptions {
+  /** A directory laid out as ../shared/data/move-mainnet: `rest/<network>/{transactions,manifest}.json` and `abis/*.json`. */
+  data?: string
+  port?: number
+  chainId?: number
+}
+
+export function startReplay(network: Network, options: ReplayOptions = {}): Promise<Replay> {
+  const args = [path.join(TOOLS, 'replay-aptos.mjs'), '--network', network, '--port', String(options.port ?? 0)]
+  if (options.data) args.push('--data', options.data)
+  if (options.chainId !== undefined) args.push('--chain-id', String(options.chainId))
+  const child: ChildProcess = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] })
   return new Promise((resolve, reject) => {
     let out = ''
     let err = ''
