@@ -148,7 +148,7 @@ export interface LimitSettings {
   RATE_LIMIT_PERIOD?: string
   /** Concurrent data streams per user (default 8). */
   MAX_STREAMS_PER_USER?: string
-  /** Steps of data responses running at once, shared out fairly by user (default 2; see fair.ts). */
+  /** Steps of data responses running at once, shared out fairly by user (default 2 on the Node server, none on a Worker; see fair.ts). */
   SCAN_CONCURRENCY?: string
 }
 
