@@ -15,7 +15,9 @@
  *
  * LOAD_SECONDS sets the time per point (default 10); LOAD_SERVERS the servers (default
  * `workerd,node`); LOAD_CAPACITY=0 skips the capacity points; LOAD_ROUNDS the rounds of the
- * abuse run (default 1). Clients run in this process and share the machine's cores with
+ * abuse run (default 1); LOAD_ABUSER_CONNECTIONS the abuser's connections (default 32), and
+ * LOAD_ABUSER_RATE=open lifts the request rate on the Node server (RATE_LIMIT_REQUESTS), so
+ * an abuser with 8 connections (its stream cap) keeps 8 requests running all the time. Clients run in this process and share the machine's cores with
  * the servers.
  */
 import { spawn, execFileSync } from 'node:child_process'
@@ -246,6 +248,8 @@ export const load: Section = {
     const servers = (process.env.LOAD_SERVERS ?? 'workerd,node').split(',') as ('workerd' | 'node')[]
     const capacityPoints = process.env.LOAD_CAPACITY !== '0'
     const rounds = Number(process.env.LOAD_ROUNDS ?? 1)
+    const abusers = Number(process.env.LOAD_ABUSER_CONNECTIONS ?? 32)
+    const openRate = process.env.LOAD_ABUSER_RATE === 'open'
     const sample = join(ctx.root, 'partitions-manifest', 'sample')
     ctx.log('building the bundle')
     const { outdir } = await buildBundle(ctx.root)
@@ -274,17 +278,17 @@ export const load: Section = {
         // Default limits: 200 requests per 10 s and 8 streams per user; the fair shares off, then on, in turn.
         for (let round = 1; round <= rounds; round++)
           for (const fair of [false, true]) {
-            const server = await start(false, fair ? FAIR : UNFAIR)
+            const server = await start(false, { ...(fair ? FAIR : UNFAIR), ...(openRate ? { RATE_LIMIT_REQUESTS: '1000000' } : {}) })
             const label = `${name}, fair shares ${fair ? 'on' : 'off'}${rounds > 1 ? ` (round ${round})` : ''}`
             try {
               const classes = mix(server.url, await busyAddress(server))
               await drive(server, classes, 4, 2, i => USERS[i % USERS.length], PACE_MS)
               ctx.log(`${label}: ${PACED} paced users alone`)
               const alone = summary(await drive(server, classes, PACED, seconds, i => USERS[i], PACE_MS))
-              ctx.log(`${label}: ${PACED} paced users beside an abuser with 32 connections`)
+              ctx.log(`${label}: ${PACED} paced users beside an abuser with ${abusers} connections`)
               const agentRuns = await Promise.all([
                 drive(server, classes, PACED, seconds, i => USERS[i], PACE_MS),
-                drive(server, classes, 32, seconds, () => ABUSER),
+                drive(server, classes, abusers, seconds, () => ABUSER),
               ])
               const others = summary(agentRuns[0])
               const abuser = summary(agentRuns[1], s => s === 200 || s === 429)
@@ -300,7 +304,7 @@ export const load: Section = {
               ])
               abuse.push([
                 label,
-                'abuser (32 connections)',
+                `abuser (${abusers} connections)`,
                 int(abuser.requests),
                 ms(abuser.p50),
                 ms(abuser.p99),
@@ -327,7 +331,7 @@ export const load: Section = {
       ...(capacity.length
         ? [table(['server', 'clients', 'requests', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'peak RSS MB'], capacity), '']
         : []),
-      `Abuse, default limits (200 requests per 10 s and 8 streams per user), the fair shares between users off (SCAN_CONCURRENCY=1000000) and on (SCAN_CONCURRENCY=2), in turn: ${PACED} users each pacing ${1000 / PACE_MS} request/s, alone and beside one user running 32 connections back to back. For the abuser, errors exclude its 429s.`,
+      `Abuse, default limits (${openRate ? 'the request rate lifted, ' : '200 requests per 10 s and '}8 streams per user), the fair shares between users off (SCAN_CONCURRENCY=1000000) and on (SCAN_CONCURRENCY=2), in turn: ${PACED} users each pacing ${1000 / PACE_MS} request/s, alone and beside one user running ${abusers} connections back to back. For the abuser, errors exclude its 429s.`,
       '',
       table(['server', 'clients', 'requests', 'p50 ms', 'p99 ms', 'errors', '429s'], abuse),
       '',
