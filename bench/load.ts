@@ -17,7 +17,8 @@
  * `workerd,node`); LOAD_CAPACITY=0 skips the capacity points; LOAD_ROUNDS the rounds of the
  * abuse run (default 1); LOAD_ABUSER_CONNECTIONS the abuser's connections (default 32), and
  * LOAD_ABUSER_RATE=open lifts the request rate on the Node server (RATE_LIMIT_REQUESTS), so
- * an abuser with 8 connections (its stream cap) keeps 8 requests running all the time. Clients run in this process and share the machine's cores with
+ * an abuser with 8 connections (its stream cap) keeps 8 requests running all the time;
+ * LOAD_FAIR_CONCURRENCY the SCAN_CONCURRENCY of the fair variant (default 2). Clients run in this process and share the machine's cores with
  * the servers.
  */
 import { spawn, execFileSync } from 'node:child_process'
@@ -43,7 +44,7 @@ const PACE_MS = 1000
 /** Limits high enough not to bind in the capacity points. */
 const OPEN_LIMITS = { RATE_LIMIT_REQUESTS: '1000000', MAX_STREAMS_PER_USER: '100000' }
 /** The fair shares between users on (the Node server's default; a Worker's with the var set), and off: more steps at once than ever run. */
-const FAIR = { SCAN_CONCURRENCY: '2' }
+const FAIR = { SCAN_CONCURRENCY: process.env.LOAD_FAIR_CONCURRENCY ?? '2' }
 const UNFAIR = { SCAN_CONCURRENCY: '1000000' }
 const OPEN_RATELIMIT: Record<string, RateLimitConfig> = {
   USER_REQUESTS: { namespace_id: '1001', simple: { limit: 1_000_000, period: 10 } },
@@ -331,7 +332,7 @@ export const load: Section = {
       ...(capacity.length
         ? [table(['server', 'clients', 'requests', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'peak RSS MB'], capacity), '']
         : []),
-      `Abuse, default limits (${openRate ? 'the request rate lifted, ' : '200 requests per 10 s and '}8 streams per user), the fair shares between users off (SCAN_CONCURRENCY=1000000) and on (SCAN_CONCURRENCY=2), in turn: ${PACED} users each pacing ${1000 / PACE_MS} request/s, alone and beside one user running ${abusers} connections back to back. For the abuser, errors exclude its 429s.`,
+      `Abuse, default limits (${openRate ? 'the request rate lifted, ' : '200 requests per 10 s and '}8 streams per user), the fair shares between users off (SCAN_CONCURRENCY=1000000) and on (SCAN_CONCURRENCY=${FAIR.SCAN_CONCURRENCY}), in turn: ${PACED} users each pacing ${1000 / PACE_MS} request/s, alone and beside one user running ${abusers} connections back to back. For the abuser, errors exclude its 429s.`,
       '',
       table(['server', 'clients', 'requests', 'p50 ms', 'p99 ms', 'errors', '429s'], abuse),
       '',
