@@ -1,15 +1,14 @@
 /**
  * Fair shares of the server's CPU between users. Per-user limits bound what one user may
  * run (8 streams), but eight exports of one user beside one request of another still leave
- * the other an eighth of the CPU: its latency grows with the abuser's allowance. Here every
+ * the other a ninth of the CPU: its latency grows with the abuser's allowance. Here every
  * step of a data response (planning with the first batch, then each batch read and encoded)
  * takes a turn: at most `concurrency` steps run at once, and when more wait, the next turn
- * goes to the waiting user who runs the fewest steps now, and among equals to the one
- * whose last turn is the oldest. So a
- * user's work queues behind its own, and a user with one request waits behind at most
- * one step per other busy user, whatever their number of streams.
+ * goes to the waiting user who runs the fewest steps now, and among equals to the one whose
+ * last turn is the oldest. So a user's work queues behind its own, and a user with one
+ * request waits behind at most one step per other busy user, whatever their number of streams.
  *
- * Counted per process (Node) or isolate (Worker), like the stream slots.
+ * Counted per process (Node), or per isolate on a Worker with SCAN_CONCURRENCY set.
  */
 
 /** The defaults (README "Limits"). */
