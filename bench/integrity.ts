@@ -4,7 +4,8 @@
  * snappy), which verifies the CRC-32 of every page it decodes and of every tail range it
  * reads; then the same page bytes are checksummed alone, with the runtime's native CRC-32
  * (Node's and workerd's `zlib.crc32`) and with the JavaScript fallback. The share of the
- * export spent verifying is that time over the export's time without it.
+ * export spent verifying is that time over the export's time without it, in CPU time of
+ * this process (what a loaded machine perturbs least) and in wall time.
  */
 import { readFile } from 'node:fs/promises'
 import { parquetMetadata } from 'hyparquet'
@@ -38,15 +39,20 @@ export const integrity: Section = {
     const fields = logs.fields.filter(f => !f.extra)
     const chain = CHAINS.find(c => c.code === 'ETH')!
     const scan = { compressors: { SNAPPY: wasmSnappy(await snappyModuleFromFile()) } }
+    const cpuMs = (since: NodeJS.CpuUsage) => {
+      const u = process.cpuUsage(since)
+      return (u.user + u.system) / 1000
+    }
     const exportOnce = async () => {
       const t = performance.now()
+      const cpu = process.cpuUsage()
       const result = await runQuery(
         { store, manifest: new ManifestReader(store), scan },
         { chain, dataset: logs, from: lake.from, to: lake.to, predicates: [], fields },
       )
       let rows = 0
       for await (const b of result.batches) rows += b.length
-      return { ms: performance.now() - t, rows }
+      return { ms: performance.now() - t, cpu: cpuMs(cpu), rows }
     }
     // The page bodies that export verifies: every page of the exported columns.
     const columns = new Set(fields.filter(f => !f.virtual).map(f => columnOf(f)))
@@ -72,10 +78,11 @@ export const integrity: Section = {
     const pageBytes = bodies.reduce((n, b) => n + b.length, 0)
     const checksumOnce = (crc: (b: Uint8Array) => number) => {
       const t = performance.now()
+      const cpu = process.cpuUsage()
       let x = 0
       for (const b of bodies) x ^= crc(b)
       if (x === 0.5) throw new Error('unreachable')
-      return performance.now() - t
+      return { ms: performance.now() - t, cpu: cpuMs(cpu) }
     }
     await exportOnce()
     const exports = []
@@ -87,28 +94,26 @@ export const integrity: Section = {
       js.push(checksumOnce(crc32Js))
     }
     const t = median(exports.map(e => e.ms))
+    const tCpu = median(exports.map(e => e.cpu))
     const rows = exports[0].rows
-    ctx.log(`export ${ms(t)} ms, ${int(rows)} rows, ${int(bodies.length)} pages of ${int(pageBytes)} bytes`)
-    const row = (what: string, c: number) => [
-      what,
-      int(bodies.length),
-      (pageBytes / 1e6).toFixed(1),
-      ms(c),
-      (pageBytes / 1e6 / (c / 1000)).toFixed(0),
-      `${((100 * c) / (t - c)).toFixed(1)} %`,
-    ]
-    const nativeShare = median(native) / (t - median(native))
+    ctx.log(`export ${ms(t)} ms (CPU ${ms(tCpu)} ms), ${int(rows)} rows, ${int(bodies.length)} pages of ${int(pageBytes)} bytes`)
+    const share = (c: number, of: number) => `${((100 * c) / (of - c)).toFixed(1)} %`
+    const row = (what: string, runs: { ms: number; cpu: number }[]) => {
+      const [c, cCpu] = [median(runs.map(r => r.ms)), median(runs.map(r => r.cpu))]
+      return [what, int(bodies.length), (pageBytes / 1e6).toFixed(1), ms(cCpu), share(cCpu, tCpu), ms(c), share(c, t)]
+    }
+    const cpuShare = median(native.map(r => r.cpu)) / (tCpu - median(native.map(r => r.cpu)))
     return [
       `Full export of the query lake (${int(rows)} logs, every default field) through the engine: median ${ms(t)} ms ` +
-        `(${int(rows / (t / 1000))} rows/s), median of ${RUNS} runs. Verifying is CRC-32 over every page body decoded ` +
+        `(${int(rows / (t / 1000))} rows/s), ${ms(tCpu)} ms of CPU, median of ${RUNS} runs. Verifying is CRC-32 over every page body decoded ` +
         `(the tail ranges are a few KB per partition); its time alone, against the export's time without it:`,
       '',
       table(
-        ['CRC-32', 'pages', 'MB', 'ms', 'MB/s', 'share of export'],
-        [row('native zlib.crc32 (Node, workerd)', median(native)), row('JavaScript fallback (slicing by 16)', median(js))],
+        ['CRC-32', 'pages', 'MB', 'CPU ms', 'share of export CPU', 'wall ms', 'share of export wall'],
+        [row('native zlib.crc32 (Node, workerd)', native), row('JavaScript fallback (slicing by 16)', js)],
       ),
       '',
-      `Target ≤ 5 % of export throughput: ${nativeShare <= 0.05 ? 'met' : 'missed'} (${(100 * nativeShare).toFixed(1)} %).`,
+      `Target ≤ 5 % of export throughput, on CPU time: ${cpuShare <= 0.05 ? 'met' : 'missed'} (${(100 * cpuShare).toFixed(1)} %).`,
     ].join('\n')
   },
 }

@@ -10,8 +10,16 @@
  * each its own user) with the default limits, alone and beside one user hammering with
  * 32 connections, to show the abuser throttled (429) while the others keep their p99.
  *
- * LOAD_SECONDS sets the time per point (default 10). Clients run in this process and
- * share the machine's cores with the servers.
+ * The abuse run is repeated with the fair shares between users off (SCAN_CONCURRENCY so
+ * high that no step ever waits) and on (SCAN_CONCURRENCY=2), interleaved, LOAD_ROUNDS times.
+ *
+ * LOAD_SECONDS sets the time per point (default 10); LOAD_SERVERS the servers (default
+ * `workerd,node`); LOAD_CAPACITY=0 skips the capacity points; LOAD_ROUNDS the rounds of the
+ * abuse run (default 1); LOAD_ABUSER_CONNECTIONS the abuser's connections (default 32), and
+ * LOAD_ABUSER_RATE=open lifts the request rate on the Node server (RATE_LIMIT_REQUESTS), so
+ * an abuser with 8 connections (its stream cap) keeps 8 requests running all the time;
+ * LOAD_FAIR_CONCURRENCY the SCAN_CONCURRENCY of the fair variant (default 2). Clients run in this process and share the machine's cores with
+ * the servers.
  */
 import { spawn, execFileSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
@@ -35,6 +43,9 @@ const PACED = 8
 const PACE_MS = 1000
 /** Limits high enough not to bind in the capacity points. */
 const OPEN_LIMITS = { RATE_LIMIT_REQUESTS: '1000000', MAX_STREAMS_PER_USER: '100000' }
+/** The fair shares between users on (the Node server's default; a Worker's with the var set), and off: more steps at once than ever run. */
+const FAIR = { SCAN_CONCURRENCY: process.env.LOAD_FAIR_CONCURRENCY ?? '2' }
+const UNFAIR = { SCAN_CONCURRENCY: '1000000' }
 const OPEN_RATELIMIT: Record<string, RateLimitConfig> = {
   USER_REQUESTS: { namespace_id: '1001', simple: { limit: 1_000_000, period: 10 } },
 }
@@ -80,11 +91,11 @@ function workerdPids(): number[] {
   return rows.filter(([pid, , comm]) => mine.has(Number(pid)) && comm.startsWith('workerd')).map(([pid]) => Number(pid))
 }
 
-async function startWorkerd(root: string, outdir: string, sample: string, open: boolean): Promise<Server> {
+async function startWorkerd(root: string, outdir: string, sample: string, open: boolean, vars: Record<string, string>): Promise<Server> {
   const mf: Miniflare = await bundleMiniflare(
     root,
     outdir,
-    { API_USERS, ...(open ? OPEN_LIMITS : {}) },
+    { API_USERS, ...(open ? OPEN_LIMITS : {}), ...vars },
     open ? { ratelimits: OPEN_RATELIMIT, quiet: true } : { quiet: true },
   )
   await seedBucket((await mf.getR2Bucket('LAKE')) as unknown as SeedableBucket, fsStore(sample))
@@ -93,9 +104,9 @@ async function startWorkerd(root: string, outdir: string, sample: string, open: 
   return { name: 'workerd', url, rss: () => pids.reduce((n, p) => n + rssOf(p), 0), stop: () => mf.dispose() }
 }
 
-async function startNode(root: string, sample: string, open: boolean): Promise<Server> {
+async function startNode(root: string, sample: string, open: boolean, vars: Record<string, string>): Promise<Server> {
   const child = spawn(process.execPath, [join(root, 'scripts', 'serve.ts'), '--data', sample, '--port', '0'], {
-    env: { ...process.env, API_USERS, ...(open ? OPEN_LIMITS : {}) },
+    env: { ...process.env, API_USERS, ...(open ? OPEN_LIMITS : {}), ...vars },
     stdio: ['ignore', 'pipe', 'inherit'],
   })
   const lines = createInterface({ input: child.stdout! })
@@ -235,6 +246,11 @@ export const load: Section = {
   slow: true,
   async run(ctx: BenchContext): Promise<string> {
     const seconds = Number(process.env.LOAD_SECONDS ?? 10)
+    const servers = (process.env.LOAD_SERVERS ?? 'workerd,node').split(',') as ('workerd' | 'node')[]
+    const capacityPoints = process.env.LOAD_CAPACITY !== '0'
+    const rounds = Number(process.env.LOAD_ROUNDS ?? 1)
+    const abusers = Number(process.env.LOAD_ABUSER_CONNECTIONS ?? 32)
+    const openRate = process.env.LOAD_ABUSER_RATE === 'open'
     const sample = join(ctx.root, 'partitions-manifest', 'sample')
     ctx.log('building the bundle')
     const { outdir } = await buildBundle(ctx.root)
@@ -242,56 +258,70 @@ export const load: Section = {
     const abuse: (string | number)[][] = []
     const notes: string[] = []
     try {
-      for (const name of ['workerd', 'node'] as const) {
-        const start = (open: boolean) =>
-          name === 'workerd' ? startWorkerd(ctx.root, outdir, sample, open) : startNode(ctx.root, sample, open)
-        let server = await start(true)
-        try {
-          const classes = mix(server.url, await busyAddress(server))
-          await drive(server, classes, 4, 2, i => USERS[i % USERS.length]) // warm
-          for (const clients of CLIENTS) {
-            ctx.log(`${name}: ${clients} clients for ${seconds} s`)
-            const s = summary(await drive(server, classes, clients, seconds, i => USERS[i % USERS.length]))
-            capacity.push([name, clients, int(s.requests), int(s.perSecond), ms(s.p50), ms(s.p99), s.errors, int(s.peakMb)])
-            if (clients === 256) notes.push(target(s.errors === 0, `${name}: zero errors at 256 clients (${s.errors})`))
+      for (const name of servers) {
+        const start = (open: boolean, vars: Record<string, string> = {}) =>
+          name === 'workerd' ? startWorkerd(ctx.root, outdir, sample, open, vars) : startNode(ctx.root, sample, open, vars)
+        if (capacityPoints) {
+          const server = await start(true)
+          try {
+            const classes = mix(server.url, await busyAddress(server))
+            await drive(server, classes, 4, 2, i => USERS[i % USERS.length]) // warm
+            for (const clients of CLIENTS) {
+              ctx.log(`${name}: ${clients} clients for ${seconds} s`)
+              const s = summary(await drive(server, classes, clients, seconds, i => USERS[i % USERS.length]))
+              capacity.push([name, clients, int(s.requests), int(s.perSecond), ms(s.p50), ms(s.p99), s.errors, int(s.peakMb)])
+              if (clients === 256) notes.push(target(s.errors === 0, `${name}: zero errors at 256 clients (${s.errors})`))
+            }
+          } finally {
+            await server.stop()
           }
-        } finally {
-          await server.stop()
         }
-        // Default limits: 200 requests per 10 s and 8 streams per user.
-        server = await start(false)
-        try {
-          const classes = mix(server.url, await busyAddress(server))
-          await drive(server, classes, 4, 2, i => USERS[i % USERS.length], PACE_MS)
-          ctx.log(`${name}: ${PACED} paced users alone`)
-          const alone = summary(await drive(server, classes, PACED, seconds, i => USERS[i], PACE_MS))
-          ctx.log(`${name}: ${PACED} paced users beside an abuser with 32 connections`)
-          const agentRuns = await Promise.all([
-            drive(server, classes, PACED, seconds, i => USERS[i], PACE_MS),
-            drive(server, classes, 32, seconds, () => ABUSER),
-          ])
-          const others = summary(agentRuns[0])
-          const abuser = summary(agentRuns[1], s => s === 200 || s === 429)
-          abuse.push([name, `${PACED} users alone`, int(alone.requests), ms(alone.p50), ms(alone.p99), alone.errors, '-'])
-          abuse.push([name, `${PACED} users beside the abuser`, int(others.requests), ms(others.p50), ms(others.p99), others.errors, '-'])
-          abuse.push([
-            name,
-            'abuser (32 connections)',
-            int(abuser.requests),
-            ms(abuser.p50),
-            ms(abuser.p99),
-            abuser.errors,
-            `${int(abuser.throttled)} (${((100 * abuser.throttled) / Math.max(1, abuser.requests)).toFixed(0)} %)`,
-          ])
-          notes.push(
-            target(
-              others.errors === 0 && abuser.throttled > 0 && others.p99 <= alone.p99 * 2,
-              `${name}: the abuser is throttled (${int(abuser.throttled)} × 429) while the others keep their p99 within 2× (${ms(alone.p99)} → ${ms(others.p99)} ms), without errors`,
-            ),
-          )
-        } finally {
-          await server.stop()
-        }
+        // Default limits: 200 requests per 10 s and 8 streams per user; the fair shares off, then on, in turn.
+        for (let round = 1; round <= rounds; round++)
+          for (const fair of [false, true]) {
+            const server = await start(false, { ...(fair ? FAIR : UNFAIR), ...(openRate ? { RATE_LIMIT_REQUESTS: '1000000' } : {}) })
+            const label = `${name}, fair shares ${fair ? 'on' : 'off'}${rounds > 1 ? ` (round ${round})` : ''}`
+            try {
+              const classes = mix(server.url, await busyAddress(server))
+              await drive(server, classes, 4, 2, i => USERS[i % USERS.length], PACE_MS)
+              ctx.log(`${label}: ${PACED} paced users alone`)
+              const alone = summary(await drive(server, classes, PACED, seconds, i => USERS[i], PACE_MS))
+              ctx.log(`${label}: ${PACED} paced users beside an abuser with ${abusers} connections`)
+              const agentRuns = await Promise.all([
+                drive(server, classes, PACED, seconds, i => USERS[i], PACE_MS),
+                drive(server, classes, abusers, seconds, () => ABUSER),
+              ])
+              const others = summary(agentRuns[0])
+              const abuser = summary(agentRuns[1], s => s === 200 || s === 429)
+              abuse.push([label, `${PACED} users alone`, int(alone.requests), ms(alone.p50), ms(alone.p99), alone.errors, '-'])
+              abuse.push([
+                label,
+                `${PACED} users beside the abuser`,
+                int(others.requests),
+                ms(others.p50),
+                ms(others.p99),
+                others.errors,
+                '-',
+              ])
+              abuse.push([
+                label,
+                `abuser (${abusers} connections)`,
+                int(abuser.requests),
+                ms(abuser.p50),
+                ms(abuser.p99),
+                abuser.errors,
+                `${int(abuser.throttled)} (${((100 * abuser.throttled) / Math.max(1, abuser.requests)).toFixed(0)} %)`,
+              ])
+              notes.push(
+                target(
+                  others.errors === 0 && abuser.throttled > 0 && others.p99 <= alone.p99 * 2,
+                  `${label}: the abuser is throttled (${int(abuser.throttled)} × 429) while the others keep their p99 within 2× (${ms(alone.p99)} → ${ms(others.p99)} ms), without errors`,
+                ),
+              )
+            } finally {
+              await server.stop()
+            }
+          }
       }
     } finally {
       await rm(outdir, { recursive: true, force: true })
@@ -299,9 +329,10 @@ export const load: Section = {
     return [
       `Closed-loop clients for ${seconds} s per point over the bundled sample (220 blocks, 3,720 logs); each client one of 16 users, limits raised; mix by weight: status 1, one block 4, address filter (whole range, csv) 3, logs export arrow 1, transactions export csv 1. Latency to the last byte; errors = anything but a complete 200; peak RSS of the serving process (workerd: every workerd process of Miniflare).`,
       '',
-      table(['server', 'clients', 'requests', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'peak RSS MB'], capacity),
-      '',
-      `Abuse, default limits (200 requests per 10 s and 8 streams per user): ${PACED} users each pacing ${1000 / PACE_MS} request/s, alone and beside one user running 32 connections back to back. For the abuser, errors exclude its 429s.`,
+      ...(capacity.length
+        ? [table(['server', 'clients', 'requests', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'peak RSS MB'], capacity), '']
+        : []),
+      `Abuse, default limits (${openRate ? 'the request rate lifted, ' : '200 requests per 10 s and '}8 streams per user), the fair shares between users off (SCAN_CONCURRENCY=1000000) and on (SCAN_CONCURRENCY=${FAIR.SCAN_CONCURRENCY}), in turn: ${PACED} users each pacing ${1000 / PACE_MS} request/s, alone and beside one user running ${abusers} connections back to back. For the abuser, errors exclude its 429s.`,
       '',
       table(['server', 'clients', 'requests', 'p50 ms', 'p99 ms', 'errors', '429s'], abuse),
       '',

@@ -12,6 +12,7 @@
  * streams spread over several isolates may exceed the cap in total.
  */
 import { ApiError } from './errors.ts'
+import { DEFAULT_SCAN_CONCURRENCY, FairShare } from './fair.ts'
 
 /** The defaults (README "Limits"). */
 export const DEFAULT_USER_LIMITS = {
@@ -147,10 +148,15 @@ export interface LimitSettings {
   RATE_LIMIT_PERIOD?: string
   /** Concurrent data streams per user (default 8). */
   MAX_STREAMS_PER_USER?: string
+  /** Steps of data responses running at once, shared out fairly by user (default 2 on the Node server, none on a Worker; see fair.ts). */
+  SCAN_CONCURRENCY?: string
 }
 
 /** The per-user limits from settings; `binding` (Cloudflare's) counts requests instead of the process when given. */
-export function userLimits(settings: LimitSettings, binding?: RateLimitBinding): { requests: RateLimiter; streams: StreamSlots } {
+export function userLimits(
+  settings: LimitSettings,
+  binding?: RateLimitBinding,
+): { requests: RateLimiter; streams: StreamSlots; turns: FairShare } {
   const periodSeconds = limitSetting('RATE_LIMIT_PERIOD', settings.RATE_LIMIT_PERIOD, DEFAULT_USER_LIMITS.periodSeconds)
   return {
     requests: binding
@@ -160,5 +166,6 @@ export function userLimits(settings: LimitSettings, binding?: RateLimitBinding):
           periodSeconds,
         }),
     streams: new StreamSlots(limitSetting('MAX_STREAMS_PER_USER', settings.MAX_STREAMS_PER_USER, DEFAULT_USER_LIMITS.streams)),
+    turns: new FairShare(limitSetting('SCAN_CONCURRENCY', settings.SCAN_CONCURRENCY, DEFAULT_SCAN_CONCURRENCY)),
   }
 }

@@ -15,6 +15,7 @@ import { routeHost } from '../api/hosts.ts'
 import { API_PREFIX } from '../api/paths.ts'
 import { FailedLogins, type ThrottleOptions } from '../api/throttle.ts'
 import { StreamSlots, tooManyStreams, WindowLimiter, type RateLimiter } from '../api/limits.ts'
+import type { FairShare } from '../api/fair.ts'
 import { isWebSocketUpgrade, type AcceptedUpgrade } from '../api/upgrade.ts'
 import type { ManifestReader } from '../manifest/read.ts'
 import { IndexCache } from '../index/read.ts'
@@ -58,9 +59,10 @@ export interface AppOptions {
   /**
    * Per-user limits (src/api/limits.ts): the request rate (default an in-process
    * WindowLimiter, 200 per 10 s; the Worker passes Cloudflare's binding) and the data
-   * streams running at once (default 8, counted in this process or isolate).
+   * streams running at once (default 8, counted in this process or isolate), and the
+   * fair shares of the CPU between users' streams (src/api/fair.ts; none when absent).
    */
-  limits?: { requests?: RateLimiter; streams?: StreamSlots }
+  limits?: { requests?: RateLimiter; streams?: StreamSlots; turns?: FairShare }
   /**
    * Takes WebSocket upgrades of data endpoints once authenticated and validated.
    * Without it the Upgrade header is ignored and the request is served over plain HTTP.
@@ -112,6 +114,7 @@ export function createApp(options: AppOptions): Hono<PipelineEnv> {
     return c.json(documents.get(key)!, 200, CORS_HEADERS)
   })
   const streams = options.limits?.streams ?? new StreamSlots()
+  const turns = options.limits?.turns
   app.use(
     '*',
     preflight(),
@@ -159,7 +162,9 @@ export function createApp(options: AppOptions): Hono<PipelineEnv> {
     }
     try {
       const gzip = acceptsGzip(clientAcceptEncoding(c.req.raw))
-      const res = await queryResponse(deps, c.get('query'), format, gzip, observe, release, c.get('finalOnly'))
+      // Planning and the first batch take a turn of this user, as every later read of the body does.
+      const turn = turns ? <T>(step: () => Promise<T>) => turns.run(user, step) : <T>(step: () => Promise<T>) => step()
+      const res = await turn(() => queryResponse(deps, c.get('query'), format, gzip, observe, release, c.get('finalOnly'), turns && turn))
       if (streamed) c.get('streaming')()
       return res
     } catch (err) {

@@ -66,18 +66,22 @@ export function bodyHeaders(format: Format): Headers {
   })
 }
 
+/** Runs one step of a response (a read of the next encoded chunk) when its turn comes (src/api/fair.ts). */
+export type Turn = <T>(step: () => Promise<T>) => Promise<T>
+
 /**
  * `body`, calling `onEnd` once when it ends however it ends: read to the end, failed,
- * or cancelled (the client went away, a HEAD) even before its first read.
+ * or cancelled (the client went away, a HEAD) even before its first read. Each read
+ * (the next batch scanned and encoded) waits for its `turn` when one is given.
  */
-export function endsWith(body: ReadableStream<Uint8Array>, onEnd: () => void): ReadableStream<Uint8Array> {
+export function endsWith(body: ReadableStream<Uint8Array>, onEnd: () => void, turn?: Turn): ReadableStream<Uint8Array> {
   const reader = body.getReader()
   return new ReadableStream<Uint8Array>(
     {
       async pull(controller) {
         let next
         try {
-          next = await reader.read()
+          next = await (turn ? turn(() => reader.read()) : reader.read())
         } catch (err) {
           onEnd()
           throw err
@@ -104,9 +108,10 @@ export function streamResponse(
   headers: Headers,
   gzip: boolean,
   onEnd?: () => void,
+  turn?: Turn,
 ): Response {
   const encoded = encodeRows(format, fields, batches)
-  const body = onEnd ? endsWith(encoded, onEnd) : encoded
+  const body = onEnd ? endsWith(encoded, onEnd, turn) : encoded
   return gzip ? gzipResponse(body, { status: 200, headers }) : new Response(body, { status: 200, headers })
 }
 
@@ -152,7 +157,8 @@ export async function statusResponse(
 
 /**
  * Runs a data query and answers it. Errors before the first byte are thrown for the
- * error envelope; `onEnd` hears when the body ends (not called when this throws).
+ * error envelope; `onEnd` hears when the body ends (not called when this throws);
+ * each read of the body waits for its `turn` (the caller gives the planning its own).
  */
 export async function queryResponse(
   deps: QueryDeps,
@@ -162,6 +168,7 @@ export async function queryResponse(
   observe?: StreamObserver,
   onEnd?: () => void,
   finalOnly = false,
+  turn?: Turn,
 ): Promise<Response> {
   checkJsonRange(query, format)
   const slice = await deps.unfinalized?.slice(query.chain, {
@@ -180,5 +187,5 @@ export async function queryResponse(
   for (const [name, value] of Object.entries(queryHeaders(planned))) headers.set(name, value)
   if ('finalized' in planned) headers.set('X-Finalized-Block', String(planned.finalized))
   const batches = observe ? observed(planned.batches, planned.stats, observe) : planned.batches
-  return streamResponse(format, query.fields, batches, headers, gzip, onEnd)
+  return streamResponse(format, query.fields, batches, headers, gzip, onEnd, turn)
 }

@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parseUsers } from '../../src/api/auth.ts'
 import { StreamSlots, WindowLimiter } from '../../src/api/limits.ts'
+import { FairShare } from '../../src/api/fair.ts'
 import { createApp } from '../../src/http/app.ts'
 import { ManifestReader } from '../../src/manifest/read.ts'
 import { startNodeServer, type NodeServer } from '../../src/node/server.ts'
@@ -70,6 +71,37 @@ describe('concurrent streams per user', () => {
     expect((await get(EXPORT)).status).toBe(429)
     for (const r of held) await r.body!.cancel()
     expect(streams.count('alice')).toBe(0)
+  })
+})
+
+describe('fair shares between users', () => {
+  it('runs the planning and each read of the body as one of the user’s turns', async () => {
+    const turns = new FairShare(1)
+    const app = createApp({ store, manifest: new ManifestReader(store), users: await parseUsers(USERS), limits: { turns } })
+    // Another user holds the only turn: Bob's request waits for it, then runs.
+    let release!: () => void
+    const held = turns.run('carol', () => new Promise<void>(r => (release = r)))
+    const pending = app.fetch(new Request(`http://api.example.com${EXPORT}`, { headers: { authorization: BOB } }))
+    await new Promise(r => setTimeout(r, 50))
+    expect(turns.load('bob')).toEqual({ running: 0, waiting: 1 })
+    release()
+    await held
+    const res = await pending
+    expect(res.status).toBe(200)
+    // So does every read of its body.
+    let releaseAgain!: () => void
+    const heldAgain = turns.run('carol', () => new Promise<void>(r => (releaseAgain = r)))
+    const reader = res.body!.getReader()
+    const first = reader.read()
+    await new Promise(r => setTimeout(r, 50))
+    expect(turns.load('bob')).toEqual({ running: 0, waiting: 1 })
+    releaseAgain()
+    await heldAgain
+    expect((await first).done).toBe(false)
+    let text = ''
+    for (let next = await first; !next.done; next = await reader.read()) text += new TextDecoder().decode(next.value)
+    expect(text.split('\n').length).toBeGreaterThan(100)
+    expect(turns.load()).toEqual({ running: 0, waiting: 0 })
   })
 })
 

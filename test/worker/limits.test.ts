@@ -1,14 +1,18 @@
 /**
  * Per-user limits in workerd: the request rate counted by Cloudflare's rate-limiting
- * binding (USER_REQUESTS in wrangler.toml: 200 per 10 s, as Miniflare runs it), and
- * the concurrent streams the isolate counts (MAX_STREAMS_PER_USER).
+ * binding (USER_REQUESTS in wrangler.toml: 200 per 10 s, as Miniflare runs it), at a
+ * request and at a WebSocket's `auth` message in the live Durable Object (close 4429),
+ * and the concurrent streams the isolate counts (MAX_STREAMS_PER_USER).
  */
 /// <reference types="@cloudflare/vitest-plugin/types" />
 import { env } from 'cloudflare:workers'
-import { createExecutionContext, waitOnExecutionContext } from 'cloudflare:test'
+import { createExecutionContext, runInDurableObject, waitOnExecutionContext } from 'cloudflare:test'
 import { beforeAll, describe, expect, it } from 'vitest'
+import { chainKey } from '../../src/chains/registry.ts'
 import { r2Store } from '../../src/store/r2.ts'
 import worker from '../../src/worker/index.ts'
+import { LiveChainObject } from '../../src/worker/live-object.ts'
+import { ETH } from '../support/chains.ts'
 import { buildHttpLake } from '../http/fixture.ts'
 import { basic } from '../support/basic.ts'
 
@@ -63,5 +67,50 @@ describe('worker limits', () => {
     expect(((await refused.json()) as Envelope).error.code).toBe('too_many_streams')
     expect((await held.text()).length).toBeGreaterThan(1000)
     expect((await call(bindings, EXPORT, 'streamer')).status).toBe(200)
+  })
+
+  it('closes a socket that authenticates by message over the rate with 4429 too_many_requests (the Durable Object asks the binding)', async () => {
+    const user = `flooder${Date.now()}`
+    const LIVE = (env as unknown as { LIVE: DurableObjectNamespace }).LIVE
+    // Miniflare's windows are aligned to the clock (10 s): begin early in one, so the `auth` below falls in it.
+    const into = Date.now() % 10_000
+    if (into > 4_000) await new Promise(r => setTimeout(r, 10_000 - into + 50))
+    let over = false
+    for (let i = 0; i <= 200 && !over; i++) over = !(await env.USER_REQUESTS.limit({ key: user })).success
+    expect(over).toBe(true)
+
+    // No credentials at the upgrade: the socket waits in the chain's object for its `auth` message.
+    const client = '192.0.2.44'
+    const ctx = createExecutionContext()
+    const res = await worker.fetch(
+      new Request('http://api.example.com/v1/api/logs?chains=ETH&from_block=140&to_block=141', {
+        headers: { upgrade: 'websocket', 'cf-connecting-ip': client },
+      }) as never,
+      { ...env, API_USERS: `${user}:pw`, LIVE } as never,
+      ctx,
+    )
+    await waitOnExecutionContext(ctx)
+    expect(res.status).toBe(101)
+    const socket = res.webSocket!
+    const texts: string[] = []
+    const closed = new Promise<number>(resolve => socket.addEventListener('close', e => resolve(e.code)))
+    socket.addEventListener('message', e => {
+      texts.push(e.data as string)
+    })
+    socket.accept()
+
+    // The object's users come from its own env (wrangler.toml has none): an instance on the same state that knows the user takes the message.
+    await runInDurableObject(LIVE.get(LIVE.idFromName(chainKey(ETH))), async (_old, state) => {
+      const mine = state.getWebSockets().filter(ws => (ws.deserializeAttachment() as { client?: string } | null)?.client === client)
+      expect(mine.length).toBe(1)
+      const fresh = new LiveChainObject(state, { ...env, LIVE, API_USERS: `${user}:pw` } as never)
+      const sessions = (fresh as unknown as { sessions: Map<WebSocket, unknown> }).sessions
+      for (let i = 0; i < 100 && !sessions.has(mine[0]); i++) await new Promise(r => setTimeout(r, 20))
+      await fresh.webSocketMessage(mine[0], JSON.stringify({ type: 'auth', user, password: 'pw' }))
+    })
+
+    expect(await closed).toBe(4429)
+    expect(JSON.parse(texts.at(-1)!)).toMatchObject({ type: 'error', code: 'too_many_requests' })
+    expect(texts.some(t => t.startsWith('{"type":"rows"'))).toBe(false)
   })
 })
