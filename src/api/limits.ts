@@ -148,7 +148,7 @@ export interface LimitSettings {
   RATE_LIMIT_PERIOD?: string
   /** Concurrent data streams per user (default 8). */
   MAX_STREAMS_PER_USER?: string
-  /** Steps of data responses running at once, shared out fairly by user (default 2 on the Node server, none on a Worker; see fair.ts). */
+  /** Steps of data responses running at once, shared out fairly by user (unset: no fair shares; see fair.ts). */
   SCAN_CONCURRENCY?: string
 }
 
@@ -156,7 +156,7 @@ export interface LimitSettings {
 export function userLimits(
   settings: LimitSettings,
   binding?: RateLimitBinding,
-): { requests: RateLimiter; streams: StreamSlots; turns: FairShare } {
+): { requests: RateLimiter; streams: StreamSlots; turns?: FairShare } {
   const periodSeconds = limitSetting('RATE_LIMIT_PERIOD', settings.RATE_LIMIT_PERIOD, DEFAULT_USER_LIMITS.periodSeconds)
   return {
     requests: binding
@@ -166,6 +166,9 @@ export function userLimits(
           periodSeconds,
         }),
     streams: new StreamSlots(limitSetting('MAX_STREAMS_PER_USER', settings.MAX_STREAMS_PER_USER, DEFAULT_USER_LIMITS.streams)),
-    turns: new FairShare(limitSetting('SCAN_CONCURRENCY', settings.SCAN_CONCURRENCY, DEFAULT_SCAN_CONCURRENCY)),
+    // Opt-in: a turn is held through storage reads, so it caps throughput, and no benefit was measured yet (BENCHMARKS.md).
+    ...(settings.SCAN_CONCURRENCY?.trim()
+      ? { turns: new FairShare(limitSetting('SCAN_CONCURRENCY', settings.SCAN_CONCURRENCY, DEFAULT_SCAN_CONCURRENCY)) }
+      : {}),
   }
 }

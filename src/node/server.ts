@@ -8,7 +8,7 @@
 import { compressors } from 'hyparquet-compressors'
 import type { Users } from '../api/auth.ts'
 import { WindowLimiter, type StreamSlots } from '../api/limits.ts'
-import { FairShare } from '../api/fair.ts'
+import type { FairShare } from '../api/fair.ts'
 import { chainKey, type Chain } from '../chains/registry.ts'
 import { createApp } from '../http/app.ts'
 import { ManifestReader } from '../manifest/read.ts'
@@ -38,7 +38,7 @@ export interface NodeServerOptions extends Omit<LiveServiceOptions, 'scan'> {
   accessLog?: (line: string) => void
   /** Concurrent data streams per user (default 8; `requests`, the rate, is shared with the live service). */
   streams?: StreamSlots
-  /** Fair shares of the CPU between users' data streams (default 2 steps at once, src/api/fair.ts). */
+  /** Fair shares of the CPU between users' data streams (default none; src/api/fair.ts). */
   turns?: FairShare
 }
 
@@ -57,7 +57,7 @@ export async function startNodeServer(options: NodeServerOptions): Promise<NodeS
   const requests = options.requests ?? new WindowLimiter()
   const live = new LiveService({ ...options, scan, requests })
   const app = createApp({
-    limits: { requests, streams: options.streams, turns: options.turns ?? new FairShare() },
+    limits: { requests, streams: options.streams, turns: options.turns },
     store: options.store,
     manifest: new ManifestReader(options.store),
     users: options.users,

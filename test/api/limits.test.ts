@@ -47,8 +47,8 @@ describe('userLimits', () => {
   it('reads the settings and refuses nonsense', async () => {
     const l = userLimits({ RATE_LIMIT_REQUESTS: '2', RATE_LIMIT_PERIOD: '60', MAX_STREAMS_PER_USER: '3', SCAN_CONCURRENCY: '4' })
     expect(l.streams.max).toBe(3)
-    expect(l.turns.concurrency).toBe(4)
-    expect(userLimits({}).turns.concurrency).toBe(2)
+    expect(l.turns?.concurrency).toBe(4)
+    expect(userLimits({}).turns).toBeUndefined()
     expect(() => userLimits({ SCAN_CONCURRENCY: '-1' })).toThrow(/SCAN_CONCURRENCY/)
     expect((l.requests as WindowLimiter).max).toBe(2)
     expect((l.requests as WindowLimiter).periodMs).toBe(60_000)
