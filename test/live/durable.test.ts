@@ -3,7 +3,7 @@
  * under wrangler dev (wrangler's startWorker: the same workerd and Miniflare as
  * `wrangler dev`), following a real anvil node, with real clients.
  */
-import { pollLogs, runDocsBrowserExample } from './helpers.ts'
+import { pollLogs, runDocsBrowserExample, runDocsShellExample } from './helpers.ts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { join } from 'node:path'
 import { unstable_startWorker } from 'wrangler'
@@ -142,6 +142,20 @@ describe('the live Durable Object under wrangler dev', () => {
     expect(await raw.resume()).toBe(1000)
     expect(rowsOf(raw.messages)).toEqual(await chain.logRecords(to - 4, to))
     raw.destroy()
+  })
+
+  it("runs the docs' shell example as written (npx wscat): the range's rows, then end", async () => {
+    const from = await chain.mine([[1, '0x5a']])
+    const to = await chain.mine([
+      [2, '0x5b'],
+      [3, '0x5c'],
+    ])
+    // wscat waits for the TCP close after the close handshake, which workerd delays (docs: Close codes): Ctrl-D at `end`.
+    const run = await runDocsShellExample(ws, 'DEVNET', { from, to }, { user: 'alice', password: 'secret' }, true)
+    expect([run.code, run.stderr]).toEqual([0, ''])
+    expect(run.messages[0]).toMatchObject({ type: 'subscribed', chain: 'DEVNET', from_block: from, to_block: to })
+    expect(rowsOf(run.messages)).toEqual(await chain.logRecords(from, to))
+    expect(run.messages.at(-1)).toEqual({ type: 'end', cursor: to })
   })
 
   it('takes credentials from a first auth message, and refuses bad ones at the upgrade or with 4401', async () => {

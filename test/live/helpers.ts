@@ -482,3 +482,47 @@ export async function pollLogs(
   }
   return { rows, last: next - 1 }
 }
+
+/**
+ * The shell example of docs/websocket.md, run as written by bash (`npx wscat`, the
+ * devDependency): only the host, the chain and its range, and the credentials are
+ * replaced. Its standard input stays open, as a terminal's would, until `end` is printed
+ * when `endInputAtEnd` (a user's Ctrl-D: wscat then closes and exits). Resolves when the
+ * command exits, with its exit code and the JSON messages it printed, one per line.
+ */
+export async function runDocsShellExample(
+  base: string,
+  chain: string,
+  range: { from: number; to: number },
+  credentials: { user: string; password: string },
+  endInputAtEnd = false,
+): Promise<{ code: number | null; messages: Json[]; stderr: string }> {
+  const { spawn } = await import('node:child_process')
+  const docs = readFileSync(join(import.meta.dirname, '..', '..', 'docs', 'websocket.md'), 'utf8')
+  const example = /```sh\n(# A shell[\s\S]*?)```/.exec(docs)?.[1]
+  if (!example) throw new Error('docs/websocket.md has no shell example')
+  const script = example
+    .replace('ws://127.0.0.1:8787', base)
+    .replace('chains=DEVNET&from_block=100&to_block=110', `chains=${chain}&from_block=${range.from}&to_block=${range.to}`)
+    .replace('ZGV2OmRldg==', Buffer.from(`${credentials.user}:${credentials.password}`).toString('base64'))
+  const root = join(import.meta.dirname, '..', '..')
+  const child = spawn('bash', ['-c', script], {
+    cwd: root,
+    env: { ...process.env, PATH: `${join(root, 'node_modules', '.bin')}:${process.env.PATH}` },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  })
+  let stdout = ''
+  let stderr = ''
+  child.stdout.on('data', (c: Buffer) => {
+    stdout += c.toString('utf8')
+    if (endInputAtEnd && /^\{"type":"end"/m.test(stdout)) child.stdin.end()
+  })
+  child.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')))
+  const code = await new Promise<number | null>(resolve => child.once('close', resolve))
+  child.stdin.destroy()
+  const messages = stdout
+    .split('\n')
+    .filter(line => line.trim() !== '')
+    .map(line => JSON.parse(line) as Json)
+  return { code, messages, stderr }
+}
