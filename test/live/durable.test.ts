@@ -50,6 +50,24 @@ async function storedThrough(n: number): Promise<void> {
   }
 }
 
+/** About 1 MB of log data per block: twenty calls of 24 KB of calldata each. */
+async function mineBig(): Promise<number> {
+  const data = `0x${'ab'.repeat(24 * 1024)}` as `0x${string}`
+  return chain.mine(Array.from({ length: 20 }, (_, i) => [1 + (i % 3), data] as [number, `0x${string}`]))
+}
+
+const sleep = (ms: number) => new Promise(r => setTimeout(r, ms))
+
+/** Waits until HTTP serves blocks `from`..`to` (partitions or the object's window): the object has followed them. */
+async function servedOverHttp(from: number, to: number): Promise<void> {
+  for (;;) {
+    const res = await fetch(`${http}/v1/api/blocks?chains=DEVNET&from_block=${from}&to_block=${to}&fields=block_number`, { headers: ALICE })
+    await res.body?.cancel()
+    if (res.status === 200 && res.headers.get('x-blocks-served') === `${from}-${to}`) return
+    await sleep(50)
+  }
+}
+
 describe('the live Durable Object under wrangler dev', () => {
   it('follows anvil and delivers exactly the matching logs live', async () => {
     const a = chain.address(1)
@@ -143,6 +161,63 @@ describe('the live Durable Object under wrangler dev', () => {
     expect(rowsOf(raw.messages)).toEqual(await chain.logRecords(to - 4, to))
     raw.destroy()
   })
+
+  it('closes a client that acks, then stops reading, with slow_consumer and 4413 after the stall timeout; one that never acks gets everything, bursty or paused past that timeout', async () => {
+    const woken = await chain.mine([[3, '0x33']])
+    await servedOverHttp(woken, woken)
+    const from = await mineBig()
+    let to = from
+    for (let i = 0; i < 15; i++) to = await mineBig()
+    // History, not live pushes: the object has followed and compacted the range before anyone subscribes.
+    // History, not live pushes: the object has followed the whole range before anyone subscribes.
+    await servedOverHttp(from, to)
+    const port = Number(new URL(http).port)
+    const path = `/v1/api/logs?chains=DEVNET&from_block=${from}&to_block=${to}`
+    const acking = await rawClient(port, path, ALICE)
+    const paused = await rawClient(port, path, ALICE)
+    paused.pause()
+    const bursty = await rawClient(port, path, ALICE)
+    const burstyClosed = bursty.resume()
+    let burstyOpen = true
+    void burstyClosed.then(() => (burstyOpen = false))
+    const reading = (async () => {
+      while (burstyOpen) {
+        bursty.pause()
+        await sleep(60)
+        void bursty.resume()
+        await sleep(40)
+      }
+    })()
+
+    void acking.resume()
+    while (!acking.messages.some(m => m.type === 'progress')) await sleep(10)
+    const acked = acking.messages.find(m => m.type === 'progress').cursor as number
+    acking.send(JSON.stringify({ type: 'ack', cursor: acked }))
+    acking.pause()
+    // Past the stall timeout: the acking client is closed; the paused one, which never acked, cannot be told from a slow reader.
+    await sleep(32_000)
+    expect(await acking.resume()).toBe(4413)
+    const error = acking.messages.at(-1)
+    expect(error).toEqual({
+      type: 'error',
+      code: 'slow_consumer',
+      message: 'nothing was read for 30000 ms; resume from cursor + 1',
+      cursor: acking.messages.filter(m => m.type === 'progress').at(-1).cursor,
+    })
+    expect(error.cursor).toBeLessThan(to)
+    expect(rowsOf(acking.messages)).toEqual(await chain.logRecords(from, error.cursor))
+
+    const expected = await chain.logRecords(from, to)
+    expect(JSON.stringify(expected).length).toBeGreaterThan(8 * 1024 * 1024)
+    expect(await paused.resume()).toBe(1000)
+    expect(rowsOf(paused.messages)).toEqual(expected)
+    expect(paused.messages.at(-1)).toEqual({ type: 'end', cursor: to })
+    expect(await burstyClosed).toBe(1000)
+    await reading
+    expect(rowsOf(bursty.messages)).toEqual(expected)
+    expect(bursty.messages.at(-1)).toEqual({ type: 'end', cursor: to })
+    for (const c of [acking, paused, bursty]) c.destroy()
+  }, 180_000)
 
   it("runs the docs' shell example as written (npx wscat): the range's rows, then end", async () => {
     const from = await chain.mine([[1, '0x5a']])

@@ -327,6 +327,8 @@ export interface RawClient {
   pause(): void
   /** Reads again; resolves with the close frame's code once it arrives (or 1006 when the socket ends without one). */
   resume(): Promise<number>
+  /** Sends a text frame (masked, as a client must). */
+  send(text: string): void
   destroy(): void
 }
 
@@ -352,7 +354,11 @@ export async function rawClient(port: number, path: string, headers: Record<stri
   let status = 0
   const messages: Json[] = []
   let closeCode: number | undefined
-  let onClose: ((code: number) => void) | undefined
+  /** Every resume() waiting for the close (a bursty reader calls it many times). */
+  const closeWaiters: ((code: number) => void)[] = []
+  socket.once('close', () => {
+    for (const w of closeWaiters.splice(0)) w(closeCode ?? 1006)
+  })
   // Chunks wait in a list until the frame they belong to is whole: one copy per frame.
   let waiting: Buffer[] = []
   let waitingBytes = 0
@@ -383,7 +389,7 @@ export async function rawClient(port: number, path: string, headers: Record<stri
       if (opcode === 8) {
         const code = payload.length >= 2 ? payload.readUInt16BE(0) : 1005
         closeCode = code
-        onClose?.(code)
+        for (const w of closeWaiters.splice(0)) w(code)
       }
     }
   }
@@ -416,10 +422,16 @@ export async function rawClient(port: number, path: string, headers: Record<stri
     resume: () =>
       new Promise<number>(resolve => {
         if (closeCode !== undefined) return resolve(closeCode)
-        onClose = resolve
-        socket.once('close', () => resolve(closeCode ?? 1006))
+        if (socket.destroyed) return resolve(1006)
+        closeWaiters.push(resolve)
         socket.resume()
       }),
+    send: text => {
+      const payload = Buffer.from(text, 'utf8')
+      if (payload.length > 125) throw new Error('rawClient sends short frames only')
+      const mask = Buffer.from([0x11, 0x22, 0x33, 0x44])
+      socket.write(Buffer.concat([Buffer.from([0x81, 0x80 | payload.length]), mask, payload.map((b, i) => b ^ mask[i % 4])]))
+    },
     destroy: () => socket.destroy(),
   }
 }
