@@ -430,7 +430,9 @@ export async function rawClient(port: number, path: string, headers: Record<stri
       const payload = Buffer.from(text, 'utf8')
       if (payload.length > 125) throw new Error('rawClient sends short frames only')
       const mask = Buffer.from([0x11, 0x22, 0x33, 0x44])
-      socket.write(Buffer.concat([Buffer.from([0x81, 0x80 | payload.length]), mask, payload.map((b, i) => b ^ mask[i % 4])]))
+      socket.write(
+        Buffer.concat([Buffer.from([0x81, 0x80 | payload.length]), mask, payload.map((b: number, i: number) => b ^ mask[i % 4])]),
+      )
     },
     destroy: () => socket.destroy(),
   }
