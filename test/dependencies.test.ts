@@ -26,6 +26,7 @@ const TOOLS: Record<string, string> = {
   '@types/node': 'the Node types (tsconfig.json)',
   '@types/ws': 'the ws types',
   '@foundry-rs/anvil-linux-amd64': 'the anvil binary (Linux x64), resolved by platform in scripts/dev/devnet/anvil.ts',
+  wscat: "the command-line client of docs/websocket.md's shell example (`npx wscat`), run as written by test/live",
 }
 
 /** The package an import specifier names (`@scope/name/sub` → `@scope/name`); null for relative and built-in ones. */

@@ -3,7 +3,7 @@
  * under wrangler dev (wrangler's startWorker: the same workerd and Miniflare as
  * `wrangler dev`), following a real anvil node, with real clients.
  */
-import { pollLogs, runDocsBrowserExample } from './helpers.ts'
+import { pollLogs, runDocsBrowserExample, runDocsShellExample } from './helpers.ts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { join } from 'node:path'
 import { unstable_startWorker } from 'wrangler'
@@ -47,6 +47,24 @@ async function storedThrough(n: number): Promise<void> {
     if (res.status === 200 && res.headers.get('x-blocks-served') === `0-${n}`) return
     await chain.mine([[3, '0x33']])
     await new Promise(r => setTimeout(r, 50))
+  }
+}
+
+/** About 1 MB of log data per block: twenty calls of 24 KB of calldata each. */
+async function mineBig(): Promise<number> {
+  const data = `0x${'ab'.repeat(24 * 1024)}` as `0x${string}`
+  return chain.mine(Array.from({ length: 20 }, (_, i) => [1 + (i % 3), data] as [number, `0x${string}`]))
+}
+
+const sleep = (ms: number) => new Promise(r => setTimeout(r, ms))
+
+/** Waits until HTTP serves blocks `from`..`to` (partitions or the object's window): the object has followed them. */
+async function servedOverHttp(from: number, to: number): Promise<void> {
+  for (;;) {
+    const res = await fetch(`${http}/v1/api/blocks?chains=DEVNET&from_block=${from}&to_block=${to}&fields=block_number`, { headers: ALICE })
+    await res.body?.cancel()
+    if (res.status === 200 && res.headers.get('x-blocks-served') === `${from}-${to}`) return
+    await sleep(50)
   }
 }
 
@@ -142,6 +160,81 @@ describe('the live Durable Object under wrangler dev', () => {
     expect(await raw.resume()).toBe(1000)
     expect(rowsOf(raw.messages)).toEqual(await chain.logRecords(to - 4, to))
     raw.destroy()
+  })
+
+  it('closes a client that acks, then stops reading, with slow_consumer and 4413 after the stall timeout; one that never acks gets everything, bursty or paused past that timeout', async () => {
+    const woken = await chain.mine([[3, '0x33']])
+    await servedOverHttp(woken, woken)
+    const from = await mineBig()
+    let to = from
+    // Well past every window (4 MiB unacknowledged) and buffer, however many calls a block took.
+    for (let size = JSON.stringify(await chain.logRecords(from, to)).length; size < 12 * 1024 * 1024;) {
+      to = await mineBig()
+      size += JSON.stringify(await chain.logRecords(to, to)).length
+    }
+    // History, not live pushes: the object has followed and compacted the range before anyone subscribes.
+    // History, not live pushes: the object has followed the whole range before anyone subscribes.
+    await servedOverHttp(from, to)
+    const port = Number(new URL(http).port)
+    const path = `/v1/api/logs?chains=DEVNET&from_block=${from}&to_block=${to}`
+    const acking = await rawClient(port, path, ALICE)
+    const paused = await rawClient(port, path, ALICE)
+    paused.pause()
+    const bursty = await rawClient(port, path, ALICE)
+    const burstyClosed = bursty.resume()
+    let burstyOpen = true
+    void burstyClosed.then(() => (burstyOpen = false))
+    const reading = (async () => {
+      while (burstyOpen) {
+        bursty.pause()
+        await sleep(60)
+        void bursty.resume()
+        await sleep(40)
+      }
+    })()
+
+    // It acks at once (nothing yet: from_block - 1), so from then on the object counts what it acknowledged, then stops reading.
+    while (!acking.messages.some(m => m.type === 'subscribed')) await sleep(10)
+    acking.send(JSON.stringify({ type: 'ack', cursor: from - 1 }))
+    acking.pause()
+    // Past the stall timeout: the acking client is closed; the paused one, which never acked, cannot be told from a slow reader.
+    await sleep(32_000)
+    expect(await acking.resume()).toBe(4413)
+    const marker = acking.messages.findLastIndex(m => m.type === 'progress')
+    const cursor = marker < 0 ? from - 1 : (acking.messages[marker].cursor as number)
+    expect(acking.messages.at(-1)).toEqual({
+      type: 'error',
+      code: 'slow_consumer',
+      message: 'nothing was read for 30000 ms; resume from cursor + 1',
+      cursor,
+    })
+    expect(cursor).toBeLessThan(to)
+    expect(rowsOf(acking.messages.slice(0, marker + 1))).toEqual(cursor < from ? [] : await chain.logRecords(from, cursor))
+
+    const expected = await chain.logRecords(from, to)
+    expect(JSON.stringify(expected).length).toBeGreaterThan(8 * 1024 * 1024)
+    expect(await paused.resume()).toBe(1000)
+    expect(rowsOf(paused.messages)).toEqual(expected)
+    expect(paused.messages.at(-1)).toEqual({ type: 'end', cursor: to })
+    expect(await burstyClosed).toBe(1000)
+    await reading
+    expect(rowsOf(bursty.messages)).toEqual(expected)
+    expect(bursty.messages.at(-1)).toEqual({ type: 'end', cursor: to })
+    for (const c of [acking, paused, bursty]) c.destroy()
+  }, 300_000)
+
+  it("runs the docs' shell example as written (npx wscat): the range's rows, then end", async () => {
+    const from = await chain.mine([[1, '0x5a']])
+    const to = await chain.mine([
+      [2, '0x5b'],
+      [3, '0x5c'],
+    ])
+    // wscat waits for the TCP close after the close handshake, which workerd delays (docs: Close codes): Ctrl-D at `end`.
+    const run = await runDocsShellExample(ws, 'DEVNET', { from, to }, { user: 'alice', password: 'secret' }, true)
+    expect([run.code, run.stderr]).toEqual([0, ''])
+    expect(run.messages[0]).toMatchObject({ type: 'subscribed', chain: 'DEVNET', from_block: from, to_block: to })
+    expect(rowsOf(run.messages)).toEqual(await chain.logRecords(from, to))
+    expect(run.messages.at(-1)).toEqual({ type: 'end', cursor: to })
   })
 
   it('takes credentials from a first auth message, and refuses bad ones at the upgrade or with 4401', async () => {

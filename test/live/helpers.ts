@@ -327,6 +327,8 @@ export interface RawClient {
   pause(): void
   /** Reads again; resolves with the close frame's code once it arrives (or 1006 when the socket ends without one). */
   resume(): Promise<number>
+  /** Sends a text frame (masked, as a client must). */
+  send(text: string): void
   destroy(): void
 }
 
@@ -352,7 +354,11 @@ export async function rawClient(port: number, path: string, headers: Record<stri
   let status = 0
   const messages: Json[] = []
   let closeCode: number | undefined
-  let onClose: ((code: number) => void) | undefined
+  /** Every resume() waiting for the close (a bursty reader calls it many times). */
+  const closeWaiters: ((code: number) => void)[] = []
+  socket.once('close', () => {
+    for (const w of closeWaiters.splice(0)) w(closeCode ?? 1006)
+  })
   // Chunks wait in a list until the frame they belong to is whole: one copy per frame.
   let waiting: Buffer[] = []
   let waitingBytes = 0
@@ -383,7 +389,7 @@ export async function rawClient(port: number, path: string, headers: Record<stri
       if (opcode === 8) {
         const code = payload.length >= 2 ? payload.readUInt16BE(0) : 1005
         closeCode = code
-        onClose?.(code)
+        for (const w of closeWaiters.splice(0)) w(code)
       }
     }
   }
@@ -416,10 +422,18 @@ export async function rawClient(port: number, path: string, headers: Record<stri
     resume: () =>
       new Promise<number>(resolve => {
         if (closeCode !== undefined) return resolve(closeCode)
-        onClose = resolve
-        socket.once('close', () => resolve(closeCode ?? 1006))
+        if (socket.destroyed) return resolve(1006)
+        closeWaiters.push(resolve)
         socket.resume()
       }),
+    send: text => {
+      const payload = Buffer.from(text, 'utf8')
+      if (payload.length > 125) throw new Error('rawClient sends short frames only')
+      const mask = Buffer.from([0x11, 0x22, 0x33, 0x44])
+      socket.write(
+        Buffer.concat([Buffer.from([0x81, 0x80 | payload.length]), mask, payload.map((b: number, i: number) => b ^ mask[i % 4])]),
+      )
+    },
     destroy: () => socket.destroy(),
   }
 }
@@ -481,4 +495,48 @@ export async function pollLogs(
     else await new Promise(r => setTimeout(r, 50))
   }
   return { rows, last: next - 1 }
+}
+
+/**
+ * The shell example of docs/websocket.md, run as written by bash (`npx wscat`, the
+ * devDependency): only the host, the chain and its range, and the credentials are
+ * replaced. Its standard input stays open, as a terminal's would, until `end` is printed
+ * when `endInputAtEnd` (a user's Ctrl-D: wscat then closes and exits). Resolves when the
+ * command exits, with its exit code and the JSON messages it printed, one per line.
+ */
+export async function runDocsShellExample(
+  base: string,
+  chain: string,
+  range: { from: number; to: number },
+  credentials: { user: string; password: string },
+  endInputAtEnd = false,
+): Promise<{ code: number | null; messages: Json[]; stderr: string }> {
+  const { spawn } = await import('node:child_process')
+  const docs = readFileSync(join(import.meta.dirname, '..', '..', 'docs', 'websocket.md'), 'utf8')
+  const example = /```sh\n(# A shell[\s\S]*?)```/.exec(docs)?.[1]
+  if (!example) throw new Error('docs/websocket.md has no shell example')
+  const script = example
+    .replace('ws://127.0.0.1:8787', base)
+    .replace('chains=DEVNET&from_block=100&to_block=110', `chains=${chain}&from_block=${range.from}&to_block=${range.to}`)
+    .replace('ZGV2OmRldg==', Buffer.from(`${credentials.user}:${credentials.password}`).toString('base64'))
+  const root = join(import.meta.dirname, '..', '..')
+  const child = spawn('bash', ['-c', script], {
+    cwd: root,
+    env: { ...process.env, PATH: `${join(root, 'node_modules', '.bin')}:${process.env.PATH}` },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  })
+  let stdout = ''
+  let stderr = ''
+  child.stdout.on('data', (c: Buffer) => {
+    stdout += c.toString('utf8')
+    if (endInputAtEnd && /^\{"type":"end"/m.test(stdout)) child.stdin.end()
+  })
+  child.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')))
+  const code = await new Promise<number | null>(resolve => child.once('close', resolve))
+  child.stdin.destroy()
+  const messages = stdout
+    .split('\n')
+    .filter(line => line.trim() !== '')
+    .map(line => JSON.parse(line) as Json)
+  return { code, messages, stderr }
 }

@@ -1,4 +1,4 @@
-import { pollLogs, runDocsBrowserExample } from './helpers.ts'
+import { pollLogs, runDocsBrowserExample, runDocsShellExample } from './helpers.ts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { addressTopic, Chainlet, globalClient, rowsOf, startLiveServer, TOPIC0, wsClient, type LiveServer } from './helpers.ts'
 import { basic } from '../support/basic.ts'
@@ -49,6 +49,19 @@ describe('live subscriptions over the Node server', () => {
     expect(hashes).toEqual([await chain.blockHash(first), await chain.blockHash(second), await chain.blockHash(third)])
     client.close()
     expect((await client.closed).code).toBe(1005)
+  })
+
+  it("runs the docs' shell example as written (npx wscat): the range's rows, end, then exits at the close", async () => {
+    const from = await chain.mine([[1, '0x5a']])
+    const to = await chain.mine([
+      [2, '0x5b'],
+      [3, '0x5c'],
+    ])
+    const run = await runDocsShellExample(server.wsUrl, 'DEVNET', { from, to }, { user: 'alice', password: 'secret' })
+    expect([run.code, run.stderr]).toEqual([0, ''])
+    expect(run.messages[0]).toMatchObject({ type: 'subscribed', chain: 'DEVNET', from_block: from, to_block: to })
+    expect(rowsOf(run.messages)).toEqual(await chain.logRecords(from, to))
+    expect(run.messages.at(-1)).toEqual({ type: 'end', cursor: to })
   })
 
   it('with to_block sends the range, then end, then closes normally', async () => {
