@@ -3,14 +3,14 @@
  * endpoint, so a path resolves only within the host's family; a path of the other
  * family is a 404 that says where it is served, never another chain's data.
  */
-import { DEX_DATASETS } from '../datasets/dex.ts'
+import { DEX_DATASETS, dexTokens } from '../datasets/dex.ts'
 import { EVM_DATASETS } from '../datasets/evm.ts'
 import { MOVE_DATASETS } from '../datasets/move.ts'
 import type { DatasetDecl, Family } from '../schema/dataset.ts'
 import { ApiError } from './errors.ts'
 
 /** Every dataset the API serves. */
-export const DATASETS: readonly DatasetDecl[] = [...EVM_DATASETS, ...DEX_DATASETS, ...MOVE_DATASETS]
+export const DATASETS: readonly DatasetDecl[] = [...EVM_DATASETS, ...DEX_DATASETS, dexTokens, ...MOVE_DATASETS]
 
 const WHERE: Record<Family, string> = { evm: 'the EVM host', move: 'the Move chain hosts' }
 

@@ -137,5 +137,29 @@ export const dexPositions = eventDataset(
   ],
 )
 
-/** The DEX datasets, filled by the EVM ingester from the logs it verified. */
+/**
+ * dex/tokens: a token's `symbol()`, `name()`, `decimals()` as its getters answer them at
+ * ingest (null where a getter reverts or answers nothing decodable), one row per token per
+ * ingest unit whose DEX rows name it, at the first block of the unit that does: rows are a
+ * function of the unit alone, so parallel and rerun ingests write the same partitions.
+ * Not on the live stream (the live window holds no token calls).
+ */
+export const dexTokens: DatasetDecl = {
+  name: 'dex/tokens',
+  family: 'evm',
+  path: 'dex/tokens',
+  storage: 'dex_tokens',
+  rangeKey: 'block_number',
+  orderBy: ['block_number', 'address'],
+  fields: [
+    { name: 'chain', kind: 'u64int', virtual: 'chain' },
+    { name: 'block_number', kind: 'u64hex' },
+    { name: 'address', kind: 'address', bloom: true, index: true },
+    { name: 'symbol', kind: 'string', nullable: true },
+    { name: 'name', kind: 'string', nullable: true },
+    { name: 'decimals', kind: 'u64int', nullable: true },
+  ],
+}
+
+/** The DEX event datasets, filled by the EVM ingester from the logs it verified (and by live compaction). */
 export const DEX_DATASETS: readonly DatasetDecl[] = [dexPools, dexSwaps, dexLiquidity, dexPositions]

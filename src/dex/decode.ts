@@ -294,16 +294,24 @@ export function decodeDex(scan: DexScan, pools: ReadonlyMap<Hex, PoolInfo | null
 }
 
 /**
- * Tokens the batch's rows name (lowercase, sorted): the dex/tokens rows to fill through a
- * TokenResolver when the lake has none yet.
+ * Tokens the batch's rows name (lowercase), each with the first block naming it: the
+ * dex/tokens rows of the batch, filled through a TokenResolver.
  */
-export function tokensOf(out: DexOutput): Hex[] {
-  const tokens = new Set<Hex>()
+export function tokensFirstSeen(out: DexOutput): Map<Hex, bigint> {
+  const first = new Map<Hex, bigint>()
   for (const r of [...out.pools, ...out.swaps, ...out.liquidity, ...out.positions]) {
-    for (const t of [r.token0, r.token1]) if (t) tokens.add(bytesToHex(t) as Hex)
+    for (const t of [r.token0, r.token1]) {
+      if (!t) continue
+      const token = bytesToHex(t) as Hex
+      const seen = first.get(token)
+      if (seen === undefined || r.block_number < seen) first.set(token, r.block_number)
+    }
   }
-  return [...tokens].sort()
+  return first
 }
+
+/** Tokens the batch's rows name (lowercase, sorted). */
+export const tokensOf = (out: DexOutput): Hex[] => [...tokensFirstSeen(out).keys()].sort()
 
 function swapRow(at: EventColumns, pool: PoolColumns, f: SwapFields, sync: SyncFields | null): SwapRow {
   const sold0 = f.amount0 > 0n && f.amount1 <= 0n

@@ -90,7 +90,8 @@ export type ManagerEventSpec = Spec<'increase_liquidity' | 'decrease_liquidity' 
 const address = (a: Args, name: string): Hex => a[name] as Hex
 const int = (a: Args, name: string): bigint => a[name] as bigint
 
-const V2_PAIR_CREATED = {
+/** The ABI items (exported for code that encodes such logs: bench/dex.ts). */
+export const V2_PAIR_CREATED = {
   type: 'event',
   name: 'PairCreated',
   anonymous: false,
@@ -102,7 +103,7 @@ const V2_PAIR_CREATED = {
   ],
 } as const
 
-const V2_SWAP = {
+export const V2_SWAP = {
   type: 'event',
   name: 'Swap',
   anonymous: false,
@@ -116,7 +117,7 @@ const V2_SWAP = {
   ],
 } as const
 
-const V2_SYNC = {
+export const V2_SYNC = {
   type: 'event',
   name: 'Sync',
   anonymous: false,
@@ -149,7 +150,7 @@ const V2_BURN = {
   ],
 } as const
 
-const V3_POOL_CREATED = {
+export const V3_POOL_CREATED = {
   type: 'event',
   name: 'PoolCreated',
   anonymous: false,
@@ -172,7 +173,7 @@ const V3_SWAP_INPUTS = [
   { indexed: false, name: 'tick', type: 'int24' },
 ] as const
 
-const V3_SWAP = { type: 'event', name: 'Swap', anonymous: false, inputs: V3_SWAP_INPUTS } as const
+export const V3_SWAP = { type: 'event', name: 'Swap', anonymous: false, inputs: V3_SWAP_INPUTS } as const
 
 /** PancakeSwap v3's pool: Uniswap v3's Swap plus the protocol fees taken, so another topic0. */
 const PANCAKESWAP_V3_SWAP = {

@@ -1,16 +1,27 @@
 /**
  * The DEX datasets at ingest: the verified blocks of a unit → src/dex's two phases →
- * column batches of dex/pools, dex/swaps, dex/liquidity and dex/positions. Pools the
+ * column batches of dex/pools, dex/swaps, dex/liquidity and dex/positions (and dex/tokens). Pools the
  * unit's logs name but did not see created are resolved with `token0()`, `token1()`,
  * `fee()` by `eth_call` (immutable getters: any node answers at its head), each answer
- * cached in the store, so a rerun decodes the same rows without asking again.
+ * cached in the store, so a rerun decodes the same rows without asking again. Tokens are
+ * asked `symbol()`, `name()`, `decimals()` the same way.
  */
 import type { Hex } from 'viem'
 import { chainKey } from '../chains/registry.ts'
-import { dexLiquidity, dexPools, dexPositions, dexSwaps } from '../datasets/dex.ts'
-import { decodeDex, poolsToResolve, scanBlocks, type DexBlock, type DexOutput, type DexScan, type DexTransaction } from '../dex/decode.ts'
+import { dexLiquidity, dexPools, dexPositions, dexSwaps, dexTokens } from '../datasets/dex.ts'
+import {
+  decodeDex,
+  poolsToResolve,
+  scanBlocks,
+  tokensFirstSeen,
+  type DexBlock,
+  type DexOutput,
+  type DexScan,
+  type DexTransaction,
+} from '../dex/decode.ts'
 import { POOL_CALLS, poolInfoFromCalls, type PoolInfo, type PoolResolver } from '../dex/pools.ts'
 import { applyPositionChanges, type PositionEntry } from '../dex/positions.ts'
+import { TOKEN_CALLS, tokenRow, type TokenCallResults, type TokenResolver } from '../dex/tokens.ts'
 import type { DatasetDecl } from '../schema/dataset.ts'
 import { columnOf } from '../schema/dataset.ts'
 import { intToBytes, type StoredValue } from '../schema/kinds.ts'
@@ -78,6 +89,35 @@ const encoder = new TextEncoder()
 const decoder = new TextDecoder()
 
 /**
+ * Every getter of every target in one batch of `eth_call`s at the node's head. A call the node
+ * answers with an error (a revert) gives null; `unsupported` says the node has no `eth_call`
+ * (nothing it said may be cached); a transport failure throws.
+ */
+async function callGetters<K extends string>(
+  rpc: RpcClient,
+  targets: readonly Hex[],
+  calls: Readonly<Record<K, Hex>>,
+): Promise<{ target: Hex; results: Record<K, Hex | null>; unsupported: boolean }[]> {
+  const names = Object.keys(calls) as K[]
+  const settled = await rpc.batchSettled<Hex>(
+    targets.flatMap(to => names.map(n => ({ method: 'eth_call', params: [{ to, data: calls[n] }, 'latest'] }))),
+  )
+  return targets.map((target, i) => {
+    let unsupported = false
+    const results = Object.fromEntries(
+      names.map((n, k) => {
+        const s = settled[i * names.length + k]
+        if (s.ok) return [n, s.result]
+        if (s.error.kind === 'unsupported') unsupported = true
+        else if (s.error.code === undefined || s.error.kind !== 'fatal') throw s.error
+        return [n, null]
+      }),
+    ) as Record<K, Hex | null>
+    return { target, results, unsupported }
+  })
+}
+
+/**
  * A PoolResolver over the store cache and the node: cached answers first, then the three
  * getters of every miss in one batch of `eth_call`s. A call the node answers with an error
  * (a revert) counts as no answer; a node without `eth_call` answers nothing (not cached);
@@ -128,21 +168,8 @@ export function rpcPoolResolver(
         return out
       }
       misses.sort()
-      const names = Object.keys(POOL_CALLS) as (keyof typeof POOL_CALLS)[]
-      const calls = misses.flatMap(pool => names.map(n => ({ method: 'eth_call', params: [{ to: pool, data: POOL_CALLS[n] }, 'latest'] })))
-      const settled = await rpc.batchSettled<Hex>(calls)
       await Promise.all(
-        misses.map(async (pool, i) => {
-          let unsupported = false
-          const results = Object.fromEntries(
-            names.map((n, k) => {
-              const s = settled[i * names.length + k]
-              if (s.ok) return [n, s.result]
-              if (s.error.kind === 'unsupported') unsupported = true
-              else if (s.error.code === undefined || s.error.kind !== 'fatal') throw s.error
-              return [n, null]
-            }),
-          ) as Record<keyof typeof POOL_CALLS, Hex | null>
+        (await callGetters(rpc, misses, POOL_CALLS)).map(async ({ target: pool, results, unsupported }) => {
           const info = poolInfoFromCalls(results)
           out.set(pool, info)
           // A node without eth_call knows nothing: remembered for this run, not cached for the next.
@@ -153,6 +180,62 @@ export function rpcPoolResolver(
       return out
     },
   }
+}
+
+/** Store key of a token's cached getter answers. */
+export const tokenCacheKey = (chain: { family: 'evm' | 'move'; id: number }, token: Hex): string =>
+  `${chainKey(chain)}/dex-tokens/${token.toLowerCase()}.json`
+
+const NO_ANSWER: TokenCallResults = { symbol: null, name: null, decimals: null }
+
+/**
+ * A TokenResolver over the store cache and the node, as rpcPoolResolver: cached raw answers
+ * first, then `symbol()`, `name()`, `decimals()` of every miss in one batch. A revert is an
+ * answer (null, cached); a node without `eth_call` or no node gives nulls, not cached.
+ */
+export function rpcTokenResolver(rpc: RpcClient | null, store: ObjectStore | null, chain: { family: 'evm'; id: number }): TokenResolver {
+  const memory = new Map<Hex, TokenCallResults>()
+  return {
+    async resolve(_chainId, tokens) {
+      const out = new Map<Hex, TokenCallResults>()
+      const misses: Hex[] = []
+      await Promise.all(
+        tokens.map(async token => {
+          if (memory.has(token)) return out.set(token, memory.get(token)!)
+          const got = store && (await store.get(tokenCacheKey(chain, token)))
+          if (!got) return misses.push(token)
+          const results = JSON.parse(decoder.decode(got.body)) as TokenCallResults
+          memory.set(token, results)
+          out.set(token, results)
+        }),
+      )
+      if (misses.length === 0) return out
+      if (rpc === null) {
+        for (const token of misses) out.set(token, NO_ANSWER)
+        return out
+      }
+      misses.sort()
+      await Promise.all(
+        (await callGetters(rpc, misses, TOKEN_CALLS)).map(async ({ target: token, results, unsupported }) => {
+          out.set(token, results)
+          memory.set(token, results)
+          if (!unsupported && store)
+            await store.put(tokenCacheKey(chain, token), encoder.encode(JSON.stringify(results)), { contentType: 'application/json' })
+        }),
+      )
+      return out
+    },
+  }
+}
+
+/** The dex/tokens batch of a unit's decoded rows: each token they name, at the first block naming it. */
+export async function tokensBatch(chainId: number, out: DexOutput, resolver: TokenResolver): Promise<ColumnBatch> {
+  const first = tokensFirstSeen(out)
+  const answers = await resolver.resolve(chainId, [...first.keys()].sort())
+  const b = new BatchBuilder(dexTokens)
+  for (const [token, block] of first)
+    b.push(storedRow(dexTokens, { block_number: block, ...tokenRow(token, answers.get(token) ?? NO_ANSWER) }))
+  return b.finish()
 }
 
 /**
@@ -185,14 +268,21 @@ export function mergeScans(chainId: number, scans: readonly DexScan[]): DexScan 
 /**
  * Phase two over a unit's scan (its steps merged in block order) into the DEX batches.
  * Verified pool creations are cached like resolved pools, so a later unit's swaps of
- * them need no call. `positions` is the position state before the unit; it is advanced
+ * them need no call. With `tokens`, also dex/tokens. `positions` is the position state before the unit; it is advanced
  * in place.
  */
-export async function decodeUnit(scan: DexScan, resolver: CachingPoolResolver, positions: Map<string, PositionEntry>): Promise<DexBatches> {
+export async function decodeUnit(
+  scan: DexScan,
+  resolver: CachingPoolResolver,
+  positions: Map<string, PositionEntry>,
+  tokens?: TokenResolver,
+): Promise<DexBatches> {
   const { chainId } = scan
   await resolver.add(scan.created)
   const pools = await resolver.resolve(chainId, poolsToResolve(scan))
   const out = decodeDex(scan, pools, positions)
   applyPositionChanges(positions, out.positionChanges)
-  return dexBatches(out)
+  const batches = dexBatches(out)
+  if (tokens) batches[dexTokens.storage] = await tokensBatch(chainId, out, tokens)
+  return batches
 }

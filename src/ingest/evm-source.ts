@@ -2,11 +2,11 @@
  * The EVM chain source: extract → verify → transform over a JSON-RPC node, in steps of a
  * few blocks; the DEX datasets are decoded from the same verified blocks (dex.ts).
  */
-import { DEX_DATASETS } from '../datasets/dex.ts'
+import { DEX_DATASETS, dexTokens } from '../datasets/dex.ts'
 import { EVM_DATASETS } from '../datasets/evm.ts'
 import type { PositionEntry } from '../dex/positions.ts'
 import type { ObjectStore } from '../store/types.ts'
-import { decodeUnit, mergeScans, rpcPoolResolver, scanStep } from './dex.ts'
+import { decodeUnit, mergeScans, rpcPoolResolver, rpcTokenResolver, scanStep } from './dex.ts'
 import type { BlockRange } from '../manifest/types.ts'
 import { concatBatches } from './batch.ts'
 import { evmExtractor } from './extract.ts'
@@ -26,7 +26,7 @@ export interface EvmSourceOptions {
   keccak?: Keccak256
   /** The chain (its id selects the DEX registry's factories; default: the node's eth_chainId). */
   chain?: { family: 'evm'; id: number }
-  /** Where resolved pools are cached (default: in memory only). */
+  /** Where resolved pools and tokens are cached (default: in memory only). */
   store?: ObjectStore
 }
 
@@ -41,6 +41,7 @@ export function evmSource(rpc: RpcClient, options: EvmSourceOptions = {}): Chain
       ? Promise.resolve(options.chain)
       : rpc.request<string>('eth_chainId').then(id => ({ family: 'evm' as const, id: Number(BigInt(id)) })))
   let resolver: ReturnType<typeof rpcPoolResolver> | undefined
+  let tokens: ReturnType<typeof rpcTokenResolver> | undefined
   // Position state carried from unit to unit of this source (units in block order; see src/dex/README.md).
   const positions = new Map<string, PositionEntry>()
 
@@ -52,7 +53,7 @@ export function evmSource(rpc: RpcClient, options: EvmSourceOptions = {}): Chain
   }
 
   return {
-    datasets: [...EVM_DATASETS, ...DEX_DATASETS],
+    datasets: [...EVM_DATASETS, ...DEX_DATASETS, dexTokens],
     async head() {
       return Number(BigInt(await rpc.request<string>('eth_blockNumber')))
     },
@@ -62,6 +63,7 @@ export function evmSource(rpc: RpcClient, options: EvmSourceOptions = {}): Chain
       const parts = await Promise.all(steps.map(([a, b]) => limit(() => fetchStep(a, b))))
       const c = await chainOf()
       resolver ??= rpcPoolResolver(rpc, options.store ?? null, c)
+      tokens ??= rpcTokenResolver(rpc, options.store ?? null, c)
       const dex = await decodeUnit(
         mergeScans(
           c.id,
@@ -69,6 +71,7 @@ export function evmSource(rpc: RpcClient, options: EvmSourceOptions = {}): Chain
         ),
         resolver,
         positions,
+        tokens,
       )
       return {
         blocks: concatBatches(parts.map(p => p.blocks)),

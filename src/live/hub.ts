@@ -188,9 +188,9 @@ export class LiveChain implements ChainView {
     return this.win
   }
 
-  /** The window's blocks HTTP serves above the partitions; null while not following. */
+  /** The window's blocks HTTP serves above the partitions; null while not following, or for a dataset the window lacks (dex/tokens). */
   slice(req: SliceRequest): WindowSlice | null {
-    return this.win && this.live ? sliceOf(this.win, this.finality, req) : null
+    return this.win && this.live && this.datasets.some(d => d.storage === req.storage) ? sliceOf(this.win, this.finality, req) : null
   }
 
   head(): number | null {

@@ -137,4 +137,15 @@ describe('the bundled sample: DEX datasets', () => {
     const positions = await lines('/v1/api/dex/positions?chains=DEVNET&from_block=0')
     expect(new Set(positions.map(p => p.event))).toEqual(new Set(['increase_liquidity', 'decrease_liquidity', 'collect', 'transfer']))
   })
+
+  it('serves dex/tokens: every token the pools name, with what its getters answer', async () => {
+    const pools = await lines('/v1/api/dex/pools?chains=DEVNET&from_block=0')
+    const tokens = await lines('/v1/api/dex/tokens?chains=DEVNET&from_block=0')
+    expect(new Set(tokens.map(t => t.address))).toEqual(new Set(pools.flatMap(p => [p.token0, p.token1])))
+    const weth = await lines(`/v1/api/dex/tokens?chains=DEVNET&from_block=0&symbol=WETH&limit=1`)
+    expect(weth).toMatchObject([{ chain: 31337, symbol: 'WETH', name: 'Wrapped Ether', decimals: 18 }])
+    const byAddress = await lines(`/v1/api/dex/tokens?chains=DEVNET&from_block=0&address=${weth[0].address}`)
+    expect(byAddress.length).toBeGreaterThan(0)
+    expect(byAddress.every(t => t.symbol === 'WETH')).toBe(true)
+  })
 })

@@ -5,15 +5,16 @@ import { join } from 'node:path'
 import { encodeAbiParameters } from 'viem'
 import type { Hex } from 'viem'
 import { findChain } from '../../src/chains/registry.ts'
-import { DEX_DATASETS, DEX_PROTOCOLS } from '../../src/datasets/dex.ts'
+import { DEX_DATASETS, DEX_PROTOCOLS, dexTokens } from '../../src/datasets/dex.ts'
 import { decodeDex, scanBlocks } from '../../src/dex/decode.ts'
 import { POOL_CALLS } from '../../src/dex/pools.ts'
 import { PROTOCOLS } from '../../src/dex/protocols.ts'
-import { poolCacheKey, rpcPoolResolver } from '../../src/ingest/dex.ts'
+import { TOKEN_CALLS } from '../../src/dex/tokens.ts'
+import { poolCacheKey, rpcPoolResolver, tokenCacheKey } from '../../src/ingest/dex.ts'
 import { createRpcClient } from '../../src/ingest/rpc.ts'
 import { runIngest } from '../../src/ingest/run.ts'
 import { storedFields } from '../../src/parquet/write.ts'
-import { columnOf } from '../../src/schema/dataset.ts'
+import { columnOf, type DatasetDecl } from '../../src/schema/dataset.ts'
 import { bytesToInt } from '../../src/schema/kinds.ts'
 import { fsStore } from '../../src/store/fs.ts'
 import type { ObjectStore } from '../../src/store/types.ts'
@@ -59,7 +60,7 @@ const nodeAnswering = (pools: Map<string, EstablishedPool>): Promise<FakeNode> =
   })
 
 /** A stored row as comparable values: bytes → hex, `int` columns → bigint. */
-function stored(dataset: (typeof DEX_DATASETS)[number], row: Record<string, unknown>): Record<string, unknown> {
+function stored(dataset: DatasetDecl, row: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(
     storedFields(dataset).map(f => {
       const v = row[columnOf(f)]
@@ -121,8 +122,27 @@ describe('DEX datasets at ingest', () => {
         expect([s.token0, s.token1, s.pool_verified, s.protocol]).toEqual([p.token0, p.token1, true, p.protocol])
       }
       // Every pool the logs named was asked about once, then cached in the store.
-      const asked = new Set(node.calls.filter(c => c.method === 'eth_call').map(c => (c.params![0] as { to: string }).to))
-      for (const pool of asked) expect(await store.head(poolCacheKey(ETH, pool as Hex))).not.toBeNull()
+      const askedFor = (calls: Record<string, Hex>) => {
+        const selectors = new Set(Object.values(calls))
+        const asked = node.calls.filter(c => c.method === 'eth_call' && selectors.has((c.params![0] as { data: Hex }).data))
+        return new Set(asked.map(c => (c.params![0] as { to: string }).to as Hex))
+      }
+      for (const pool of askedFor(POOL_CALLS)) expect(await store.head(poolCacheKey(ETH, pool))).not.toBeNull()
+      // Every token the rows name, once per unit (one block each here) naming it; the fake node reverts their getters.
+      const named = new Set<string>()
+      for (const storage of ['dex_pools', 'dex_swaps', 'dex_liquidity', 'dex_positions']) {
+        const dataset = DEX_DATASETS.find(d => d.storage === storage)!
+        for (const r of (await readRows(store, ETH, storage)).map(r => stored(dataset, r)))
+          for (const t of [r.token0, r.token1]) if (t !== null) named.add(`${r.block_number}:${t}`)
+      }
+      const tokens = (await readRows(store, ETH, dexTokens.storage)).map(r => stored(dexTokens, r))
+      expect(named.size).toBeGreaterThan(50)
+      expect(tokens.map(t => `${t.block_number}:${t.address}`).sort()).toEqual([...named].sort())
+      expect(askedFor(TOKEN_CALLS)).toEqual(new Set(tokens.map(t => t.address)))
+      for (const t of tokens) {
+        expect([t.symbol, t.name, t.decimals]).toEqual([null, null, null])
+        expect(await store.head(tokenCacheKey(ETH, t.address as Hex))).not.toBeNull()
+      }
     } finally {
       await node.close()
     }

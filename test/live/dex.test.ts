@@ -85,3 +85,19 @@ describe('dex/swaps over WebSockets', () => {
     )
   }, 120_000)
 })
+
+describe('dex/tokens on a followed chain', () => {
+  it('is answered from the partitions alone: the live window holds no token rows', async () => {
+    devnet = await startLiveDevnet({ intervalSeconds: 0.5 })
+    server = await startLiveServer({ follow: [{ chain: DEVNET, rpcUrl: devnet.rpcUrl, options: { finalityDepth: 4, compactBlocks: 2 } }] })
+    const headers = { authorization: basic('alice', 'secret') }
+    // Following: the swaps of the window are served over HTTP above the partitions.
+    let swaps: Response
+    do swaps = await fetch(`${server.url}/v1/api/dex/swaps?chains=DEVNET&from_block=0&limit=1`, { headers })
+    while (!swaps.headers.get('x-finalized-block'))
+    const tokens = await fetch(`${server.url}/v1/api/dex/tokens?chains=DEVNET&from_block=0`, { headers })
+    // This lake has no token partitions: the partitions' answer, not the window's failure (a 500 before).
+    expect(tokens.status, await tokens.clone().text()).toBe(404)
+    expect(((await tokens.json()) as { error: { code: string } }).error.code).toBe('no_data')
+  })
+})

@@ -7,7 +7,7 @@ import fs from 'node:fs'
 import { describe, expect, it } from 'vitest'
 import { EVM_DATASETS, blocks, logs, transactions } from '../../src/datasets/evm.ts'
 import { MOVE_DATASETS } from '../../src/datasets/move.ts'
-import { DEX_DATASETS } from '../../src/datasets/dex.ts'
+import { DEX_DATASETS, dexTokens } from '../../src/datasets/dex.ts'
 import { columnOf, isStored, type DatasetDecl, type FieldDecl } from '../../src/schema/dataset.ts'
 import { KINDS, type Kind, type StoredValue } from '../../src/schema/kinds.ts'
 import { batchOf, type RowBatch } from '../../src/columns/batch.ts'
@@ -16,7 +16,7 @@ import { arrowSchemaOf } from '../../src/format/arrow.ts'
 import { encodeRows } from '../../src/format/encode.ts'
 import { sharedPath } from '../support/shared.ts'
 
-const ALL: DatasetDecl[] = [...EVM_DATASETS, ...DEX_DATASETS, ...MOVE_DATASETS]
+const ALL: DatasetDecl[] = [...EVM_DATASETS, ...DEX_DATASETS, dexTokens, ...MOVE_DATASETS]
 
 /** A record table of the spec: [field, type] rows under the given heading. */
 function specTable(heading: string): [string, string][] {

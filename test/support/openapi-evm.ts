@@ -160,6 +160,26 @@ export interface paths {
     patch?: never
     trace?: never
   }
+  '/v1/api/dex/tokens': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /**
+     * dex/tokens of one chain over a block range
+     * @description Rows in (block, index) order, streamed. The same URL opened as a WebSocket (subprotocol edge-chain-data.v1) replays the range, then follows new blocks: docs/websocket.md.
+     */
+    get: operations['dex_tokens']
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
 }
 export type webhooks = Record<string, never>
 export interface components {
@@ -450,6 +470,15 @@ export interface components {
       tx_from: string
       tx_to?: string | null
       removed: boolean
+    }
+    evm_dex_tokens: {
+      chain: number
+      /** @description unsigned 64-bit quantity, 0x-hex */
+      block_number: string
+      address: string
+      symbol?: string | null
+      name?: string | null
+      decimals?: number | null
     }
   }
   responses: never
@@ -2782,6 +2811,182 @@ export interface operations {
         content: {
           'application/json': components['schemas']['evm_dex_positions'][]
           'application/jsonstream': components['schemas']['evm_dex_positions']
+          'text/csv': string
+          'application/vnd.apache.arrow.stream': string
+        }
+      }
+      /** @description invalid parameter (the envelope names it) */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description missing or invalid credentials */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description no such endpoint, or nothing stored in the range (coverage says what is) */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description no acceptable format */
+      406: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description format=json over more than 10,000 blocks without limit */
+      413: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description URL over 16,384 bytes */
+      414: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description too many failed logins from this address */
+      429: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description object storage unavailable (Retry-After) or damaged */
+      503: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  dex_tokens: {
+    parameters: {
+      query: {
+        /** @description one chain: code, id or name, case-insensitive */
+        chains: 'ETH' | '1' | 'ethereum-mainnet' | 'DEVNET' | '31337' | 'anvil-devnet'
+        /** @description block number, decimal, 0x-hex or latest (default latest) */
+        from_block?: string
+        /** @description block number, decimal, 0x-hex or latest (default latest) */
+        to_block?: string
+        /** @description output fields, comma-separated, in order */
+        fields?: string
+        /** @description at most this many rows, cut at a block boundary; X-Next-From-Block says where to continue */
+        limit?: number
+        /** @description true: final blocks only; otherwise a chain followed live also serves its unfinalized blocks (X-Finalized-Block) */
+        finalized?: 'true' | 'false'
+        /** @description wins over Accept (default json_stream) */
+        format?: 'json' | 'json_stream' | 'csv' | 'arrow'
+        /** @description chain equals */
+        chain?: string
+        /** @description chain equals one of (comma-separated, at most 1000) */
+        chain__in?: string
+        /** @description chain at least */
+        chain__gte?: string
+        /** @description chain at most */
+        chain__lte?: string
+        /** @description block_number equals */
+        block_number?: string
+        /** @description block_number equals one of (comma-separated, at most 1000) */
+        block_number__in?: string
+        /** @description block_number at least */
+        block_number__gte?: string
+        /** @description block_number at most */
+        block_number__lte?: string
+        /** @description address equals */
+        address?: string
+        /** @description address equals one of (comma-separated, at most 1000) */
+        address__in?: string
+        /** @description address at least */
+        address__gte?: string
+        /** @description address at most */
+        address__lte?: string
+        /** @description symbol equals; %00 for null */
+        symbol?: string
+        /** @description symbol equals one of (comma-separated, at most 1000); %00 for null */
+        symbol__in?: string
+        /** @description symbol at least */
+        symbol__gte?: string
+        /** @description symbol at most */
+        symbol__lte?: string
+        /** @description name equals; %00 for null */
+        name?: string
+        /** @description name equals one of (comma-separated, at most 1000); %00 for null */
+        name__in?: string
+        /** @description name at least */
+        name__gte?: string
+        /** @description name at most */
+        name__lte?: string
+        /** @description decimals equals; %00 for null */
+        decimals?: string
+        /** @description decimals equals one of (comma-separated, at most 1000); %00 for null */
+        decimals__in?: string
+        /** @description decimals at least */
+        decimals__gte?: string
+        /** @description decimals at most */
+        decimals__lte?: string
+      }
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description the rows */
+      200: {
+        headers: {
+          'X-Block-Range'?: string
+          'X-Blocks-Served'?: string
+          'X-Blocks-Served-Truncated'?: string
+          'X-Next-From-Block'?: string
+          'X-Latest-Block'?: string
+          'X-Finalized-Block'?: string
+          'X-Partitions-Read'?: string
+          'X-Partitions-Skipped'?: string
+          'X-Row-Groups-Read'?: string
+          'X-Row-Groups-Skipped'?: string
+          'X-Rows-Scanned'?: string
+          'X-Filters-Pushed-Down'?: string
+          'X-Index'?: string
+          'X-Index-Hot'?: string
+          'X-Storage-Requests'?: string
+          'X-Bytes-Fetched'?: string
+          'Retry-After'?: string
+          'WWW-Authenticate'?: string
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['evm_dex_tokens'][]
+          'application/jsonstream': components['schemas']['evm_dex_tokens']
           'text/csv': string
           'application/vnd.apache.arrow.stream': string
         }
