@@ -146,18 +146,13 @@ const offsetFromEnd = (bytes: number, offset: number | undefined) => (offset ===
 export function encodeTable(partitions: readonly IndexedPartition[]): Uint8Array {
   const w = new ByteWriter()
   w.uint(partitions.length)
-  let prevKey = new Uint8Array(0)
+  let prevKey: Uint8Array = new Uint8Array(0)
   let prevTo = -1
   for (const p of partitions) {
     if (p.from <= prevTo || p.to < p.from)
       throw new RangeError(`partition ${p.key} [${p.from}, ${p.to}] overlaps or precedes the one before`)
     const key = utf8.encode(p.key)
-    const head = shared(key, prevKey, false, Math.min(key.length, prevKey.length))
-    const tail = shared(key, prevKey, true, Math.min(key.length, prevKey.length) - head)
-    w.uint(head)
-    w.uint(tail)
-    w.uint(key.length - head - tail)
-    w.bytes(key.subarray(head, key.length - tail))
+    writeKey(w, key, prevKey)
     w.uint(p.from - prevTo - 1)
     w.uint(p.to - p.from)
     w.uint(p.rows)
@@ -175,6 +170,29 @@ export function encodeTable(partitions: readonly IndexedPartition[]): Uint8Array
   return w.finish()
 }
 
+/** `key` front- and back-coded against `against`: the bytes they share at each end, then the rest. */
+function writeKey(w: ByteWriter, key: Uint8Array, against: Uint8Array): void {
+  const head = shared(key, against, false, Math.min(key.length, against.length))
+  const tail = shared(key, against, true, Math.min(key.length, against.length) - head)
+  w.uint(head)
+  w.uint(tail)
+  w.uint(key.length - head - tail)
+  w.bytes(key.subarray(head, key.length - tail))
+}
+
+/** A key `writeKey` wrote against `against`. */
+function readKey(r: ByteReader, against: Uint8Array): Uint8Array {
+  const head = r.uint()
+  const tail = r.uint()
+  const middle = r.bytes(r.uint())
+  if (head + tail > against.length) throw new IndexFormatError('key shares more than the key it is coded against has')
+  const key = new Uint8Array(head + middle.length + tail)
+  key.set(against.subarray(0, head))
+  key.set(middle, head)
+  key.set(against.subarray(against.length - tail), head + middle.length)
+  return key
+}
+
 /** The lookup-copy section of a table (see the file comment); nothing when no partition has a copy. */
 function encodeLookups(w: ByteWriter, partitions: readonly IndexedPartition[]): void {
   const column = partitions.find(p => p.lookup)?.lookup!.column
@@ -190,14 +208,7 @@ function encodeLookups(w: ByteWriter, partitions: readonly IndexedPartition[]): 
     }
     if (l.column !== column) throw new RangeError(`partition ${p.key}: lookup copy by ${l.column}, the table's by ${column}`)
     w.uint(l.bytes + 1)
-    const key = utf8.encode(l.key)
-    const of = utf8.encode(p.key)
-    const head = shared(key, of, false, Math.min(key.length, of.length))
-    const tail = shared(key, of, true, Math.min(key.length, of.length) - head)
-    w.uint(head)
-    w.uint(tail)
-    w.uint(key.length - head - tail)
-    w.bytes(key.subarray(head, key.length - tail))
+    writeKey(w, utf8.encode(l.key), utf8.encode(p.key))
     w.uint(l.bytes - l.tailOffset)
     w.uint(l.tailCrc === undefined ? 0 : l.tailCrc + 1)
   }
@@ -210,15 +221,7 @@ function decodeLookups(r: ByteReader, end: number, partitions: IndexedPartition[
   for (const p of partitions) {
     const size = r.uint()
     if (size === 0) continue
-    const of = utf8.encode(p.key)
-    const head = r.uint()
-    const tail = r.uint()
-    const middle = r.bytes(r.uint())
-    if (head + tail > of.length) throw new IndexFormatError('lookup key shares more than its partition key has')
-    const key = new Uint8Array(head + middle.length + tail)
-    key.set(of.subarray(0, head))
-    key.set(middle, head)
-    key.set(of.subarray(of.length - tail), head + middle.length)
+    const key = readKey(r, utf8.encode(p.key))
     const bytes = size - 1
     const lookup: LookupEntry = { column, key: text.decode(key), bytes, tailOffset: bytes - r.uint() }
     const crc = r.uint()
@@ -238,17 +241,10 @@ export function decodeTable(body: Uint8Array): PartitionTable {
   const n = r.uint()
   const partitions: IndexedPartition[] = []
   const base = new Uint32Array(n + 1)
-  let prevKey = new Uint8Array(0)
+  let prevKey: Uint8Array = new Uint8Array(0)
   let prevTo = -1
   for (let i = 0; i < n; i++) {
-    const head = r.uint()
-    const tail = r.uint()
-    const middle = r.bytes(r.uint())
-    if (head + tail > prevKey.length) throw new IndexFormatError('key shares more than the previous key has')
-    const key = new Uint8Array(head + middle.length + tail)
-    key.set(prevKey.subarray(0, head))
-    key.set(middle, head)
-    key.set(prevKey.subarray(prevKey.length - tail), head + middle.length)
+    const key = readKey(r, prevKey)
     const from = prevTo + 1 + r.uint()
     const to = from + r.uint()
     const rows = r.uint()
