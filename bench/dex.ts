@@ -23,7 +23,8 @@ import { FACTORIES, poolAddress } from '../src/dex/factories.ts'
 import { V2_PAIR_CREATED, V2_SWAP, V2_SYNC, V3_POOL_CREATED, V3_SWAP } from '../src/dex/protocols.ts'
 import { decodeUnit, mergeScans, rpcPoolResolver, scanStep } from '../src/ingest/dex.ts'
 import type { RawBlock } from '../src/ingest/evm-json.ts'
-import { publish } from '../src/manifest/publish.ts'
+import { publishIndexed } from '../src/index/publish.ts'
+import { nodeScan } from '../src/node/server.ts'
 import { ManifestReader } from '../src/manifest/read.ts'
 import type { PartitionEntry } from '../src/manifest/types.ts'
 import { putPartition } from '../src/parquet/put.ts'
@@ -209,21 +210,30 @@ export const dex: Section = {
         log(`scan ${ms(scanMs)} ms, decode ${ms(performance.now() - t - scanMs)} ms`)
         rows += batches[dexSwaps.storage].length
         t = performance.now()
-        const { entry } = await putPartition(store, ref, dexSwaps, batches[dexSwaps.storage], { from, to: from + PARTITION - 1 })
+        const swaps = batches[dexSwaps.storage]
+        const { entry } = await putPartition(store, ref, dexSwaps, swaps, { from, to: from + PARTITION - 1 })
         writeMs += performance.now() - t
         entries.push(entry)
         // The raw logs of the same blocks, as the ingester stores them: what DuckDB reads.
         const raw = new BatchBuilder(logs)
         for (const { block, receipts } of unit) for (const l of receipts[0].logs) raw.push(logRow(block, l))
-        logEntries.push((await putPartition(store, ref, logs, raw.finish(), { from, to: from + PARTITION - 1 })).entry)
+        const rawBatch = raw.finish()
+        const logEntry = (await putPartition(store, ref, logs, rawBatch, { from, to: from + PARTITION - 1 })).entry
+        logEntries.push(logEntry)
+        // Published unit by unit with the value index, as the ingester publishes.
+        await publishIndexed(store, ref, [
+          { dataset: dexSwaps, partitions: [{ entry, batch: swaps }] },
+          { dataset: logs, partitions: [{ entry: logEntry, batch: rawBatch }] },
+        ])
         log(`blocks ${from}-${from + PARTITION - 1}: ${int(rows)} swaps`)
       }
-      await publish(store, ref, { [dexSwaps.storage]: entries, [logs.storage]: logEntries })
       const lakeBytes = entries.reduce((n, e) => n + e.bytes, 0)
       const logsBytes = logEntries.reduce((n, e) => n + e.bytes, 0)
       const logRows = logEntries.reduce((n, e) => n + e.rows, 0)
 
       const manifest = new ManifestReader(store)
+      // What the Node server reads with: its decompressors and tail cache.
+      const scan = await nodeScan()
       const field = (name: string) => dexSwaps.fields.find(f => f.name === name)!
       const eq = (name: string, value: Hex) => ({ field: field(name), op: 'eq' as const, values: [KINDS.address.parse(value)] })
       const hot = pools[0]
@@ -279,7 +289,7 @@ export const dex: Section = {
         let fetched = 0
         for (const predicates of predicateSets) {
           const res = await runQuery(
-            { store, manifest },
+            { store, manifest, scan },
             { chain, dataset: dexSwaps, from: 1, to: BLOCKS, predicates, fields: dexSwaps.fields.filter(f => !f.extra) },
           )
           for await (const b of res.batches) n += b.length
