@@ -107,6 +107,21 @@ async function answer(s: QuerySpec, noIndex: boolean, cache?: IndexCache) {
   return { result, rows: batchRows(await collect(result.batches)) }
 }
 
+/** `column` = `value` over the logs from block 1000 to `to`, through a store that records every read. */
+async function recordedLogsQuery(column: string, value: StoredValue, to: number) {
+  const s: QuerySpec = {
+    chain: ETH,
+    dataset: logs,
+    from: 1000,
+    to,
+    predicates: [{ field: field(logs, column), op: 'eq', values: [value] }],
+    fields: [...logs.fields],
+  }
+  const { store: recorded, reads } = recordingStore(store)
+  const result = await runQuery({ store: recorded, manifest: new ManifestReader(recorded) }, s)
+  return { s, result, got: batchRows(await collect(result.batches)), reads }
+}
+
 describe('the value index in the planner', () => {
   it('publishes segments with the partitions they cover, and none for a partition published without', async () => {
     const root = parseRoot((await store.get(rootKey(ETH)))!.body)
@@ -144,18 +159,7 @@ describe('the value index in the planner', () => {
   })
 
   it('opens only the partitions that hold a rare value, and no bloom filter', async () => {
-    const rare = valuesOf(logs, 'topic1', rng(5))[2]
-    const s: QuerySpec = {
-      chain: ETH,
-      dataset: logs,
-      from: 1000,
-      to: 1899,
-      predicates: [{ field: field(logs, 'topic1'), op: 'eq', values: [rare] }],
-      fields: [...logs.fields],
-    }
-    const { store: recorded, reads } = recordingStore(store)
-    const result = await runQuery({ store: recorded, manifest: new ManifestReader(recorded) }, s)
-    const got = batchRows(await collect(result.batches))
+    const { result, got, reads } = await recordedLogsQuery('topic1', valuesOf(logs, 'topic1', rng(5))[2], 1899)
     expect(got.length).toBe(1)
     expect(result.index?.columns).toEqual(['topic1'])
     // one partition named by the index, plus the one published without an index (walked as before)
@@ -165,18 +169,7 @@ describe('the value index in the planner', () => {
   })
 
   it('reads a rare address through the lookup copies the index names, not the partitions themselves', async () => {
-    const rare = valuesOf(logs, 'address', rng(8))[1]
-    const s: QuerySpec = {
-      chain: ETH,
-      dataset: logs,
-      from: 1000,
-      to: 1799,
-      predicates: [{ field: field(logs, 'address'), op: 'eq', values: [rare] }],
-      fields: [...logs.fields],
-    }
-    const { store: recorded, reads } = recordingStore(store)
-    const result = await runQuery({ store: recorded, manifest: new ManifestReader(recorded) }, s)
-    const got = batchRows(await collect(result.batches))
+    const { s, result, got, reads } = await recordedLogsQuery('address', valuesOf(logs, 'address', rng(8))[1], 1799)
     expect(got).toEqual(expected(rows.logs, s.predicates, s.fields, result.range, 'block_number', ETH.id))
     expect(got.length).toBeGreaterThan(1)
     expect(result.index?.columns).toEqual(['address'])
