@@ -10,6 +10,7 @@
  * store on another fork is refused); otherwise `finalityDepth` below the node's
  * head, leaving the blocks in between to the ingester (subscribers get a `gap`).
  */
+import { ApiError } from '../api/errors.ts'
 import type { Chain } from '../chains/registry.ts'
 import { chainRefOf } from '../ingest/run.ts'
 import type { LayoutOptions } from '../parquet/write.ts'
@@ -186,6 +187,22 @@ export class LiveChain implements ChainView {
 
   window(): UnfinalizedWindow | null {
     return this.win
+  }
+
+  /**
+   * Refuses a subscription to a dataset the followed window does not hold (dex/tokens): its
+   * stream could not go past the partitions, so it is a clear 400 at the upgrade instead.
+   */
+  assertStreamed(dataset: DatasetDecl): void {
+    if (this.followed && !this.datasets.some(d => d.storage === dataset.storage))
+      throw new ApiError(
+        400,
+        'live_unavailable',
+        `${dataset.path} is not on the WebSocket stream of chain ${this.chain.code}: read it over HTTP`,
+        {
+          parameter: 'chains',
+        },
+      )
   }
 
   /** The window's blocks HTTP serves above the partitions; null while not following, or for a dataset the window lacks (dex/tokens). */

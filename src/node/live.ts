@@ -222,6 +222,7 @@ export class LiveService {
   /** The live-specific checks of a subscription: its chain live when asked for, the user's and pending limits. */
   private admit(accepted: AcceptedUpgrade, client: string): LiveChain {
     const live = this.chain(accepted.spec.chain)
+    live.assertStreamed(accepted.spec.dataset)
     if (accepted.spec.to === 'latest' && !live.live) {
       if (live.halted) throw new ApiError(503, live.halted.code, live.halted.message)
       if (live.followed)

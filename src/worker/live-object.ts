@@ -367,6 +367,7 @@ export class LiveChainObject implements DurableObject {
       const url = new URL(request.url)
       const { spec, protocol, cursorHash } = parseUpgrade(url, request.headers)
       const user = request.headers.get(USER_HEADER) || null
+      live.assertStreamed(spec.dataset)
       if (spec.to === 'latest' && !live.live) {
         if (live.halted) throw new ApiError(503, live.halted.code, live.halted.message)
         if (live.followed)

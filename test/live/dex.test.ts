@@ -99,5 +99,10 @@ describe('dex/tokens on a followed chain', () => {
     // This lake has no token partitions: the partitions' answer, not the window's failure (a 500 before).
     expect(tokens.status, await tokens.clone().text()).toBe(404)
     expect(((await tokens.json()) as { error: { code: string } }).error.code).toBe('no_data')
+    // Its stream could not go past the partitions: refused at the upgrade, saying so.
+    await expect(wsClient(`${server.wsUrl}/v1/api/dex/tokens?chains=DEVNET&from_block=0`, { headers })).rejects.toMatchObject({
+      status: 400,
+      body: { error: { code: 'live_unavailable', message: expect.stringContaining('read it over HTTP') } },
+    })
   })
 })
