@@ -1,7 +1,4 @@
 import { afterAll, describe, expect, it } from 'vitest'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { encodeAbiParameters } from 'viem'
 import type { Hex } from 'viem'
 import { findChain } from '../../src/chains/registry.ts'
@@ -16,19 +13,12 @@ import { runIngest } from '../../src/ingest/run.ts'
 import { storedFields } from '../../src/parquet/write.ts'
 import { columnOf, type DatasetDecl } from '../../src/schema/dataset.ts'
 import { bytesToInt } from '../../src/schema/kinds.ts'
-import { fsStore } from '../../src/store/fs.ts'
-import type { ObjectStore } from '../../src/store/types.ts'
 import { ETH, readRows, recordedResult, startFakeNode, WITH_RECEIPTS, type Call, type FakeNode } from './fixtures.ts'
 import { establishPools, fullBlock, type EstablishedPool } from '../dex/recorded.ts'
+import { removeTempDirs, tempStore } from '../support/stores.ts'
 
 const chain = findChain('evm', 'ETH')!
-const dirs: string[] = []
-const newStore = (): ObjectStore => {
-  const dir = mkdtempSync(join(tmpdir(), 'ingest-dex-'))
-  dirs.push(dir)
-  return fsStore(dir)
-}
-afterAll(() => dirs.forEach(d => rmSync(d, { recursive: true, force: true })))
+afterAll(removeTempDirs)
 
 const blocks = WITH_RECEIPTS.map(fullBlock)
 /** Pool keys established from the recorded ERC-20 transfers (test/dex/recorded.ts), independently of src/dex. */
@@ -91,7 +81,7 @@ describe('DEX datasets at ingest', () => {
     expect(established.size).toBeGreaterThan(50)
     const node = await nodeAnswering(established)
     try {
-      const store = newStore()
+      const { store } = await tempStore()
       for (const n of WITH_RECEIPTS) await runIngest({ chain, rpcUrl: node.url, from: n, to: n, store })
       const infos = new Map(
         [...established].map(([pool, p]) => [
@@ -151,7 +141,7 @@ describe('DEX datasets at ingest', () => {
   it('caches answers and reverts in the store: a second resolver asks nothing', async () => {
     const node = await nodeAnswering(established)
     try {
-      const store = newStore()
+      const { store } = await tempStore()
       const [pool] = [...established.keys()] as Hex[]
       const stranger = '0x000000000000000000000000000000000000dead' as Hex
       const rpc = createRpcClient(node.url)
@@ -170,7 +160,7 @@ describe('DEX datasets at ingest', () => {
   it('a node without eth_call leaves tokens null and caches nothing', async () => {
     const node = await startFakeNode()
     try {
-      const store = newStore()
+      const { store } = await tempStore()
       const [pool] = [...established.keys()] as Hex[]
       const got = await rpcPoolResolver(createRpcClient(node.url), store, ETH as { family: 'evm'; id: number }).resolve(1, [pool])
       expect(got.get(pool)).toBeNull()

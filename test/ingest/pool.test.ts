@@ -1,7 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { findChain } from '../../src/chains/registry.ts'
 import { MissingBlockError } from '../../src/ingest/extract.ts'
 import { unitPool, type UnitPool } from '../../src/ingest/pool.ts'
@@ -9,7 +6,7 @@ import { runIngest } from '../../src/ingest/run.ts'
 import { IngestVerificationError } from '../../src/ingest/verify.ts'
 import { rootKey } from '../../src/manifest/keys.ts'
 import { fsStore } from '../../src/store/fs.ts'
-import type { ObjectStore } from '../../src/store/types.ts'
+import { removeTempDirs, tempStore } from '../support/stores.ts'
 import {
   ETH,
   expectedRows,
@@ -27,13 +24,7 @@ import {
 } from './fixtures.ts'
 
 const chain = findChain('evm', 'ETH')!
-const dirs: string[] = []
-const newStore = (): ObjectStore => {
-  const dir = mkdtempSync(join(tmpdir(), 'ingest-pool-'))
-  dirs.push(dir)
-  return fsStore(dir)
-}
-afterAll(() => dirs.forEach(d => rmSync(d, { recursive: true, force: true })))
+afterAll(removeTempDirs)
 
 let replay: Replay
 let pool: UnitPool
@@ -48,8 +39,8 @@ afterAll(async () => {
 
 describe('runIngest with worker threads (WebAssembly keccak)', () => {
   it('publishes the same partitions, byte for byte, as the in-thread ingest, with every row', async () => {
-    const threaded = newStore()
-    const local = newStore()
+    const { store: threaded } = await tempStore()
+    const { store: local } = await tempStore()
     for (const n of WITH_RECEIPTS) {
       const report = await runIngest({
         chain,
@@ -112,7 +103,7 @@ describe('a tampered block is refused on the fast path: nothing published', () =
       const node = await startFakeNode(options)
       const tampered = unitPool({ chain: ETH, rpcUrl: node.url, workers: 1, rpc: { retries: 1, backoffMs: 1 } })
       try {
-        const store = newStore()
+        const { store } = await tempStore()
         const e = await runIngest({ chain, rpcUrl: node.url, from: 17000000, to: 17000000, store, builder: tampered }).catch(e => e)
         expect(e).toBeInstanceOf(IngestVerificationError)
         expect((e as IngestVerificationError).block).toBe(17000000)
@@ -128,7 +119,14 @@ describe('a tampered block is refused on the fast path: nothing published', () =
   }
 
   it('a block the node lacks fails as MissingBlockError naming it', async () => {
-    const e = await runIngest({ chain, rpcUrl: replay.url, from: 18000000, to: 18000001, store: newStore(), builder: pool }).catch(e => e)
+    const e = await runIngest({
+      chain,
+      rpcUrl: replay.url,
+      from: 18000000,
+      to: 18000001,
+      store: (await tempStore()).store,
+      builder: pool,
+    }).catch(e => e)
     expect(e).toBeInstanceOf(MissingBlockError)
     expect((e as Error).message).toMatch(/^block 18000001: /)
   })
@@ -136,8 +134,7 @@ describe('a tampered block is refused on the fast path: nothing published', () =
 
 describe('parallel backfill: ingesters of disjoint ranges publishing into one lake at once', () => {
   it('lands every range once, whichever publication wins each conditional write', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'ingest-pool-'))
-    dirs.push(dir)
+    const { dir } = await tempStore()
     // One store client per ingester, as separate machines have; two threaded, one in-thread.
     await Promise.all(
       WITH_RECEIPTS.map((n, i) =>
