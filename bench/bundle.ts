@@ -12,7 +12,7 @@ import { join } from 'node:path'
 import { gzipSync } from 'node:zlib'
 import type { Miniflare } from 'miniflare'
 import { buildBundle, bundleMiniflare } from '../scripts/dev/bundle.ts'
-import { bytes, ms, table, target } from './report.ts'
+import { bytes, median, ms, table, target } from './report.ts'
 import type { Section } from './section.ts'
 
 const RUNS = 9
@@ -24,8 +24,6 @@ const STARTUP_LIMIT_MS = 1_000
 const EMPTY_WORKER = `export default { fetch() { return new Response(null) } }
 export class LiveChainObject { fetch() { return new Response(null) } }
 `
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 
 async function readyMs(start: () => Miniflare | Promise<Miniflare>): Promise<number> {
   const t = performance.now()

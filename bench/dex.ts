@@ -32,7 +32,7 @@ import { runQuery } from '../src/query/engine.ts'
 import { KINDS } from '../src/schema/kinds.ts'
 import { fsStore } from '../src/store/fs.ts'
 import { mulberry32 } from '../scripts/dev/random.ts'
-import { int, ms, ratio, table } from './report.ts'
+import { int, median, ms, ratio, table } from './report.ts'
 import type { Section } from './section.ts'
 
 /** DEX_BENCH_SCALE (default 1) divides the sizes, for a quick run. */
@@ -174,8 +174,6 @@ const binEq = (column: string, value: Hex) => `(${column} >= from_hex('${value.s
 const isSwap = (column: string) => `(${SWAP_TOPICS.map(t => binEq(column, t)).join(' OR ')})`
 /** The columns a raw-logs user reads to decode a swap. */
 const SWAP_COLUMNS = 'block_number, log_index, transaction_hash, address, topic1, topic2, data'
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 
 export const dex: Section = {
   name: 'dex',

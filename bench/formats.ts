@@ -11,15 +11,13 @@ import { benchLake } from './lib/lake.ts'
 import { runQuery } from '../src/query/engine.ts'
 import { fsStore } from '../src/store/fs.ts'
 import { lakeDir } from './cache.ts'
-import { int, ms, table } from './report.ts'
+import { int, median, ms, table } from './report.ts'
 import type { Section } from './section.ts'
 import type { RowBatch } from '../src/columns/batch.ts'
 
 const LAKE_LOGS = 1_000_000
 const ROWS = 200_000
 const RUNS = 5
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 
 async function* replay(batches: readonly RowBatch[]): AsyncGenerator<RowBatch> {
   yield* batches

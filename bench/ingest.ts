@@ -21,7 +21,7 @@ import { localBuilder } from '../src/ingest/unit.ts'
 import type { ChainRef } from '../src/manifest/types.ts'
 import { fsStore } from '../src/store/fs.ts'
 import type { BlockRange } from '../src/manifest/types.ts'
-import { bytes, int, ms, table } from './report.ts'
+import { bytes, int, median, ms, table } from './report.ts'
 import type { BenchContext, Section } from './section.ts'
 
 /** Activity rounds of the devnet workload (about 2 blocks and 35 logs each; past ~290 rounds its swaps start to revert). */
@@ -45,8 +45,6 @@ function processCpuMs(pid: number): number {
     return 0
   }
 }
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 
 /** shared/ beside the project root, or SHARED_DIR. */
 const sharedDir = (root: string) => process.env.SHARED_DIR ?? join(root, '..', 'shared')

@@ -20,13 +20,11 @@ import { crc32, crc32Js } from '../src/store/crc32.ts'
 import { fsStore } from '../src/store/fs.ts'
 import { lakeDir } from './cache.ts'
 import { benchLake } from './lib/lake.ts'
-import { int, ms, table } from './report.ts'
+import { int, median, ms, table } from './report.ts'
 import type { Section } from './section.ts'
 
 const LAKE_LOGS = 1_000_000
 const RUNS = 5
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 
 export const integrity: Section = {
   name: 'integrity',

@@ -47,6 +47,9 @@ export function bytes(n: number): string {
 }
 
 /** A ratio with two decimals. */
+/** The middle value of timed runs (the upper one of an even count). */
+export const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
+
 export const ratio = (a: number, b: number): string => (b > 0 ? (a / b).toFixed(2) : '-')
 
 /** A target line: met or not, with the figure that decided it. */

@@ -40,6 +40,7 @@ import { createApp } from '../../src/http/app.ts'
 import { parseUsers } from '../../src/api/auth.ts'
 import { buildBundle, bundleMiniflare } from '../../scripts/dev/bundle.ts'
 import { convertV4MiniflareOptions, Miniflare } from 'miniflare'
+import { median } from '../report.ts'
 
 /** Where a query is served from. */
 export type ServerName = 'workerd' | 'node'
@@ -115,7 +116,6 @@ const USER = 'bench'
 /** Pause before each timed run (see the timing loop). */
 const SETTLE_MS = 300
 const AUTH = `Basic ${btoa(`${USER}:${USER}`)}`
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 const DEFAULT_FIELDS = logs.fields.filter(f => !f.extra)
 const hex = (b: Uint8Array) => bytesToHex(b).slice(2)
 

@@ -30,6 +30,7 @@ import { runQuery } from '../../src/query/engine.ts'
 import type { Predicate, QuerySpec } from '../../src/query/types.ts'
 import { mulberry32 } from '../../scripts/dev/random.ts'
 import { recordingStore, rounds } from '../../test/support/recording.ts'
+import { median } from '../report.ts'
 
 const CHAIN: Chain = { family: 'evm', id: 1, code: 'ETH', name: 'ethereum-mainnet', hosts: ['*'], confirmations: 0 }
 
@@ -334,7 +335,6 @@ export interface QueryFigures {
   duckdbRows?: number
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 const field = (name: string): FieldDecl => logs.fields.find(f => f.name === name)!
 const defaultFields = logs.fields.filter(f => !f.extra)
 

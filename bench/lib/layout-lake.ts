@@ -24,6 +24,7 @@ import { benchQueryEngine, benchLake, RARE, TRANSFER, type QueryFigures } from '
 import { columnOf } from '../../src/schema/dataset.ts'
 import { DEFAULT_LAYOUT, parquetSchemaOf, storedFields } from '../../src/parquet/write.ts'
 import { compareBytes } from '../../src/columns/compare.ts'
+import { median } from '../report.ts'
 
 export interface LayoutBenchOptions {
   /** Lakes are built (once) under this directory, one sub-directory per variant. */
@@ -71,7 +72,6 @@ export interface LayoutBench {
   resort: { rows: number; ms: number; heapBytes: number }
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 const OUTPUT = logs.fields.filter(f => !f.extra && !f.virtual).map(columnOf)
 
 /** The filter-first order: topic0 (nulls first), address, block_number, log_index. */

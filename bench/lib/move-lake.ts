@@ -46,6 +46,7 @@ import {
   type SampleBlock,
   type SampleSpec,
 } from '../../scripts/dev/move-sample.ts'
+import { median } from '../report.ts'
 
 export interface MoveBenchOptions {
   /** Path of replay-aptos.mjs (shared/tools), the fullnode the ingest rates are measured against. */
@@ -117,7 +118,6 @@ const SENDER_INDEX = 7
 const FUNCTION = '0xc0ffee::message::set_message'
 const TALLY = 'bench-tally.json'
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 const sum = (r: Record<string, number>) => Object.values(r).reduce((a, b) => a + b, 0)
 
 interface Replay {
