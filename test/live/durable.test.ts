@@ -3,7 +3,7 @@
  * under wrangler dev (wrangler's startWorker: the same workerd and Miniflare as
  * `wrangler dev`), following a real anvil node, with real clients.
  */
-import { pollLogs, runDocsBrowserExample, runDocsShellExample } from './helpers.ts'
+import { checkDocsExampleAndPoller, runDocsShellExample } from './helpers.ts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { join } from 'node:path'
 import { unstable_startWorker } from 'wrangler'
@@ -273,24 +273,6 @@ describe('the live Durable Object under wrangler dev', () => {
   })
 
   it("serves the docs' browser example as written (Node's built-in WebSocket, never acking) and an HTTP poller from last + 1", async () => {
-    const from = (await chain.head()) + 1
-    const minedTo = from + 5
-    const mining = (async () => {
-      for (let b = from; b <= minedTo; b++) await chain.mine([[1 + (b % 3), '0x5151']])
-    })()
-    const example = await runDocsBrowserExample(ws, 'DEVNET', from, { user: 'alice', password: 'secret' }, ms =>
-      ms.some(m => m.type === 'progress' && m.cursor >= minedTo),
-    )
-    expect(example.messages[0]).toMatchObject({ type: 'subscribed', chain: 'DEVNET', from_block: from, to_block: null })
-    // The example's filter (USDC transfers) matches nothing on the devnet: progress markers only.
-    const markers = example.messages.filter(m => m.type === 'progress')
-    expect(markers.at(-1).cursor).toBeGreaterThanOrEqual(minedTo)
-    // (A marker right after a `gap` has no hash: the block is neither stored nor followed.)
-    for (const m of markers.filter(m => m.live || m.hash !== undefined)) expect(m.hash).toBe(await chain.blockHash(m.cursor))
-    expect(example.messages.filter(m => m.type === 'rows')).toEqual([])
-    example.socket.close()
-    const polled = await pollLogs(http, ALICE, 'DEVNET', from, minedTo)
-    await mining
-    expect(polled.rows).toEqual(await chain.logRecords(from, polled.last))
+    await checkDocsExampleAndPoller(chain, ws, http)
   })
 })

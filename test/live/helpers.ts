@@ -16,6 +16,8 @@ import { startNodeServer } from '../../src/node/server.ts'
 import type { LiveLimits } from '../../src/live/protocol.ts'
 import type { ObjectStore } from '../../src/store/types.ts'
 import { tempStore } from '../support/stores.ts'
+import { basic } from '../support/basic.ts'
+import { expect } from 'vitest'
 
 export const USERS = 'alice:secret,bob:hunter2'
 
@@ -495,6 +497,33 @@ export async function pollLogs(
     else await new Promise(r => setTimeout(r, 50))
   }
   return { rows, last: next - 1 }
+}
+
+/**
+ * The docs' browser example as written and an HTTP poller from last + 1, against one runtime:
+ * from the block after the head while `chain` mines six more. The example's filter (USDC
+ * transfers) matches nothing on the devnet, so it gets progress markers only, carrying the
+ * blocks' hashes; the poller gets every log of the blocks it read.
+ */
+export async function checkDocsExampleAndPoller(chain: Chainlet, wsBase: string, httpBase: string): Promise<void> {
+  const from = (await chain.head()) + 1
+  const minedTo = from + 5
+  const mining = (async () => {
+    for (let b = from; b <= minedTo; b++) await chain.mine([[1 + (b % 3), '0x5151']])
+  })()
+  const example = await runDocsBrowserExample(wsBase, 'DEVNET', from, { user: 'alice', password: 'secret' }, ms =>
+    ms.some(m => m.type === 'progress' && m.cursor >= minedTo),
+  )
+  expect(example.messages[0]).toMatchObject({ type: 'subscribed', chain: 'DEVNET', from_block: from, to_block: null })
+  const markers = example.messages.filter(m => m.type === 'progress')
+  expect(markers.at(-1).cursor).toBeGreaterThanOrEqual(minedTo)
+  // (A marker right after a `gap` has no hash: the block is neither stored nor followed.)
+  for (const m of markers.filter(m => m.live || m.hash !== undefined)) expect(m.hash).toBe(await chain.blockHash(m.cursor))
+  expect(example.messages.filter(m => m.type === 'rows')).toEqual([])
+  example.socket.close()
+  const polled = await pollLogs(httpBase, { authorization: basic('alice', 'secret') }, 'DEVNET', from, minedTo)
+  await mining
+  expect(polled.rows).toEqual(await chain.logRecords(from, polled.last))
 }
 
 /**
