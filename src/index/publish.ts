@@ -6,8 +6,8 @@
  * points at unpublished data and published data is never missing from an index that covers it.
  */
 import { chainKey } from '../chains/registry.ts'
-import { publish, type PublishOptions, type PublishResult } from '../manifest/publish.ts'
-import type { ChainRef, ManifestRoot, PartitionEntry, SegmentDescriptor } from '../manifest/types.ts'
+import { publish, type IndexChange, type PublishOptions, type PublishResult } from '../manifest/publish.ts'
+import type { ChainRef, ManifestRoot, PartitionEntry } from '../manifest/types.ts'
 import { indexedColumns, type DatasetDecl } from '../schema/dataset.ts'
 import type { ObjectStore } from '../store/types.ts'
 import type { ColumnBatch } from '../columns/batch.ts'
@@ -15,6 +15,7 @@ import { buildSegment, type BuiltSegment, type PartitionInput, type SegmentSpec 
 import { indexPrefix } from './format.ts'
 import { indexCoverage } from './lookup.ts'
 import { meets } from './ranges.ts'
+import { sweepRetired, type SweepOptions } from './retire.ts'
 import { maintainTiers } from './tiers.ts'
 import type { IndexValue } from './types.ts'
 
@@ -68,20 +69,26 @@ export function buildSegments(chain: ChainRef, writes: readonly DatasetWrites[])
 
 /**
  * The `index` step of a publication: appends each built segment to the root's list and
- * merges by the tier policy (objects written, nothing published). A segment whose blocks the
- * root's index already covers (a rerun publishing the same partitions) is not added again.
+ * merges by the tier policy (objects written, nothing published); the segments merged away
+ * are retired, and the retired ones past their grace period deleted (retire.ts). A segment
+ * whose blocks the root's index already covers (a rerun publishing the same partitions) is
+ * not added again.
  */
 export function indexStep(
   store: ObjectStore,
   segments: Map<string, { spec: SegmentSpec; built: BuiltSegment }>,
-): (root: ManifestRoot) => Promise<Record<string, SegmentDescriptor[]>> {
+  sweep: SweepOptions = {},
+): (root: ManifestRoot) => Promise<Record<string, IndexChange>> {
   return async root => {
-    const out: Record<string, SegmentDescriptor[]> = {}
+    const out: Record<string, IndexChange> = {}
     for (const [storage, { spec, built }] of segments) {
-      const current = root.datasets[storage]?.index?.segments ?? []
-      const covered = indexCoverage(current, spec.columns[0])
+      const current = root.datasets[storage]?.index
+      const covered = indexCoverage(current?.segments ?? [], spec.columns[0])
       if (built.descriptor.coverage.some(([a, b]) => meets(covered, a, b))) continue
-      out[storage] = (await maintainTiers(store, spec, current, built)).segments
+      const retired = await sweepRetired(store, spec.prefix, current?.retired ?? [], sweep)
+      const tiers = await maintainTiers(store, spec, current?.segments ?? [], built)
+      const since = new Date(sweep.now ?? Date.now()).toISOString()
+      out[storage] = { segments: tiers.segments, retired: [...retired, ...tiers.obsolete.map(segment => ({ since, segment }))] }
     }
     return out
   }
@@ -92,9 +99,10 @@ export function publishIndexed(
   store: ObjectStore,
   chain: ChainRef,
   writes: readonly DatasetWrites[],
-  options: Omit<PublishOptions, 'index'> = {},
+  options: Omit<PublishOptions, 'index'> & { sweep?: SweepOptions } = {},
 ): Promise<PublishResult> {
-  return publish(store, chain, additionsOf(writes), { ...options, index: indexStep(store, buildSegments(chain, writes)) })
+  const { sweep, ...rest } = options
+  return publish(store, chain, additionsOf(writes), { ...rest, index: indexStep(store, buildSegments(chain, writes), sweep) })
 }
 
 /** The manifest entries of a publication, by storage dataset. */

@@ -9,12 +9,12 @@ import { parquetMetadataAsync, parquetRead, type AsyncBuffer } from 'hyparquet'
 import { buildSegment, type PartitionInput } from '../index/build.ts'
 import { indexSpecOf } from '../index/publish.ts'
 import { meets, unionRanges } from '../index/ranges.ts'
-import { maintainTiers } from '../index/tiers.ts'
+import { maintainTiers, segmentKeys } from '../index/tiers.ts'
 import type { IndexValue } from '../index/types.ts'
 import { publishIndex } from '../manifest/publish.ts'
 import { ManifestReader } from '../manifest/read.ts'
 import { readRoot } from './run.ts'
-import type { ChainRef, PartitionEntry, SegmentDescriptor } from '../manifest/types.ts'
+import type { ChainRef, DatasetIndex, PartitionEntry, SegmentDescriptor } from '../manifest/types.ts'
 import type { DatasetDecl } from '../schema/dataset.ts'
 import { CorruptObjectError, type ObjectStore } from '../store/types.ts'
 
@@ -80,6 +80,17 @@ async function storedInput(store: ObjectStore, entry: PartitionEntry, columns: r
   return { entry, rowGroups }
 }
 
+/** Deletes the objects of segments this run merged away, except any a published segment (live or retired) shares. */
+async function deleteUnlisted(
+  store: ObjectStore,
+  prefix: string,
+  unlisted: SegmentDescriptor[],
+  index: NonNullable<DatasetIndex['index']>,
+) {
+  const listed = new Set([...index.segments, ...(index.retired ?? []).map(r => r.segment)].flatMap(s => segmentKeys(prefix, s)))
+  for (const key of unlisted.flatMap(s => segmentKeys(prefix, s))) if (!listed.has(key)) await store.delete(key)
+}
+
 /** Rebuilds the value index of each dataset of `chain` over every partition its manifest lists. */
 export async function reindex(opts: ReindexOptions): Promise<ReindexReport[]> {
   const { store, chain } = opts
@@ -95,13 +106,17 @@ export async function reindex(opts: ReindexOptions): Promise<ReindexReport[]> {
     const of = index.shards.reduce((n, s) => n + s.partitions, 0)
     const walk = manifest.scanPartitions(root, dataset.storage, [0, Number.MAX_SAFE_INTEGER], store)
     let segments: SegmentDescriptor[] = []
+    // merged away before any root listed them: deleted once this run's list is published
+    const unlisted: SegmentDescriptor[] = []
     let group: PartitionInput[] = []
     let groupRows = 0
     let partitions = 0
     let rows = 0
     const flush = async () => {
       if (group.length === 0) return
-      segments = (await maintainTiers(store, spec, segments, buildSegment(spec, group))).segments
+      const tiers = await maintainTiers(store, spec, segments, buildSegment(spec, group))
+      segments = tiers.segments
+      unlisted.push(...tiers.obsolete)
       group = []
       groupRows = 0
     }
@@ -123,6 +138,7 @@ export async function reindex(opts: ReindexOptions): Promise<ReindexReport[]> {
       ],
     }))
     const final = published.datasets[dataset.storage].index!.segments
+    await deleteUnlisted(store, spec.prefix, unlisted, published.datasets[dataset.storage].index!)
     reports.push({
       dataset: dataset.storage,
       partitions,

@@ -15,6 +15,7 @@ import {
   type ManifestRoot,
   type ManifestShard,
   type PartitionEntry,
+  type RetiredSegment,
   type SegmentDescriptor,
   type ShardRef,
 } from './types.ts'
@@ -24,6 +25,12 @@ import { decodeRoot, encodeRoot, encodeShard } from './codec.ts'
 
 /** Blocks per manifest shard by default: see partitions-manifest/README.md for the sizing. */
 export const DEFAULT_SHARD_SPAN = 100_000
+
+/** A dataset's segments after a change and, if the change swept it, the retired list. */
+export interface IndexChange {
+  segments: SegmentDescriptor[]
+  retired?: RetiredSegment[]
+}
 
 /** A new partition overlaps one already published with different content. */
 export class OverlapError extends Error {}
@@ -39,8 +46,10 @@ export interface PublishOptions {
    * The index segments of each dataset once the additions are in, given the root they are
    * added to (called again on that root's successor when a conditional put is lost), so the
    * index and the partitions it covers are published in one root write (src/index/publish.ts).
+   * `retired`, when given, replaces the root's list (the step deleted some); segments it no
+   * longer lists join that list either way.
    */
-  index?: (root: ManifestRoot) => Promise<Record<string, SegmentDescriptor[]>>
+  index?: (root: ManifestRoot) => Promise<Record<string, IndexChange>>
   /**
    * New partitions replace published ones inside their range instead of clashing with them
    * (a re-decode rewriting derived datasets); a published one only partly inside still clashes.
@@ -86,8 +95,8 @@ export async function publish(
       continue
     }
     if (result.added === 0) return { root, skipped: result.skipped }
-    for (const [dataset, segments] of Object.entries((await options.index?.(root)) ?? {})) {
-      result.root.datasets[dataset] = { ...result.root.datasets[dataset], index: { segments } }
+    for (const [dataset, change] of Object.entries((await options.index?.(root)) ?? {})) {
+      result.root.datasets[dataset] = withIndex(result.root.datasets[dataset], root.datasets[dataset]?.index, change, result.root.updatedAt)
     }
     const written = await store.put(
       rootKey(chain),
@@ -98,6 +107,32 @@ export async function publish(
     await backoff(attempt)
   }
   throw new Error(`manifest of ${chain.code}: gave up after ${attempts} conflicting publications`)
+}
+
+/**
+ * The index a root lists after `change`: segments it no longer lists join the retired list
+ * (kept from `before` unless the change gives its own), so no segment is forgotten before its
+ * objects are deleted (src/index/retire.ts). Undefined when nothing is left to list.
+ */
+export function nextIndex(before: DatasetIndex['index'], change: IndexChange, now: string): DatasetIndex['index'] {
+  const live = new Set(change.segments.map(segmentId))
+  const retired = (change.retired ?? before?.retired ?? []).filter(r => !live.has(segmentId(r.segment)))
+  const listed = new Set(retired.map(r => segmentId(r.segment)))
+  for (const segment of before?.segments ?? []) {
+    if (!live.has(segmentId(segment)) && !listed.has(segmentId(segment))) retired.push({ since: now, segment })
+  }
+  if (change.segments.length === 0 && retired.length === 0) return undefined
+  return { segments: change.segments, ...(retired.length ? { retired } : {}) }
+}
+
+/** A segment's identity: its blocks and the content ids of its objects. */
+const segmentId = (s: SegmentDescriptor): string =>
+  [s.from, s.to, s.table ?? '', ...Object.entries(s.columns).map(([c, { id }]) => `${c}:${id}`)].join('/')
+
+function withIndex(d: DatasetIndex, before: DatasetIndex['index'], change: IndexChange, now: string): DatasetIndex {
+  const next: DatasetIndex = { ...d, index: nextIndex(before, change, now) }
+  if (!next.index) delete next.index
+  return next
 }
 
 function emptyRoot(chain: ChainRef, shardSpan: number): ManifestRoot {
@@ -147,9 +182,12 @@ async function prepare(
     }
     const refs = [...shards.values()].sort((a, b) => a.index - b.index)
     // A replaced partition must not stay reachable through the index: its segments go (their blocks are then read without it).
-    const kept = index.index?.segments.filter(s => !replace || !entries.some(e => s.coverage.some(([a, b]) => a <= e.to && b >= e.from)))
+    const kept = (index.index?.segments ?? []).filter(
+      s => !replace || !entries.some(e => s.coverage.some(([a, b]) => a <= e.to && b >= e.from)),
+    )
+    const indexed = nextIndex(index.index, { segments: kept }, next.updatedAt)
     next.datasets[dataset] = {
-      ...(kept?.length ? { index: { segments: kept } } : {}),
+      ...(indexed ? { index: indexed } : {}),
       coverage: mergeRanges([...index.coverage, ...entries.map(e => [e.from, e.to] as [number, number])]),
       rows: refs.reduce((n, s) => n + s.rows, 0),
       bytes: refs.reduce((n, s) => n + s.bytes, 0),
@@ -232,7 +270,7 @@ export async function publishIndex(
       datasets: { ...root.datasets },
     }
     for (const [dataset, segments] of Object.entries(await change(root))) {
-      next.datasets[dataset] = { ...next.datasets[dataset], index: { segments } }
+      next.datasets[dataset] = withIndex(next.datasets[dataset], root.datasets[dataset]?.index, { segments }, next.updatedAt)
     }
     const encoded = encodeRoot(next)
     // what a reader will check: an index over unpublished blocks is refused here, not served

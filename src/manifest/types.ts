@@ -41,7 +41,20 @@ export interface DatasetIndex {
    * partitions are published ones. Absent when the dataset has none yet; blocks outside the
    * segments' coverage are read without it.
    */
-  index?: { segments: SegmentDescriptor[] }
+  index?: { segments: SegmentDescriptor[]; retired?: RetiredSegment[] }
+}
+
+/**
+ * A segment no longer listed (merged into a bigger one, or dropped by a replace or a reindex),
+ * kept here until its objects are deleted: readers of an older root may still read it, so a
+ * writer deletes its objects only a grace period after `since` (src/index/retire.ts).
+ */
+export interface RetiredSegment {
+  /** When a root stopped listing it (ISO 8601). */
+  since: string
+  segment: SegmentDescriptor
+  /** How many of its objects (in `segmentKeys` order) are deleted already; absent: none. */
+  deleted?: number
 }
 
 /** One indexed column of an index segment. */

@@ -5,6 +5,7 @@ import { logs } from '../../src/datasets/evm.ts'
 import { rootKey } from '../../src/manifest/keys.ts'
 import { ManifestReader, parseRoot } from '../../src/manifest/read.ts'
 import { reindex } from '../../src/ingest/reindex.ts'
+import { segmentKeys } from '../../src/index/tiers.ts'
 import { runQuery } from '../../src/query/engine.ts'
 import type { ObjectStore } from '../../src/store/types.ts'
 import type { QuerySpec } from '../../src/query/types.ts'
@@ -70,6 +71,26 @@ describe('reindex', () => {
     expect(viaIndex.result.index?.columns).toEqual(['address'])
     expect(viaIndex.rows.length).toBeGreaterThan(0)
     expect(viaIndex.rows).toEqual(walked.rows)
+  })
+
+  it('leaves no object of a segment it merged away, and retires the segments it replaced', async () => {
+    const { store } = await tempStore()
+    await buildLake(store, ETH, logs, parts(), LAYOUT)
+    const stored = async () => new Set((await store.list('evm-1/index/logs/')).map(o => o.key))
+    const keysOf = (index: Awaited<ReturnType<typeof indexOf>>) =>
+      new Set([...index!.segments, ...(index!.retired ?? []).map(r => r.segment)].flatMap(s => segmentKeys('evm-1/index/logs', s)))
+    // one segment per partition, so the run merges segments no root ever listed
+    await reindex({ store, chain: ETH, datasets: [logs], segmentRows: 1 })
+    const first = await indexOf(store)
+    expect(first!.retired).toBeUndefined()
+    expect(await stored()).toEqual(keysOf(first))
+
+    await reindex({ store, chain: ETH, datasets: [logs] })
+    const second = await indexOf(store)
+    expect(second!.retired!.map(r => r.segment)).toEqual(
+      first!.segments.filter(s => !second!.segments.some(t => t.columns.address.id === s.columns.address.id)),
+    )
+    expect(await stored()).toEqual(keysOf(second))
   })
 
   it('npm run reindex indexes every chain of a store and says what it built', async () => {

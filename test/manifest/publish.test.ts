@@ -1,12 +1,13 @@
+import { readFileSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { fsStore } from '../../src/store/fs.ts'
-import { OverlapError, publish } from '../../src/manifest/publish.ts'
+import { nextIndex, OverlapError, publish } from '../../src/manifest/publish.ts'
 import { ManifestReader, parseRoot } from '../../src/manifest/read.ts'
 import { rootKey } from '../../src/manifest/keys.ts'
-import type { ChainRef, PartitionEntry } from '../../src/manifest/types.ts'
+import type { ChainRef, PartitionEntry, SegmentDescriptor } from '../../src/manifest/types.ts'
 import type { ObjectStore } from '../../src/store/types.ts'
 
 const chain: ChainRef = { family: 'evm', id: 31337, code: 'DEVNET' }
@@ -100,5 +101,50 @@ describe('publish after a publisher died between its shard and root writes', () 
     } finally {
       await rm(dir, { recursive: true, force: true })
     }
+  })
+})
+
+describe('nextIndex: segments a root stops listing are retired, never forgotten', () => {
+  const seg = (from: number, to: number, id: string): SegmentDescriptor => ({
+    from,
+    to,
+    coverage: [[from, to]],
+    partitions: 1,
+    rowGroups: 1,
+    columns: { address: { id, buckets: 1, bytes: 10 } },
+  })
+  const [a, b, ab, c] = [
+    seg(0, 9, 'aaaaaaaaaaaaaaaa'),
+    seg(10, 19, 'bbbbbbbbbbbbbbbb'),
+    seg(0, 19, 'abababababababab'),
+    seg(20, 29, 'cccccccccccccccc'),
+  ]
+  const schema = JSON.parse(readFileSync(new URL('../../partitions-manifest/manifest.schema.json', import.meta.url), 'utf8'))
+  const retiredSchema = schema.$defs.root.properties.datasets.additionalProperties.properties.index.properties.retired.items
+
+  it('retires the merged-away segments with the time of the change, and keeps earlier retired ones', () => {
+    const merged = nextIndex({ segments: [a, b] }, { segments: [ab] }, 'T1')
+    expect(merged).toEqual({
+      segments: [ab],
+      retired: [
+        { since: 'T1', segment: a },
+        { since: 'T1', segment: b },
+      ],
+    })
+    const later = nextIndex(merged, { segments: [ab, c] }, 'T2')
+    expect(later).toEqual({ segments: [ab, c], retired: merged!.retired })
+    for (const r of later!.retired!) expect(Object.keys(r).filter(k => !(k in retiredSchema.properties))).toEqual([])
+  })
+
+  it('takes the retired list of a change that swept it, and still retires what it dropped', () => {
+    const merged = nextIndex({ segments: [a, b] }, { segments: [ab] }, 'T1')
+    expect(nextIndex(merged, { segments: [ab], retired: [] }, 'T2')).toEqual({ segments: [ab] })
+    expect(nextIndex(merged, { segments: [], retired: [] }, 'T2')).toEqual({ segments: [], retired: [{ since: 'T2', segment: ab }] })
+    expect(nextIndex({ segments: [a] }, { segments: [a] }, 'T2')).toEqual({ segments: [a] })
+    expect(nextIndex(undefined, { segments: [] }, 'T2')).toBeUndefined()
+  })
+
+  it('does not list a segment as retired while it is listed again', () => {
+    expect(nextIndex({ segments: [a], retired: [{ since: 'T0', segment: b }] }, { segments: [a, b] }, 'T1')).toEqual({ segments: [a, b] })
   })
 })
