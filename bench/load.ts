@@ -18,19 +18,20 @@
  * abuse run (default 1); LOAD_ABUSER_CONNECTIONS the abuser's connections (default 32), and
  * LOAD_ABUSER_RATE=open lifts the request rate on the Node server (RATE_LIMIT_REQUESTS), so
  * an abuser with 8 connections (its stream cap) keeps 8 requests running all the time;
- * LOAD_FAIR_CONCURRENCY the SCAN_CONCURRENCY of the fair variant (default 2). Clients run in this process and share the machine's cores with
- * the servers.
+ * LOAD_FAIR_CONCURRENCY the SCAN_CONCURRENCY of the fair variant (default 2). The clients run
+ * in this process, the abuser's in a process of its own (bench/lib/load-clients.ts), all on
+ * the machine's cores with the servers.
  */
 import { spawn, execFileSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { rm } from 'node:fs/promises'
-import { Agent, request } from 'node:http'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import type { Miniflare } from 'miniflare'
 import { buildBundle, bundleMiniflare, type RateLimitConfig } from '../scripts/dev/bundle.ts'
 import { seedBucket, type SeedableBucket } from '../scripts/dev/seed-r2.ts'
 import { fsStore } from '../src/store/fs.ts'
+import { abuserProcess, auth, drive, mix, sleepUntil, summary } from './lib/load-clients.ts'
 import { int, ms, table, target } from './report.ts'
 import type { BenchContext, Section } from './section.ts'
 
@@ -57,8 +58,6 @@ interface Server {
   rss(): number
   stop(): Promise<void>
 }
-
-const auth = (user: string) => 'Basic ' + Buffer.from(`${user}:${user}`).toString('base64')
 
 /** VmRSS of a process, bytes (0 when it is gone). */
 function rssOf(pid: number): number {
@@ -128,105 +127,6 @@ async function startNode(root: string, sample: string, open: boolean, vars: Reco
   }
 }
 
-interface Result {
-  status: number
-  ms: number
-}
-
-/** One GET, the body drained; a broken stream counts as status 0. */
-function get(agent: Agent, url: string, user: string): Promise<Result> {
-  return new Promise(resolve => {
-    const start = performance.now()
-    request(url, { agent, headers: { authorization: auth(user) } }, res => {
-      res.on('data', () => {})
-      res.on('end', () => resolve({ status: res.complete ? (res.statusCode ?? 0) : 0, ms: performance.now() - start }))
-      res.on('error', () => resolve({ status: 0, ms: performance.now() - start }))
-    })
-      .on('error', () => resolve({ status: 0, ms: performance.now() - start }))
-      .end()
-  })
-}
-
-/** The query classes, weighted: a request picks one at random. */
-function mix(base: string, address: string): { name: string; weight: number; path: () => string }[] {
-  const block = () => Math.floor(Math.random() * 220)
-  return [
-    { name: 'status', weight: 1, path: () => `${base}/v1/api/status` },
-    {
-      name: 'one block',
-      weight: 4,
-      path: () => {
-        const b = block()
-        return `${base}/v1/api/logs?chains=DEVNET&from_block=${b}&to_block=${b}`
-      },
-    },
-    { name: 'address filter', weight: 3, path: () => `${base}/v1/api/logs?chains=DEVNET&from_block=0&address=${address}&format=csv` },
-    { name: 'export arrow', weight: 1, path: () => `${base}/v1/api/logs?chains=DEVNET&from_block=0&format=arrow` },
-    { name: 'export csv', weight: 1, path: () => `${base}/v1/api/transactions?chains=DEVNET&from_block=0&format=csv` },
-  ]
-}
-
-function pickPath(classes: ReturnType<typeof mix>): string {
-  const total = classes.reduce((n, c) => n + c.weight, 0)
-  let x = Math.random() * total
-  for (const c of classes) if ((x -= c.weight) < 0) return c.path()
-  return classes[0].path()
-}
-
-const quantile = (sorted: number[], q: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] : NaN)
-
-interface Run {
-  results: Result[]
-  seconds: number
-  peakRss: number
-}
-
-/**
- * `clients` loops for `seconds`, each as `userOf(i)`; `paceMs` spaces a client's requests
- * (0: back to back). RSS is sampled every 100 ms.
- */
-async function drive(
-  server: Server,
-  classes: ReturnType<typeof mix>,
-  clients: number,
-  seconds: number,
-  userOf: (i: number) => string,
-  paceMs = 0,
-): Promise<Run> {
-  const agent = new Agent({ keepAlive: true, maxSockets: Infinity })
-  const results: Result[] = []
-  let peakRss = server.rss()
-  const sampler = setInterval(() => (peakRss = Math.max(peakRss, server.rss())), 100)
-  const end = performance.now() + seconds * 1000
-  const started = performance.now()
-  await Promise.all(
-    Array.from({ length: clients }, async (_, i) => {
-      while (performance.now() < end) {
-        const t = performance.now()
-        results.push(await get(agent, pickPath(classes), userOf(i)))
-        const wait = paceMs - (performance.now() - t)
-        if (wait > 0) await new Promise(r => setTimeout(r, wait))
-      }
-    }),
-  )
-  clearInterval(sampler)
-  agent.destroy()
-  return { results, seconds: (performance.now() - started) / 1000, peakRss: Math.max(peakRss, server.rss()) }
-}
-
-const summary = (run: Run, ok: (status: number) => boolean = s => s === 200) => {
-  const times = run.results.map(r => r.ms).sort((a, b) => a - b)
-  return {
-    requests: run.results.length,
-    perSecond: run.results.length / run.seconds,
-    p50: quantile(times, 0.5),
-    p99: quantile(times, 0.99),
-    errors: run.results.filter(r => !ok(r.status)).length,
-    throttled: run.results.filter(r => r.status === 429).length,
-    peakMb: run.peakRss / 2 ** 20,
-  }
-}
-
 /** An address with logs in the sample (the busiest one), for the filter class. */
 async function busyAddress(server: Server): Promise<string> {
   const res = await fetch(`${server.url}/v1/api/logs?chains=DEVNET&from_block=0&fields=address&format=json_stream`, {
@@ -265,10 +165,10 @@ export const load: Section = {
           const server = await start(true)
           try {
             const classes = mix(server.url, await busyAddress(server))
-            await drive(server, classes, 4, 2, i => USERS[i % USERS.length]) // warm
+            await drive(classes, 4, 2, i => USERS[i % USERS.length]) // warm
             for (const clients of CLIENTS) {
               ctx.log(`${name}: ${clients} clients for ${seconds} s`)
-              const s = summary(await drive(server, classes, clients, seconds, i => USERS[i % USERS.length]))
+              const s = summary(await drive(classes, clients, seconds, i => USERS[i % USERS.length], 0, server.rss))
               capacity.push([name, clients, int(s.requests), int(s.perSecond), ms(s.p50), ms(s.p99), s.errors, int(s.peakMb)])
               if (clients === 256) notes.push(target(s.errors === 0, `${name}: zero errors at 256 clients (${s.errors})`))
             }
@@ -282,14 +182,16 @@ export const load: Section = {
             const server = await start(false, { ...(fair ? FAIR : UNFAIR), ...(openRate ? { RATE_LIMIT_REQUESTS: '1000000' } : {}) })
             const label = `${name}, fair shares ${fair ? 'on' : 'off'}${rounds > 1 ? ` (round ${round})` : ''}`
             try {
-              const classes = mix(server.url, await busyAddress(server))
-              await drive(server, classes, 4, 2, i => USERS[i % USERS.length], PACE_MS)
+              const address = await busyAddress(server)
+              const classes = mix(server.url, address)
+              await drive(classes, 4, 2, i => USERS[i % USERS.length], PACE_MS)
               ctx.log(`${label}: ${PACED} paced users alone`)
-              const alone = summary(await drive(server, classes, PACED, seconds, i => USERS[i], PACE_MS))
+              const alone = summary(await drive(classes, PACED, seconds, i => USERS[i], PACE_MS))
               ctx.log(`${label}: ${PACED} paced users beside an abuser with ${abusers} connections`)
+              const startAt = Date.now() + 3000
               const agentRuns = await Promise.all([
-                drive(server, classes, PACED, seconds, i => USERS[i], PACE_MS),
-                drive(server, classes, abusers, seconds, () => ABUSER),
+                sleepUntil(startAt).then(() => drive(classes, PACED, seconds, i => USERS[i], PACE_MS)),
+                abuserProcess({ url: server.url, address, user: ABUSER, connections: abusers, seconds, startAt }),
               ])
               const others = summary(agentRuns[0])
               const abuser = summary(agentRuns[1], s => s === 200 || s === 429)
