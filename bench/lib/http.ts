@@ -60,6 +60,8 @@ export interface HttpBenchOptions {
   roundDelayMs?: number
   /** Servers measured (default both). */
   servers?: ServerName[]
+  /** Only the queries whose names start with one of these (default all): a quick rerun of a few classes. */
+  only?: readonly string[]
   /** Progress lines (default: none). */
   log?: (line: string) => void
 }
@@ -582,7 +584,7 @@ export async function benchHttp(options: HttpBenchOptions): Promise<HttpBench> {
   log(`lake: ${options.dir}`)
   const lake = await benchLake({ dir: options.dir, logs: options.logs })
   const store = fsStore(options.dir)
-  const queries = benchQueries(lake.from, lake.to)
+  const queries = benchQueries(lake.from, lake.to).filter(q => !options.only || options.only.some(name => q.name.startsWith(name)))
   let lakeBytes = 0
   for (const f of lake.files) lakeBytes += (await stat(f)).size
   let lookupBytes = 0
