@@ -51,7 +51,7 @@ export const transactions: DatasetDecl = {
   orderBy: ['block_number', 'transaction_index'],
   // One wallet's transactions: a page per column per row group in the block-ordered partition,
   // one ranged read in this copy. 1,024 rows (~400 KB) per read: smaller groups cost more to
-  // write (~10 ms a group) and a larger footer for little less read; see BENCHMARKS.md.
+  // write (~7–10 ms a group) and a larger footer for little less read; see BENCHMARKS.md.
   lookup: { column: 'from', rowGroupSize: 1024 },
   fields: [
     { name: 'chain', kind: 'u64int', virtual: 'chain' },
