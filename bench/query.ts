@@ -115,6 +115,11 @@ export const query: Section = {
     return [
       `lake: ${int(r.lake.rows)} logs in blocks ${r.lake.from}-${r.lake.to} (~${Math.round(r.lake.rows / (r.lake.to - r.lake.from + 1))} per block), ${r.lake.files} files, ${bytes(r.lake.bytes)} (lookup copies by address: ${bytes(r.lake.lookupBytes)} more); manifest ${bytes(r.manifestBytes)}${r.bundleBytes ? `; Worker bundle ${bytes(r.bundleBytes)}` : ''}`,
       `writing one partition of ${int(r.lookupCost.rows)} logs (the lake's first): ${ms(r.lookupCost.partitionMs)} ms, ${bytes(r.lookupCost.partitionBytes)}; its lookup copy: ${ms(r.lookupCost.lookupMs)} ms (sort included), ${bytes(r.lookupCost.lookupBytes)}`,
+      ...(r.transactions
+        ? [
+            `transactions: ${int(r.transactions.rows)} in ${bytes(r.transactions.bytes)} (lookup copies by from: ${bytes(r.transactions.lookupBytes)} more); writing the first partition of ${int(r.transactions.lookupCost.rows)}: ${ms(r.transactions.lookupCost.partitionMs)} ms, ${bytes(r.transactions.lookupCost.partitionBytes)}; its lookup copy: ${ms(r.transactions.lookupCost.lookupMs)} ms (sort included), ${bytes(r.transactions.lookupCost.lookupBytes)}`,
+          ]
+        : []),
       ...(r.r2Cost
         ? [
             `Miniflare's local R2, measured from a Worker (what the workerd column pays per read): ${r.r2Cost.msPerRequest.toFixed(2)} ms per 8 KiB get with 100 in flight, ${r.r2Cost.msPerMB.toFixed(2)} ms per MB beyond that`,

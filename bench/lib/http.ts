@@ -60,6 +60,8 @@ export interface HttpBenchOptions {
   roundDelayMs?: number
   /** Servers measured (default both). */
   servers?: ServerName[]
+  /** Only the queries whose names start with one of these (default all): a quick rerun of a few classes. */
+  only?: readonly string[]
   /** Progress lines (default: none). */
   log?: (line: string) => void
 }
@@ -99,6 +101,8 @@ export interface HttpQueryFigures {
 
 export interface HttpBench {
   lake: { rows: number; from: number; to: number; files: number; bytes: number; lookupBytes: number }
+  /** The transactions beside the logs: rows, partitions' bytes, their lookup copies' bytes (by `from`), and a copy's write cost. */
+  transactions?: { rows: number; bytes: number; lookupBytes: number; lookupCost: LookupWriteCost }
   /** What Miniflare's local R2 charges per get and per MB (the workerd column pays it). */
   r2Cost?: { msPerRequest: number; msPerMB: number }
   /** What writing a lookup copy costs beside its partition. */
@@ -564,6 +568,12 @@ async function manifestBytes(store: ObjectStore): Promise<number> {
   return bytes
 }
 
+/** Rows of the lake's transactions, from its root. */
+async function transactionRows(store: ObjectStore): Promise<number | undefined> {
+  const root = await store.get(rootKey(CHAIN))
+  return root ? parseRoot(root.body).datasets.transactions?.rows : undefined
+}
+
 /** Builds or reuses the lake, starts the servers, measures every query; servers are stopped at the end. */
 export async function benchHttp(options: HttpBenchOptions): Promise<HttpBench> {
   const log = options.log ?? (() => {})
@@ -574,11 +584,17 @@ export async function benchHttp(options: HttpBenchOptions): Promise<HttpBench> {
   log(`lake: ${options.dir}`)
   const lake = await benchLake({ dir: options.dir, logs: options.logs })
   const store = fsStore(options.dir)
-  const queries = benchQueries(lake.from, lake.to)
+  const queries = benchQueries(lake.from, lake.to).filter(q => !options.only || options.only.some(name => q.name.startsWith(name)))
   let lakeBytes = 0
   for (const f of lake.files) lakeBytes += (await stat(f)).size
   let lookupBytes = 0
-  for (const o of await store.list('')) if (o.key.includes(`/${logs.storage}/by-`)) lookupBytes += o.size
+  let txBytes = 0
+  let txLookupBytes = 0
+  for (const o of await store.list('')) {
+    if (o.key.includes(`/${logs.storage}/by-`)) lookupBytes += o.size
+    else if (o.key.includes(`/${transactions.storage}/by-`)) txLookupBytes += o.size
+    else if (o.key.includes(`/${transactions.storage}/`) && o.key.endsWith('.parquet')) txBytes += o.size
+  }
 
   const agent = new Agent({ keepAlive: true, maxSockets: 1 })
   const servers: Server[] = []
@@ -659,6 +675,16 @@ export async function benchHttp(options: HttpBenchOptions): Promise<HttpBench> {
       lake: { rows: lake.rows, from: lake.from, to: lake.to, files: lake.files.length, bytes: lakeBytes, lookupBytes },
       ...(names.includes('workerd') ? { r2Cost: await miniflareR2Cost() } : {}),
       lookupCost: await lookupWriteCost(lake.files[0]),
+      ...(lake.transactionFiles.length > 0
+        ? {
+            transactions: {
+              rows: (await transactionRows(store)) ?? 0,
+              bytes: txBytes,
+              lookupBytes: txLookupBytes,
+              lookupCost: await lookupWriteCost(lake.transactionFiles[0], transactions),
+            },
+          }
+        : {}),
       manifestBytes: await manifestBytes(store),
       neededBytesA: await matchingPageBytes(lake.files, DEFAULT_FIELDS, RARE, TRANSFER),
       ...(bundle ? { bundleBytes: bundle.bytes } : {}),

@@ -21,7 +21,7 @@ import { writeLookup } from '../../src/parquet/lookup.ts'
 import { rootKey } from '../../src/manifest/keys.ts'
 import { publishIndexed } from '../../src/index/publish.ts'
 import { ManifestReader } from '../../src/manifest/read.ts'
-import { columnOf, type FieldDecl } from '../../src/schema/dataset.ts'
+import { columnOf, type DatasetDecl, type FieldDecl } from '../../src/schema/dataset.ts'
 import { bytesToHex } from '../../src/schema/hex.ts'
 import type { StoredValue } from '../../src/schema/kinds.ts'
 import { fsStore } from '../../src/store/fs.ts'
@@ -473,17 +473,17 @@ export interface LookupWriteCost {
 }
 
 /**
- * What a lookup copy costs the ingester: the lake's first partition read back, then
- * written as a partition and as its lookup copy (median of 3 each).
+ * What a lookup copy costs the ingester: one of the lake's partitions of `dataset` read
+ * back, then written as a partition and as its lookup copy (median of 3 each).
  */
-export async function lookupWriteCost(file: string): Promise<LookupWriteCost> {
+export async function lookupWriteCost(file: string, dataset: DatasetDecl = logs): Promise<LookupWriteCost> {
   const bytes = await readFile(file)
   const rows = await parquetReadObjects({
     file: bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length) as ArrayBuffer,
     utf8: false,
   })
   const columns: Record<string, (StoredValue | null)[]> = {}
-  for (const f of storedFields(logs)) columns[columnOf(f)] = rows.map(r => (r[columnOf(f)] ?? null) as StoredValue | null)
+  for (const f of storedFields(dataset)) columns[columnOf(f)] = rows.map(r => (r[columnOf(f)] ?? null) as StoredValue | null)
   const batch = { length: rows.length, columns }
   const range = { from: Number(columns.block_number[0]), to: Number(columns.block_number[rows.length - 1]) }
   const timed = (write: () => { bytes: Uint8Array }): { ms: number; bytes: number } => {
@@ -495,7 +495,7 @@ export async function lookupWriteCost(file: string): Promise<LookupWriteCost> {
     runs.sort((a, b) => a.ms - b.ms)
     return runs[1]
   }
-  const partition = timed(() => writePartition(logs, batch, range))
-  const lookup = timed(() => writeLookup({ ...logs, lookup: logs.lookup! }, batch, range))
+  const partition = timed(() => writePartition(dataset, batch, range))
+  const lookup = timed(() => writeLookup({ ...dataset, lookup: dataset.lookup! }, batch, range))
   return { rows: rows.length, partitionMs: partition.ms, lookupMs: lookup.ms, partitionBytes: partition.bytes, lookupBytes: lookup.bytes }
 }

@@ -49,6 +49,10 @@ export const transactions: DatasetDecl = {
   storage: 'transactions',
   rangeKey: 'block_number',
   orderBy: ['block_number', 'transaction_index'],
+  // One wallet's transactions: a page per column per row group in the block-ordered partition,
+  // one ranged read in this copy. 1,024 rows (~400 KB) per read: smaller groups cost more to
+  // write (~7–10 ms a group) and a larger footer for little less read; see BENCHMARKS.md.
+  lookup: { column: 'from', rowGroupSize: 1024 },
   fields: [
     { name: 'chain', kind: 'u64int', virtual: 'chain' },
     { name: 'block_number', kind: 'u64hex' },

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import { afterAll, describe, expect, it } from 'vitest'
 import { parquetMetadata, parquetReadObjects } from 'hyparquet'
-import { logs, transactions } from '../../src/datasets/evm.ts'
+import { blocks, logs } from '../../src/datasets/evm.ts'
 import { putPartition } from '../../src/parquet/put.ts'
 import type { DatasetDecl } from '../../src/schema/dataset.ts'
 import type { ObjectStore, PutOptions } from '../../src/store/types.ts'
@@ -108,13 +108,13 @@ describe('putPartition', () => {
 
   it('writes one object and no lookup entry for a dataset without a lookup copy', async () => {
     const { store, puts } = await recorded()
-    expect(transactions.lookup).toBeUndefined()
-    const rows = rowsOf(transactions, 10, 29, 3)
-    const { entry, skipped } = await putPartition(store, ETH, transactions, toColumns(transactions, rows), { from: 10, to: 29 })
+    expect(blocks.lookup).toBeUndefined()
+    const rows = rowsOf(blocks, 10, 29, 3)
+    const { entry, skipped } = await putPartition(store, ETH, blocks, toColumns(blocks, rows), { from: 10, to: 29 })
     expect(skipped).toBe(0)
     expect(entry).not.toHaveProperty('lookup')
     expect(puts.map(p => p.key)).toEqual([entry.key])
-    expect(entry.key).toMatch(/^evm-1\/transactions\/000000000010-000000000029-[0-9a-f]{16}\.parquet$/)
+    expect(entry.key).toMatch(/^evm-1\/blocks\/000000000010-000000000029-[0-9a-f]{16}\.parquet$/)
     expect((await store.list('evm-1/')).map(o => o.key)).toEqual([entry.key])
   })
 

@@ -107,15 +107,15 @@ async function answer(s: QuerySpec, noIndex: boolean, cache?: IndexCache) {
   return { result, rows: batchRows(await collect(result.batches)) }
 }
 
-/** `column` = `value` over the logs from block 1000 to `to`, through a store that records every read. */
-async function recordedLogsQuery(column: string, value: StoredValue, to: number) {
+/** `column` = `value` over `dataset` from block 1000 to `to`, through a store that records every read. */
+async function recordedQuery(column: string, value: StoredValue, to: number, dataset: DatasetDecl = logs) {
   const s: QuerySpec = {
     chain: ETH,
-    dataset: logs,
+    dataset,
     from: 1000,
     to,
-    predicates: [{ field: field(logs, column), op: 'eq', values: [value] }],
-    fields: [...logs.fields],
+    predicates: [{ field: field(dataset, column), op: 'eq', values: [value] }],
+    fields: [...dataset.fields],
   }
   const { store: recorded, reads } = recordingStore(store)
   const result = await runQuery({ store: recorded, manifest: new ManifestReader(recorded) }, s)
@@ -159,7 +159,7 @@ describe('the value index in the planner', () => {
   })
 
   it('opens only the partitions that hold a rare value, and no bloom filter', async () => {
-    const { result, got, reads } = await recordedLogsQuery('topic1', valuesOf(logs, 'topic1', rng(5))[2], 1899)
+    const { result, got, reads } = await recordedQuery('topic1', valuesOf(logs, 'topic1', rng(5))[2], 1899)
     expect(got.length).toBe(1)
     expect(result.index?.columns).toEqual(['topic1'])
     // one partition named by the index, plus the one published without an index (walked as before)
@@ -169,13 +169,25 @@ describe('the value index in the planner', () => {
   })
 
   it('reads a rare address through the lookup copies the index names, not the partitions themselves', async () => {
-    const { s, result, got, reads } = await recordedLogsQuery('address', valuesOf(logs, 'address', rng(8))[1], 1799)
+    const { s, result, got, reads } = await recordedQuery('address', valuesOf(logs, 'address', rng(8))[1], 1799)
     expect(got).toEqual(expected(rows.logs, s.predicates, s.fields, result.range, 'block_number', ETH.id))
     expect(got.length).toBeGreaterThan(1)
     expect(result.index?.columns).toEqual(['address'])
     const data = reads.filter(x => x.key.endsWith('.parquet'))
     expect(data.length).toBeGreaterThan(0)
     expect(data.every(x => x.key.includes('/by-address/'))).toBe(true)
+  })
+
+  it("reads a rare sender's transactions through the lookup copies: the copy's tail and one ranged read per partition holding it", async () => {
+    const { s, result, got, reads } = await recordedQuery('from', valuesOf(transactions, 'from', rng(9))[1], 1799, transactions)
+    expect(got).toEqual(expected(rows.transactions, s.predicates, s.fields, result.range, 'block_number', ETH.id))
+    expect(got.length).toBeGreaterThan(1)
+    expect(result.index?.columns).toEqual(['from'])
+    const data = reads.filter(x => x.key.endsWith('.parquet'))
+    expect(data.every(x => x.key.includes('/by-from/'))).toBe(true)
+    const holding = new Set(got.map(row => Math.floor(Number(row.block_number) / 100)))
+    expect(new Set(data.map(x => x.key)).size).toBe(holding.size)
+    expect(data.length).toBeLessThanOrEqual(2 * holding.size)
   })
 
   it('reports a hot value and still answers it exactly', async () => {
