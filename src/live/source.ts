@@ -78,7 +78,7 @@ export function evmLiveSource(rpc: RpcClient, dex?: { chain: { family: 'evm'; id
       for (const raw of raws) {
         verifyBlock(raw)
         const t = transformBlocks([raw])
-        const decoded = dex && resolver ? await decodeUnit(scanStep(dex.chain.id, [raw]), resolver, new Map()) : {}
+        const decoded = dex && resolver ? (await decodeUnit(scanStep(dex.chain.id, [raw]), resolver, async () => new Map())).batches : {}
         out.push({ header: headerOf(raw.block), batches: { blocks: t.blocks, transactions: t.transactions, logs: t.logs, ...decoded } })
       }
       return out

@@ -1,0 +1,150 @@
+/**
+ * DEX position state across ingest runs and ingesters, on anvil running the real
+ * NonfungiblePositionManager (the devnet workload): a range ingested in two runs split in
+ * the middle of positions' lives (a decrease before the split and its collect after it, a
+ * transfer before and a plain transfer after) gives the dex/positions rows of one run; a
+ * later range published before the earlier one has owner and fees unknown (never guessed),
+ * and a re-decode of it once the earlier range is in gives the one-run rows.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { maxUint128, type Address } from 'viem'
+import { dexPositions } from '../../src/datasets/dex.ts'
+import { chainRefOf, runIngest } from '../../src/ingest/run.ts'
+import { redecode } from '../../src/ingest/redecode.ts'
+import { bytesToInt } from '../../src/schema/kinds.ts'
+import type { ObjectStore } from '../../src/store/types.ts'
+import { startAnvil, type Anvil } from '../../scripts/dev/devnet/anvil.ts'
+import { mineBlock } from '../../scripts/dev/devnet/blocks.ts'
+import { callData, loadArtifact } from '../../scripts/dev/devnet/contracts.ts'
+import { runActivityRound, setupWorkload, type WorkloadContext } from '../../scripts/dev/devnet/workload.ts'
+import { DEVNET } from '../support/chains.ts'
+import { removeTempDirs, tempStore } from '../support/stores.ts'
+import { readRows } from './fixtures.ts'
+
+const ROUNDS = 16
+const SPAN = 4
+const DEADLINE = 4_102_444_800n
+const [NEW_OWNER, THIRD_OWNER] = [8, 9]
+const ref = chainRefOf(DEVNET)
+
+let anvil: Anvil
+let ctx: WorkloadContext
+/** The last block of the first run. */
+let mid: number
+let head: number
+let transferred: bigint
+let decreased: bigint
+
+type Row = Record<string, unknown>
+const view = (r: Row): Row =>
+  Object.fromEntries(
+    Object.entries(r).map(([k, v]) => [
+      k,
+      v instanceof Uint8Array ? (v.length === 33 ? bytesToInt(v) : '0x' + Buffer.from(v).toString('hex')) : v,
+    ]),
+  )
+const positionsOf = async (store: ObjectStore): Promise<Row[]> =>
+  (await readRows(store, ref, dexPositions.storage))
+    .map(view)
+    .sort(
+      (a, b) =>
+        Number((a.block_number as bigint) - (b.block_number as bigint)) || Number((a.log_index as bigint) - (b.log_index as bigint)),
+    )
+const ingest = (store: ObjectStore, from: number, to: number) =>
+  runIngest({ chain: DEVNET, rpcUrl: anvil.url, from, to, store, partitionBlocks: SPAN })
+
+beforeAll(async () => {
+  anvil = await startAnvil()
+  ctx = await setupWorkload(anvil.url)
+  for (let i = 0; i < ROUNDS; i++) await runActivityRound(ctx, i)
+  const { dev } = ctx
+  const npm = ctx.contracts.positionManager
+  const [a, b] = ctx.positions
+  transferred = a.tokenId
+  decreased = b.tokenId
+  const account = (i: number): Address => dev.accounts[i].address
+  const liquidity = async (id: bigint) =>
+    (
+      (await dev.client.readContract({
+        address: npm,
+        abi: loadArtifact('NonfungiblePositionManager').abi,
+        functionName: 'positions',
+        args: [id],
+      })) as readonly unknown[]
+    )[7] as bigint
+  const decrease = async (id: bigint) =>
+    callData('NonfungiblePositionManager', 'decreaseLiquidity', [
+      { tokenId: id, liquidity: (await liquidity(id)) / 4n, amount0Min: 0n, amount1Min: 0n, deadline: DEADLINE },
+    ])
+  const collect = (id: bigint, recipient: Address) =>
+    callData('NonfungiblePositionManager', 'collect', [{ tokenId: id, recipient, amount0Max: maxUint128, amount1Max: maxUint128 }])
+  const transfer = (from: number, to: number, id: bigint) =>
+    callData('NonfungiblePositionManager', 'transferFrom', [account(from), account(to), id])
+  // Before the split: a transfer, and a decrease whose principal stays owed.
+  await mineBlock(dev, [
+    { from: a.owner, to: npm, gas: 200_000n, data: transfer(a.owner, NEW_OWNER, transferred) },
+    { from: b.owner, to: npm, gas: 400_000n, data: await decrease(decreased) },
+  ])
+  mid = Number(await dev.client.getBlockNumber())
+  // After it: the collect of that principal (and fees), a plain transfer, and a decrease + collect by the new owner.
+  await mineBlock(dev, [{ from: b.owner, to: npm, gas: 300_000n, data: collect(decreased, account(b.owner)) }])
+  await mineBlock(dev, [{ from: NEW_OWNER, to: npm, gas: 400_000n, data: await decrease(transferred) }])
+  await mineBlock(dev, [
+    { from: NEW_OWNER, to: npm, gas: 300_000n, data: collect(transferred, account(NEW_OWNER)) },
+    { from: NEW_OWNER, to: npm, gas: 200_000n, data: transfer(NEW_OWNER, THIRD_OWNER, transferred) },
+  ])
+  head = Number(await dev.client.getBlockNumber())
+}, 180_000)
+
+afterAll(async () => {
+  await anvil?.stop()
+  await removeTempDirs()
+})
+
+describe('dex/positions across runs', () => {
+  let oneRun: Row[]
+
+  beforeAll(async () => {
+    const { store } = await tempStore()
+    await ingest(store, 0, head)
+    oneRun = await positionsOf(store)
+  }, 120_000)
+
+  it('a second run starts from the state the first one published: rows equal to one run', async () => {
+    const { store } = await tempStore()
+    await ingest(store, 0, mid)
+    await ingest(store, mid + 1, head)
+    const rows = await positionsOf(store)
+    expect(rows).toEqual(oneRun)
+    // What the state carried: the collect of principal withdrawn before the split, owners and pools of later events.
+    const later = rows.filter(r => (r.block_number as bigint) > BigInt(mid))
+    const collectB = later.find(r => r.token_id === decreased && r.event === 'collect')!
+    expect(collectB.fees0).not.toBeNull()
+    expect((collectB.amount0 as bigint) > (collectB.fees0 as bigint)).toBe(true)
+    const ofA = later.filter(r => r.token_id === transferred)
+    expect(ofA.map(r => r.event)).toEqual(['decrease_liquidity', 'collect', 'transfer'])
+    expect(ofA.map(r => r.owner)).toEqual([
+      ...Array(2).fill(ctx.dev.accounts[NEW_OWNER].address.toLowerCase()),
+      ctx.dev.accounts[THIRD_OWNER].address.toLowerCase(),
+    ])
+    for (const r of later) expect([r.pool, r.tick_lower, r.owner]).not.toContain(null)
+  }, 120_000)
+
+  it('a later range published first leaves owner and fees unknown, and a re-decode once the earlier range is in gives one run', async () => {
+    const { store } = await tempStore()
+    await ingest(store, mid + 1, head)
+    const early = await positionsOf(store)
+    const expected = oneRun.filter(r => (r.block_number as bigint) > BigInt(mid))
+    expect(early).toHaveLength(expected.length)
+    // Never guessed: each value is the one-run value or null.
+    early.forEach((r, i) => {
+      for (const [k, v] of Object.entries(r)) if (v !== null) expect([k, v]).toEqual([k, expected[i][k]])
+    })
+    const collectB = early.find(r => r.token_id === decreased && r.event === 'collect')!
+    expect([collectB.fees0, collectB.fees1, collectB.owner]).toEqual([null, null, null])
+
+    await ingest(store, 0, mid)
+    await redecode({ chain: DEVNET, store, from: mid + 1 })
+    expect(await positionsOf(store)).toEqual(oneRun)
+  }, 120_000)
+})
