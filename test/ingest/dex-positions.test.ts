@@ -11,6 +11,8 @@ import { maxUint128, type Address } from 'viem'
 import { dexPositions } from '../../src/datasets/dex.ts'
 import { chainRefOf, runIngest } from '../../src/ingest/run.ts'
 import { redecode } from '../../src/ingest/redecode.ts'
+import { unitPool } from '../../src/ingest/pool.ts'
+import { lakePositions, PositionTracker } from '../../src/ingest/positions.ts'
 import { bytesToInt } from '../../src/schema/kinds.ts'
 import type { ObjectStore } from '../../src/store/types.ts'
 import { startAnvil, type Anvil } from '../../scripts/dev/devnet/anvil.ts'
@@ -52,6 +54,15 @@ const positionsOf = async (store: ObjectStore): Promise<Row[]> =>
     )
 const ingest = (store: ObjectStore, from: number, to: number) =>
   runIngest({ chain: DEVNET, rpcUrl: anvil.url, from, to, store, partitionBlocks: SPAN })
+/** As `npm run ingest` does by default: units built in worker threads, the position state kept in this thread. */
+async function ingestThreaded(store: ObjectStore, from: number, to: number) {
+  const pool = unitPool({ chain: ref, rpcUrl: anvil.url, workers: 2, positions: new PositionTracker(lakePositions(store, DEVNET)) })
+  try {
+    await runIngest({ chain: DEVNET, rpcUrl: anvil.url, from, to, store, partitionBlocks: SPAN, builder: pool, concurrency: pool.capacity })
+  } finally {
+    await pool.close()
+  }
+}
 
 beforeAll(async () => {
   anvil = await startAnvil()
@@ -128,6 +139,17 @@ describe('dex/positions across runs', () => {
       ctx.dev.accounts[THIRD_OWNER].address.toLowerCase(),
     ])
     for (const r of later) expect([r.pool, r.tick_lower, r.owner]).not.toContain(null)
+  }, 120_000)
+
+  it('worker threads: units built in different threads at once decode in block order, in one run or two', async () => {
+    for (const split of [false, true]) {
+      const { store } = await tempStore()
+      if (split) {
+        await ingestThreaded(store, 0, mid)
+        await ingestThreaded(store, mid + 1, head)
+      } else await ingestThreaded(store, 0, head)
+      expect(await positionsOf(store)).toEqual(oneRun)
+    }
   }, 120_000)
 
   it('a later range published first leaves owner and fees unknown, and a re-decode once the earlier range is in gives one run', async () => {
