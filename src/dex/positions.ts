@@ -235,14 +235,16 @@ function uncovered(covered: readonly (readonly [number, number])[], from: number
  * collects (principal paid first, as `trackPositions` splits them). Where `covered` (the blocks the
  * rows were read from) leaves a gap between two rows or between the last row and `through`,
  * events may be missing: owner and owed become unknown, as for a position first seen after
- * its mint, never guessed. Null when the last row burned the NFT.
+ * its mint, never guessed. Null when the last row burned the NFT. `initial`: the entry before
+ * the rows (folded from older rows), when they continue a fold.
  */
 export function foldPositionRows(
   rows: readonly StoredPositionRow[],
   covered: readonly (readonly [number, number])[],
   through: number,
+  initial: PositionEntry | null = null,
 ): PositionEntry | null {
-  let entry: PositionEntry | null = null
+  let entry: PositionEntry | null = initial
   let last: number | null = null
   const forget = (e: PositionEntry | null): PositionEntry | null => e && { ...e, owner: null, owed0: null, owed1: null }
   for (const row of rows) {

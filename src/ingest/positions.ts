@@ -19,7 +19,7 @@ import {
   type PositionState,
   type StoredPositionRow,
 } from '../dex/positions.ts'
-import { cellOf } from '../columns/batch.ts'
+import { cellOf, type ColumnBatch } from '../columns/batch.ts'
 import { ManifestReader } from '../manifest/read.ts'
 import type { BlockRange } from '../manifest/types.ts'
 import { runQuery } from '../query/engine.ts'
@@ -97,7 +97,7 @@ export function lakePositions(store: ObjectStore, chain: Chain): PositionLoader 
           for (let i = 0; i < b.length; i++) {
             const key = `${manager}:${int(cellOf(b, 'token_id', i))}`
             const list = rows.get(key) ?? []
-            list.push(storedRow(b, i))
+            list.push(storedRow(name => cellOf(b, name, i)))
             rows.set(key, list)
           }
         }
@@ -115,8 +115,7 @@ const int = (v: unknown): bigint => bytesToInt(v as Uint8Array)
 const intOrNull = (v: unknown): bigint | null => (v === null ? null : int(v))
 const hexOrNull = (v: unknown): Hex | null => (v === null ? null : (bytesToHex(v as Uint8Array).toLowerCase() as Hex))
 
-function storedRow(b: Parameters<typeof cellOf>[0], i: number): StoredPositionRow {
-  const c = (name: string) => cellOf(b, name, i)
+function storedRow(c: (name: string) => unknown): StoredPositionRow {
   return {
     block_number: c('block_number') as bigint,
     event: c('event') as StoredPositionRow['event'],
@@ -131,6 +130,36 @@ function storedRow(b: Parameters<typeof cellOf>[0], i: number): StoredPositionRo
     fees1: intOrNull(c('fees1')),
     owner: hexOrNull(c('owner')),
     previous_owner: hexOrNull(c('previous_owner')),
+  }
+}
+
+/**
+ * The live path's loader: the lake below `low` (the unfinalized window's first block), then
+ * `recent`, the dex/positions rows of the window's blocks from `low` on, in block order (the
+ * canonical ones: read after any rollback, so a reorg leaves nothing to unwind).
+ */
+export function withRecentRows(lake: PositionLoader | null, low: number, recent: () => Promise<readonly ColumnBatch[]>): PositionLoader {
+  return {
+    async load(keys, before) {
+      const base = lake ? await lake.load(keys, Math.min(low, before)) : new Map<string, PositionEntry>()
+      const wanted = new Set(keys)
+      const rows = new Map<string, StoredPositionRow[]>()
+      if (before > low)
+        for (const b of await recent()) {
+          for (let i = 0; i < b.length; i++) {
+            const c = (name: string) => b.columns[name][i]
+            const key = `${hexOrNull(c('position_manager'))}:${int(c('token_id'))}`
+            if (!wanted.has(key) || Number(c('block_number')) >= before) continue
+            rows.set(key, [...(rows.get(key) ?? []), storedRow(c)])
+          }
+        }
+      const out = new Map<string, PositionEntry>()
+      for (const key of keys) {
+        const entry = foldPositionRows(rows.get(key) ?? [], [[low, before - 1]], before - 1, base.get(key) ?? null)
+        if (entry) out.set(key, entry)
+      }
+      return out
+    },
   }
 }
 

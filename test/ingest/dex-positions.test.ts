@@ -7,51 +7,40 @@
  * and a re-decode of it once the earlier range is in gives the one-run rows.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { maxUint128, type Address } from 'viem'
 import { dexPositions } from '../../src/datasets/dex.ts'
-import { chainRefOf, runIngest } from '../../src/ingest/run.ts'
-import { redecode } from '../../src/ingest/redecode.ts'
 import { unitPool } from '../../src/ingest/pool.ts'
 import { lakePositions, PositionTracker } from '../../src/ingest/positions.ts'
-import { bytesToInt } from '../../src/schema/kinds.ts'
+import { redecode } from '../../src/ingest/redecode.ts'
+import { chainRefOf, runIngest } from '../../src/ingest/run.ts'
 import type { ObjectStore } from '../../src/store/types.ts'
-import { startAnvil, type Anvil } from '../../scripts/dev/devnet/anvil.ts'
-import { mineBlock } from '../../scripts/dev/devnet/blocks.ts'
-import { callData, loadArtifact } from '../../scripts/dev/devnet/contracts.ts'
-import { runActivityRound, setupWorkload, type WorkloadContext } from '../../scripts/dev/devnet/workload.ts'
+import type { Anvil } from '../../scripts/dev/devnet/anvil.ts'
+import type { WorkloadContext } from '../../scripts/dev/devnet/workload.ts'
 import { DEVNET } from '../support/chains.ts'
+import {
+  inLogOrder,
+  NEW_OWNER,
+  positionView,
+  startPositionsDevnet,
+  THIRD_OWNER,
+  type PositionsDevnet,
+} from '../support/positions-devnet.ts'
 import { removeTempDirs, tempStore } from '../support/stores.ts'
 import { readRows } from './fixtures.ts'
 
-const ROUNDS = 16
 const SPAN = 4
-const DEADLINE = 4_102_444_800n
-const [NEW_OWNER, THIRD_OWNER] = [8, 9]
 const ref = chainRefOf(DEVNET)
 
+let devnet: PositionsDevnet
 let anvil: Anvil
 let ctx: WorkloadContext
-/** The last block of the first run. */
 let mid: number
 let head: number
 let transferred: bigint
 let decreased: bigint
 
 type Row = Record<string, unknown>
-const view = (r: Row): Row =>
-  Object.fromEntries(
-    Object.entries(r).map(([k, v]) => [
-      k,
-      v instanceof Uint8Array ? (v.length === 33 ? bytesToInt(v) : '0x' + Buffer.from(v).toString('hex')) : v,
-    ]),
-  )
 const positionsOf = async (store: ObjectStore): Promise<Row[]> =>
-  (await readRows(store, ref, dexPositions.storage))
-    .map(view)
-    .sort(
-      (a, b) =>
-        Number((a.block_number as bigint) - (b.block_number as bigint)) || Number((a.log_index as bigint) - (b.log_index as bigint)),
-    )
+  inLogOrder((await readRows(store, ref, dexPositions.storage)).map(positionView))
 const ingest = (store: ObjectStore, from: number, to: number) =>
   runIngest({ chain: DEVNET, rpcUrl: anvil.url, from, to, store, partitionBlocks: SPAN })
 /** As `npm run ingest` does by default: units built in worker threads, the position state kept in this thread. */
@@ -65,50 +54,12 @@ async function ingestThreaded(store: ObjectStore, from: number, to: number) {
 }
 
 beforeAll(async () => {
-  anvil = await startAnvil()
-  ctx = await setupWorkload(anvil.url)
-  for (let i = 0; i < ROUNDS; i++) await runActivityRound(ctx, i)
-  const { dev } = ctx
-  const npm = ctx.contracts.positionManager
-  const [a, b] = ctx.positions
-  transferred = a.tokenId
-  decreased = b.tokenId
-  const account = (i: number): Address => dev.accounts[i].address
-  const liquidity = async (id: bigint) =>
-    (
-      (await dev.client.readContract({
-        address: npm,
-        abi: loadArtifact('NonfungiblePositionManager').abi,
-        functionName: 'positions',
-        args: [id],
-      })) as readonly unknown[]
-    )[7] as bigint
-  const decrease = async (id: bigint) =>
-    callData('NonfungiblePositionManager', 'decreaseLiquidity', [
-      { tokenId: id, liquidity: (await liquidity(id)) / 4n, amount0Min: 0n, amount1Min: 0n, deadline: DEADLINE },
-    ])
-  const collect = (id: bigint, recipient: Address) =>
-    callData('NonfungiblePositionManager', 'collect', [{ tokenId: id, recipient, amount0Max: maxUint128, amount1Max: maxUint128 }])
-  const transfer = (from: number, to: number, id: bigint) =>
-    callData('NonfungiblePositionManager', 'transferFrom', [account(from), account(to), id])
-  // Before the split: a transfer, and a decrease whose principal stays owed.
-  await mineBlock(dev, [
-    { from: a.owner, to: npm, gas: 200_000n, data: transfer(a.owner, NEW_OWNER, transferred) },
-    { from: b.owner, to: npm, gas: 400_000n, data: await decrease(decreased) },
-  ])
-  mid = Number(await dev.client.getBlockNumber())
-  // After it: the collect of that principal (and fees), a plain transfer, and a decrease + collect by the new owner.
-  await mineBlock(dev, [{ from: b.owner, to: npm, gas: 300_000n, data: collect(decreased, account(b.owner)) }])
-  await mineBlock(dev, [{ from: NEW_OWNER, to: npm, gas: 400_000n, data: await decrease(transferred) }])
-  await mineBlock(dev, [
-    { from: NEW_OWNER, to: npm, gas: 300_000n, data: collect(transferred, account(NEW_OWNER)) },
-    { from: NEW_OWNER, to: npm, gas: 200_000n, data: transfer(NEW_OWNER, THIRD_OWNER, transferred) },
-  ])
-  head = Number(await dev.client.getBlockNumber())
+  devnet = await startPositionsDevnet()
+  ;({ anvil, ctx, mid, head, transferred, decreased } = devnet)
 }, 180_000)
 
 afterAll(async () => {
-  await anvil?.stop()
+  await devnet?.anvil.stop()
   await removeTempDirs()
 })
 
