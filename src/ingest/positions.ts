@@ -208,6 +208,11 @@ export class PositionTracker implements UnitPositions {
     const before = this.building.get(range[0] - 1)
     let used: Map<string, PositionEntry> | undefined
     const stateOf: PositionStateOf = async keys => {
+      // The lake's part does not depend on the predecessor when the state goes on from the same
+      // start: asked before waiting for it, so the query is off the ordered path.
+      const start = before || range[0] === this.next ? this.start : range[0]
+      const early = this.loader && keys.length > 0 ? this.loader.load(keys, start) : null
+      early?.catch(() => {})
       await before
       if (range[0] !== this.next) {
         this.state = new Map()
@@ -217,7 +222,13 @@ export class PositionTracker implements UnitPositions {
       used = this.state
       this.next = -1
       const missing = keys.filter(k => !used!.has(k) && !this.burned.has(k))
-      if (this.loader && missing.length > 0) for (const [k, e] of await this.loader.load(missing, this.start)) used.set(k, e)
+      if (this.loader && missing.length > 0) {
+        const loaded = early && start === this.start ? await early : await this.loader.load(missing, this.start)
+        for (const k of missing) {
+          const e = loaded.get(k)
+          if (e) used.set(k, e)
+        }
+      }
       return used
     }
     try {
