@@ -203,7 +203,7 @@ export const dex: Section = {
         let t = performance.now()
         const scan = mergeScans(31337, [scanStep(31337, unit)])
         const scanMs = performance.now() - t
-        const batches = await decodeUnit(scan, resolver, new Map())
+        const { batches } = await decodeUnit(scan, resolver, async () => new Map())
         decodeMs += performance.now() - t
         log(`scan ${ms(scanMs)} ms, decode ${ms(performance.now() - t - scanMs)} ms`)
         rows += batches[dexSwaps.storage].length

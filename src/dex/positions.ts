@@ -197,3 +197,81 @@ export function trackPositions(
     return { event, match: m, entry, previous_owner: event.role === 'transfer' ? f.from : null, fees0, fees1 }
   })
 }
+
+/** A stored dex/positions row as the fold reads it (addresses lowercase 0x-hex). */
+export interface StoredPositionRow {
+  block_number: bigint
+  event: ManagerEvent['role']
+  pool: Hex | null
+  tick_lower: bigint | null
+  tick_upper: bigint | null
+  token0: Hex | null
+  token1: Hex | null
+  amount0: bigint
+  amount1: bigint
+  fees0: bigint | null
+  fees1: bigint | null
+  owner: Hex | null
+  previous_owner: Hex | null
+}
+
+/** True when some block of `from`..`to` is outside `covered` (sorted, disjoint ranges). */
+function uncovered(covered: readonly (readonly [number, number])[], from: number, to: number): boolean {
+  let next = from
+  for (const [a, b] of covered) {
+    if (next > to) return false
+    if (b < next) continue
+    if (a > next) return true
+    next = b + 1
+  }
+  return next <= to
+}
+
+/**
+ * The entry the ingester's state would hold after one position's stored rows (in block and
+ * log order, `through` the last block they cover), replaying what `trackPositions` did when it
+ * wrote them: pool, ticks and tokens from the rows (immutable for a token id), owner from
+ * transfers, owed principal from the mint (a transfer from the zero address), decreases and
+ * collects (principal paid first, as `trackPositions` splits them). Where `covered` (the blocks the
+ * rows were read from) leaves a gap between two rows or between the last row and `through`,
+ * events may be missing: owner and owed become unknown, as for a position first seen after
+ * its mint, never guessed. Null when the last row burned the NFT. `initial`: the entry before
+ * the rows (folded from older rows), when they continue a fold.
+ */
+export function foldPositionRows(
+  rows: readonly StoredPositionRow[],
+  covered: readonly (readonly [number, number])[],
+  through: number,
+  initial: PositionEntry | null = null,
+): PositionEntry | null {
+  let entry: PositionEntry | null = initial
+  let last: number | null = null
+  const forget = (e: PositionEntry | null): PositionEntry | null => e && { ...e, owner: null, owed0: null, owed1: null }
+  for (const row of rows) {
+    const block = Number(row.block_number)
+    if (last !== null && uncovered(covered, last + 1, block - 1)) entry = forget(entry)
+    last = block
+    const prev = entry ?? EMPTY
+    const next: PositionEntry = {
+      ...prev,
+      pool: row.pool ?? prev.pool,
+      tick_lower: row.tick_lower ?? prev.tick_lower,
+      tick_upper: row.tick_upper ?? prev.tick_upper,
+      token0: row.token0 ?? prev.token0,
+      token1: row.token1 ?? prev.token1,
+    }
+    if (row.event === 'transfer') {
+      if (row.previous_owner === ZERO) Object.assign(next, { owed0: 0n, owed1: 0n })
+      next.owner = row.owner
+    } else if (row.event === 'decrease_liquidity') {
+      next.owed0 = next.owed0 === null ? null : next.owed0 + row.amount0
+      next.owed1 = next.owed1 === null ? null : next.owed1 + row.amount1
+    } else if (row.event === 'collect') {
+      next.owed0 = split(row.amount0, next.owed0).owed
+      next.owed1 = split(row.amount1, next.owed1).owed
+    }
+    entry = row.event === 'transfer' && row.owner === ZERO ? null : next
+  }
+  if (last !== null && uncovered(covered, last + 1, through)) entry = forget(entry)
+  return entry
+}

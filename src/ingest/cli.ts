@@ -11,6 +11,7 @@ import { progressReporter, type ProgressOutput } from './progress.ts'
 import { availableParallelism } from 'node:os'
 import { wasmKeccak256 } from './keccak.ts'
 import { unitPool } from './pool.ts'
+import { lakePositions, PositionTracker } from './positions.ts'
 import type { RpcRetry } from './rpc.ts'
 import { chainRefOf, runIngest } from './run.ts'
 
@@ -181,7 +182,17 @@ export async function ingestCommand(argv: string[], io: CliIo): Promise<number> 
         ),
     }
     const workers = args.chain.family === 'evm' ? (args.workers ?? availableParallelism()) : 0
-    const pool = workers > 0 ? unitPool({ chain: chainRefOf(args.chain), rpcUrl: args.rpc!, rpc, workers }) : undefined
+    // The threads' DEX position state is kept in this thread, over the lake (positions.ts).
+    const pool =
+      workers > 0
+        ? unitPool({
+            chain: chainRefOf(args.chain),
+            rpcUrl: args.rpc!,
+            rpc,
+            workers,
+            positions: new PositionTracker(lakePositions(store, args.chain)),
+          })
+        : undefined
     let report
     try {
       report = await runIngest({

@@ -12,6 +12,7 @@ import { dexLiquidity, dexPools, dexPositions, dexSwaps, dexTokens } from '../da
 import {
   decodeDex,
   poolsToResolve,
+  positionKeys,
   scanBlocks,
   tokensFirstSeen,
   type DexBlock,
@@ -20,7 +21,7 @@ import {
   type DexTransaction,
 } from '../dex/decode.ts'
 import { POOL_CALLS, poolInfoFromCalls, type PoolInfo, type PoolResolver } from '../dex/pools.ts'
-import { applyPositionChanges, type PositionEntry } from '../dex/positions.ts'
+import type { PositionChanges } from '../dex/positions.ts'
 import { TOKEN_CALLS, tokenRow, type TokenCallResults, type TokenResolver } from '../dex/tokens.ts'
 import type { DatasetDecl } from '../schema/dataset.ts'
 import { columnOf } from '../schema/dataset.ts'
@@ -30,6 +31,7 @@ import type { ColumnBatch } from '../columns/batch.ts'
 import { storedFields } from '../parquet/write.ts'
 import { BatchBuilder } from './batch.ts'
 import type { RawBlock } from './evm-json.ts'
+import type { PositionStateOf } from './positions.ts'
 import type { RpcClient } from './rpc.ts'
 
 /** The four DEX batches keyed by storage name. */
@@ -268,21 +270,21 @@ export function mergeScans(chainId: number, scans: readonly DexScan[]): DexScan 
 /**
  * Phase two over a unit's scan (its steps merged in block order) into the DEX batches.
  * Verified pool creations are cached like resolved pools, so a later unit's swaps of
- * them need no call. With `tokens`, also dex/tokens. `positions` is the position state before the unit; it is advanced
- * in place.
+ * them need no call. With `tokens`, also dex/tokens. `positions` gives the position state
+ * before the unit (positions.ts), asked once the pools are resolved; the unit's changes to it
+ * are returned.
  */
 export async function decodeUnit(
   scan: DexScan,
   resolver: CachingPoolResolver,
-  positions: Map<string, PositionEntry>,
+  positions: PositionStateOf,
   tokens?: TokenResolver,
-): Promise<DexBatches> {
+): Promise<{ batches: DexBatches; positionChanges: PositionChanges }> {
   const { chainId } = scan
   await resolver.add(scan.created)
   const pools = await resolver.resolve(chainId, poolsToResolve(scan))
-  const out = decodeDex(scan, pools, positions)
-  applyPositionChanges(positions, out.positionChanges)
+  const out = decodeDex(scan, pools, await positions(positionKeys(scan)))
   const batches = dexBatches(out)
   if (tokens) batches[dexTokens.storage] = await tokensBatch(chainId, out, tokens)
-  return batches
+  return { batches, positionChanges: out.positionChanges }
 }

@@ -4,9 +4,9 @@
  */
 import { DEX_DATASETS, dexTokens } from '../datasets/dex.ts'
 import { EVM_DATASETS } from '../datasets/evm.ts'
-import type { PositionEntry } from '../dex/positions.ts'
 import type { ObjectStore } from '../store/types.ts'
 import { decodeUnit, mergeScans, rpcPoolResolver, rpcTokenResolver, scanStep } from './dex.ts'
+import { PositionTracker, type UnitPositions } from './positions.ts'
 import type { BlockRange } from '../manifest/types.ts'
 import { concatBatches } from './batch.ts'
 import { evmExtractor } from './extract.ts'
@@ -28,6 +28,12 @@ export interface EvmSourceOptions {
   chain?: { family: 'evm'; id: number }
   /** Where resolved pools and tokens are cached (default: in memory only). */
   store?: ObjectStore
+  /**
+   * The DEX position state across units (positions.ts): a tracker over the published
+   * dex/positions rows, or a worker thread's link to its pool's tracker. Default: carried from
+   * unit to unit of this source only, so positions it sees first have unknown owner and fees.
+   */
+  positions?: UnitPositions
 }
 
 /** A ChainSource reading blocks, transactions and logs from one JSON-RPC node. */
@@ -42,8 +48,7 @@ export function evmSource(rpc: RpcClient, options: EvmSourceOptions = {}): Chain
       : rpc.request<string>('eth_chainId').then(id => ({ family: 'evm' as const, id: Number(BigInt(id)) })))
   let resolver: ReturnType<typeof rpcPoolResolver> | undefined
   let tokens: ReturnType<typeof rpcTokenResolver> | undefined
-  // Position state carried from unit to unit of this source (units in block order; see src/dex/README.md).
-  const positions = new Map<string, PositionEntry>()
+  const positions = options.positions ?? new PositionTracker(null)
 
   async function fetchStep(from: number, to: number) {
     const { id } = await chainOf()
@@ -60,25 +65,27 @@ export function evmSource(rpc: RpcClient, options: EvmSourceOptions = {}): Chain
     async fetch([from, to]: BlockRange): Promise<Record<string, ColumnBatch>> {
       const steps: BlockRange[] = []
       for (let a = from; a <= to; a += step) steps.push([a, Math.min(to, a + step - 1)])
-      const parts = await Promise.all(steps.map(([a, b]) => limit(() => fetchStep(a, b))))
-      const c = await chainOf()
-      resolver ??= rpcPoolResolver(rpc, options.store ?? null, c)
-      tokens ??= rpcTokenResolver(rpc, options.store ?? null, c)
-      const dex = await decodeUnit(
-        mergeScans(
+      const { batches } = await positions.unit([from, to], async stateOf => {
+        const parts = await Promise.all(steps.map(([a, b]) => limit(() => fetchStep(a, b))))
+        const c = await chainOf()
+        resolver ??= rpcPoolResolver(rpc, options.store ?? null, c)
+        tokens ??= rpcTokenResolver(rpc, options.store ?? null, c)
+        const scan = mergeScans(
           c.id,
           parts.map(p => p.dex),
-        ),
-        resolver,
-        positions,
-        tokens,
-      )
-      return {
-        blocks: concatBatches(parts.map(p => p.blocks)),
-        transactions: concatBatches(parts.map(p => p.transactions)),
-        logs: concatBatches(parts.map(p => p.logs)),
-        ...dex,
-      }
+        )
+        const dex = await decodeUnit(scan, resolver, stateOf, tokens)
+        return {
+          positionChanges: dex.positionChanges,
+          batches: {
+            blocks: concatBatches(parts.map(p => p.blocks)),
+            transactions: concatBatches(parts.map(p => p.transactions)),
+            logs: concatBatches(parts.map(p => p.logs)),
+            ...dex.batches,
+          },
+        }
+      })
+      return batches
     },
   }
 }

@@ -11,6 +11,8 @@ import type { ChainRef } from '../manifest/types.ts'
 import type { LayoutOptions } from '../parquet/write.ts'
 import { MissingBlockError } from './extract.ts'
 import type { IngestUnit } from './plan.ts'
+import type { PositionChanges, PositionEntry } from '../dex/positions.ts'
+import type { UnitPositions } from './positions.ts'
 import type { RpcOptions, RpcRetry } from './rpc.ts'
 import type { EncodedUnit, UnitBuilder } from './unit.ts'
 import { IngestVerificationError } from './verify.ts'
@@ -25,6 +27,13 @@ export interface PoolOptions {
   workers?: number
   /** Units one thread works on at once (default 2: one fetching while the other is hashed and encoded). */
   perWorker?: number
+  /**
+   * The DEX position state (positions.ts), kept here: each thread asks it for the state
+   * before a unit once it has scanned the unit and sends back the unit's changes, so units
+   * built in different threads still decode in block order. Without it each thread carries
+   * its own state, which units built elsewhere leave incomplete.
+   */
+  positions?: UnitPositions
   /** Another worker module that calls unit-worker.ts's serveUnits itself (benchmarks wrap the source); `workerData` gives it `extra`. */
   workerUrl?: URL
   extra?: Record<string, unknown>
@@ -38,11 +47,19 @@ export interface WorkerSetup {
   layout?: LayoutOptions
   /** Started from PoolOptions.workerUrl: that module calls serveUnits. */
   custom?: boolean
+  /** Position state is asked of the main thread (PositionRequest / PositionReply). */
+  positions?: boolean
   extra?: Record<string, unknown>
 }
 
+/** A thread's side of the position state, per unit (by its last block): the keys it needs, then its changes. */
+export type PositionRequest = { unitEnd: number; keys: readonly string[] } | { unitEnd: number; changes: PositionChanges }
+/** The main thread's answer to a request for keys: their entries, or why there are none. */
+export type PositionReply = { unitEnd: number; entries: Map<string, PositionEntry> } | { unitEnd: number; error: string }
+
 export type WorkerReply =
   | { id: number; ok: true; unit: EncodedUnit }
+  | { positions: PositionRequest }
   | { id: number; ok: false; error: { name: string; message: string; block?: number } }
   | { retry: RpcRetry }
 
@@ -76,10 +93,13 @@ export function unitPool(options: PoolOptions): UnitPool {
     layout: options.layout,
     custom: !!options.workerUrl,
     extra: options.extra,
+    positions: !!options.positions,
   }
   const count = Math.max(1, options.workers ?? availableParallelism())
   const perWorker = Math.max(1, options.perWorker ?? 2)
   const pending = new Map<number, { resolve(u: EncodedUnit): void; reject(e: Error): void; slot: Slot }>()
+  // A unit's position work in the main thread, by the unit's last block: what its thread asks and sends.
+  const positionWork = new Map<number, { keys(keys: readonly string[]): void; changes(c: PositionChanges): void; fail(e: Error): void }>()
   let nextId = 0
   let failed: Error | undefined
 
@@ -88,6 +108,13 @@ export function unitPool(options: PoolOptions): UnitPool {
     const slot: Slot = { worker, busy: 0 }
     worker.on('message', (reply: WorkerReply) => {
       if ('retry' in reply) return onRetry?.(reply.retry)
+      if ('positions' in reply) {
+        const work = positionWork.get(reply.positions.unitEnd)
+        if (!work) return
+        if ('keys' in reply.positions) work.keys(reply.positions.keys)
+        else work.changes(reply.positions.changes)
+        return
+      }
       const task = pending.get(reply.id)!
       pending.delete(reply.id)
       task.slot.busy--
@@ -108,10 +135,37 @@ export function unitPool(options: PoolOptions): UnitPool {
       const slot = slots.reduce((a, b) => (b.busy < a.busy ? b : a))
       slot.busy++
       const id = nextId++
-      return new Promise((resolve, reject) => {
+      const built = new Promise<EncodedUnit>((resolve, reject) => {
         pending.set(id, { resolve, reject, slot })
         slot.worker.postMessage({ id, unit })
       })
+      if (!options.positions) return built
+      const unitEnd = unit.range[1]
+      const positions = options.positions.unit(
+        unit.range,
+        stateOf =>
+          new Promise<{ positionChanges: PositionChanges }>((resolve, reject) => {
+            positionWork.set(unitEnd, {
+              keys: keys =>
+                stateOf(keys).then(
+                  state => {
+                    const entries = new Map<string, PositionEntry>()
+                    for (const k of keys) if (state.has(k)) entries.set(k, state.get(k)!)
+                    slot.worker.postMessage({ positions: { unitEnd, entries } satisfies PositionReply })
+                  },
+                  (e: Error) => slot.worker.postMessage({ positions: { unitEnd, error: e.message } satisfies PositionReply }),
+                ),
+              changes: positionChanges => resolve({ positionChanges }),
+              fail: reject,
+            })
+          }),
+      )
+      // A thread sends a unit's changes before the unit itself: the unit's end, or its failure,
+      // ends position work still open (the tracker then starts over at the next unit).
+      const end = (e: Error) => positionWork.get(unitEnd)?.fail(e)
+      built.then(() => end(new Error(`blocks ${unit.range[0]}-${unit.range[1]}: no position changes came back`)), end)
+      positions.catch(() => {}).finally(() => positionWork.delete(unitEnd))
+      return built
     },
     async close() {
       await Promise.all(slots.map(s => s.worker.terminate()))

@@ -10,7 +10,6 @@ import type { Chain } from '../chains/registry.ts'
 import { DEX_DATASETS } from '../datasets/dex.ts'
 import { logs, transactions } from '../datasets/evm.ts'
 import type { DexBlock, DexLog } from '../dex/decode.ts'
-import type { PositionEntry } from '../dex/positions.ts'
 import { cellOf, type RowBatch } from '../columns/batch.ts'
 import { publish } from '../manifest/publish.ts'
 import { ManifestReader } from '../manifest/read.ts'
@@ -21,6 +20,7 @@ import type { DatasetDecl } from '../schema/dataset.ts'
 import { bytesToHex } from '../schema/hex.ts'
 import type { ObjectStore } from '../store/types.ts'
 import { decodeUnit, mergeScans, rpcPoolResolver } from './dex.ts'
+import { lakePositions, PositionTracker } from './positions.ts'
 import { scanBlocks } from '../dex/decode.ts'
 import type { RpcClient } from './rpc.ts'
 import { chainRefOf } from './run.ts'
@@ -127,11 +127,13 @@ export async function redecode(opts: RedecodeOptions): Promise<RedecodeReport> {
   if (units.length < partitions.length) log(`skipping logs partitions only partly inside ${range[0]}-${range[1]}`)
 
   const resolver = rpcPoolResolver(opts.rpc ?? null, opts.store, { family: 'evm', id: opts.chain.id })
-  const positions = new Map<string, PositionEntry>()
+  // Units publish one after the other, so state before the first one comes from the lake.
+  const positions = new PositionTracker(lakePositions(opts.store, opts.chain))
   const report: RedecodeReport = { units: 0, rows: Object.fromEntries(DEX_DATASETS.map(d => [d.storage, 0])), elapsedMs: 0 }
   for (const unit of units) {
     const blocks = await storedBlocks(opts.store, manifest, opts.chain, unit)
-    const batches = await decodeUnit(mergeScans(opts.chain.id, [scanBlocks(opts.chain.id, blocks)]), resolver, positions)
+    const scan = mergeScans(opts.chain.id, [scanBlocks(opts.chain.id, blocks)])
+    const { batches } = await positions.unit(unit, stateOf => decodeUnit(scan, resolver, stateOf))
     const entries: Record<string, PartitionEntry[]> = {}
     for (const d of DEX_DATASETS) {
       const { entry } = await putPartition(opts.store, ref, d, batches[d.storage], { from: unit[0], to: unit[1] })

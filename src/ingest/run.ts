@@ -20,6 +20,7 @@ import { evmSource } from './evm-source.ts'
 import type { Keccak256 } from './keccak.ts'
 import { blockCount, planUnits, type IngestUnit } from './plan.ts'
 import { createRpcClient, semaphore, type RpcOptions } from './rpc.ts'
+import { lakePositions, PositionTracker } from './positions.ts'
 import type { ChainSource } from './source.ts'
 import { localBuilder, type UnitBuilder } from './unit.ts'
 
@@ -218,6 +219,7 @@ function evmSourceFor(opts: IngestOptions): ChainSource {
     keccak: opts.keccak,
     chain: { family: 'evm', id: opts.chain.id },
     store: opts.store,
+    positions: new PositionTracker(lakePositions(opts.store, opts.chain)),
   })
 }
 

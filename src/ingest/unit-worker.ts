@@ -6,7 +6,9 @@ import { parentPort, workerData } from 'node:worker_threads'
 import { evmSource } from './evm-source.ts'
 import { wasmKeccak256 } from './keccak.ts'
 import type { IngestUnit } from './plan.ts'
-import type { WorkerReply, WorkerSetup } from './pool.ts'
+import type { PositionReply, WorkerReply, WorkerSetup } from './pool.ts'
+import type { PositionEntry } from '../dex/positions.ts'
+import type { PositionStateOf, UnitPositions } from './positions.ts'
 import { createRpcClient } from './rpc.ts'
 import type { ChainSource } from './source.ts'
 import { buildUnit } from './unit.ts'
@@ -18,9 +20,39 @@ export async function serveUnits(wrap: (source: ChainSource) => ChainSource = so
   const port = parentPort!
   const reply = (message: WorkerReply, transfer: ArrayBuffer[] = []) => port.postMessage(message, transfer)
   const rpc = createRpcClient(setup.rpcUrl, { concurrency: 4, ...setup.rpc, onRetry: retry => reply({ retry }) })
-  const source = wrap(evmSource(rpc, { keccak: await wasmKeccak256(), chain: { family: 'evm', id: setup.chain.id } }))
+  // Position state lives in the main thread (pool.ts): asked per unit, changes sent back.
+  const asked = new Map<number, { resolve(e: Map<string, PositionEntry>): void; reject(e: Error): void }>()
+  const positions: UnitPositions = {
+    async unit(range, work) {
+      const unitEnd = range[1]
+      const stateOf: PositionStateOf = keys =>
+        new Promise((resolve, reject) => {
+          asked.set(unitEnd, { resolve, reject })
+          reply({ positions: { unitEnd, keys } })
+        })
+      const out = await work(stateOf)
+      reply({ positions: { unitEnd, changes: out.positionChanges } })
+      return out
+    },
+  }
+  const source = wrap(
+    evmSource(rpc, {
+      keccak: await wasmKeccak256(),
+      chain: { family: 'evm', id: setup.chain.id },
+      ...(setup.positions ? { positions } : {}),
+    }),
+  )
 
-  port.on('message', async ({ id, unit }: { id: number; unit: IngestUnit }) => {
+  port.on('message', async (message: { id: number; unit: IngestUnit } | { positions: PositionReply }) => {
+    if ('positions' in message) {
+      const r = message.positions
+      const waiting = asked.get(r.unitEnd)
+      asked.delete(r.unitEnd)
+      if ('error' in r) waiting?.reject(new Error(`position state: ${r.error}`))
+      else waiting?.resolve(r.entries)
+      return
+    }
+    const { id, unit } = message
     try {
       const built = await buildUnit(source, setup.chain, unit, setup.layout)
       const buffers: ArrayBuffer[] = []

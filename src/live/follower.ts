@@ -80,7 +80,7 @@ export class HeadFollower {
     let added = 0
     while (added < this.maxBlocks && w.tip.number < this.head) {
       const from = w.tip.number + 1
-      const fetched = await this.source.blocks(from, Math.min(this.head, from + this.maxBlocks - added - 1))
+      const fetched = await this.source.blocks(from, Math.min(this.head, from + this.maxBlocks - added - 1), w)
       let linked = true
       for (const f of fetched) {
         if (f.header.parentHash !== w.tip.hash) {

@@ -4,9 +4,10 @@
  * blocks, one block at a time. The EVM implementation reuses the ingester's
  * extract → verify → transform over the JSON-RPC client with retries.
  */
-import { DEX_DATASETS } from '../datasets/dex.ts'
+import { DEX_DATASETS, dexPositions } from '../datasets/dex.ts'
 import { EVM_DATASETS } from '../datasets/evm.ts'
 import { decodeUnit, rpcPoolResolver, scanStep } from '../ingest/dex.ts'
+import { lakePositions, PositionTracker, withRecentRows, type PositionLoader } from '../ingest/positions.ts'
 import type { RpcBlock } from '../ingest/evm-json.ts'
 import { evmExtractor } from '../ingest/extract.ts'
 import { createRpcClient, type RpcClient, type RpcOptions } from '../ingest/rpc.ts'
@@ -15,7 +16,7 @@ import { verifyBlock } from '../ingest/verify.ts'
 import type { DatasetDecl, Family } from '../schema/dataset.ts'
 import type { ObjectStore } from '../store/types.ts'
 import type { FollowedChain } from './config.ts'
-import type { BlockHeader } from './window.ts'
+import { blockRows, type BlockHeader, type UnfinalizedWindow } from './window.ts'
 import type { ColumnBatch } from '../columns/batch.ts'
 
 /** A new block as fetched: header and verified rows per storage name. */
@@ -36,8 +37,12 @@ export interface LiveSource {
   latest(): Promise<BlockHeader>
   /** Headers at the given heights, null where the node has none. */
   headers(numbers: readonly number[]): Promise<(BlockHeader | null)[]>
-  /** Blocks `from`..`to` with their rows, in order; throws when the node lacks one. */
-  blocks(from: number, to: number): Promise<FetchedBlock[]>
+  /**
+   * Blocks `from`..`to` with their rows, in order; throws when the node lacks one. `window`
+   * holds the canonical blocks below `from` (the follower asks after any rollback): rows that
+   * depend on earlier blocks (DEX position state) read them.
+   */
+  blocks(from: number, to: number, window?: UnfinalizedWindow): Promise<FetchedBlock[]>
 }
 
 const hex = (n: number) => '0x' + n.toString(16)
@@ -52,12 +57,18 @@ const headerOf = (b: RpcHeader): BlockHeader => ({
 
 /**
  * A LiveSource over an EVM JSON-RPC node. With `dex` (the chain, and the store caching pool
- * answers), each block's DEX rows too, decoded from that block alone: position state is not
- * carried through the live window (a reorg would have to unwind it), so a live positions row
- * has what its own transaction shows (pool, ticks, amounts; owner on transfers) and null
- * owner and fees otherwise, as a first-seen position has. `npm run redecode` fills them in.
+ * answers), each block's DEX rows too. Position state is not kept between calls (a reorg would
+ * have to unwind it): each call rebuilds what its blocks touch from `dex.positions` (the
+ * lake's published rows, src/ingest/positions.ts) below the window, then the window's own
+ * dex/positions rows below `from`, then carries it from block to block of the call. So live
+ * rows (and what compaction writes) get owner and fees as ingest would give them, as long as
+ * the lake reaches the window; where it does not (the window anchored above the stored end),
+ * they are null, as for a position first seen there.
  */
-export function evmLiveSource(rpc: RpcClient, dex?: { chain: { family: 'evm'; id: number }; store: ObjectStore | null }): LiveSource {
+export function evmLiveSource(
+  rpc: RpcClient,
+  dex?: { chain: { family: 'evm'; id: number }; store: ObjectStore | null; positions?: PositionLoader },
+): LiveSource {
   const extractor = evmExtractor(rpc)
   const resolver = dex && rpcPoolResolver(rpc, dex.store, dex.chain)
   return {
@@ -72,13 +83,22 @@ export function evmLiveSource(rpc: RpcClient, dex?: { chain: { family: 'evm'; id
       const got = await rpc.batch<RpcHeader | null>(numbers.map(n => ({ method: 'eth_getBlockByNumber', params: [hex(n), false] })))
       return got.map(b => (b ? headerOf(b) : null))
     },
-    async blocks(from, to) {
+    async blocks(from, to, window) {
+      // The window's blocks below `from`, taken now: compaction may move them to the lake meanwhile.
+      const low = window?.low ?? from
+      const held = window?.range(low, from - 1) ?? []
+      const recent = () => Promise.all(held.map(async b => (await blockRows(b, [dexPositions]))[dexPositions.storage]))
+      const positions = new PositionTracker(withRecentRows(dex?.positions ?? null, low, recent))
       const raws = await extractor.extract(from, to)
       const out: FetchedBlock[] = []
       for (const raw of raws) {
         verifyBlock(raw)
         const t = transformBlocks([raw])
-        const decoded = dex && resolver ? await decodeUnit(scanStep(dex.chain.id, [raw]), resolver, new Map()) : {}
+        const n = Number(BigInt(raw.block.number))
+        const decoded =
+          dex && resolver
+            ? (await positions.unit([n, n], stateOf => decodeUnit(scanStep(dex.chain.id, [raw]), resolver, stateOf))).batches
+            : {}
         out.push({ header: headerOf(raw.block), batches: { blocks: t.blocks, transactions: t.transactions, logs: t.logs, ...decoded } })
       }
       return out
@@ -117,7 +137,7 @@ export function lazySource(datasets: readonly DatasetDecl[], final: boolean, loa
     final,
     latest: async () => (await source()).latest(),
     headers: async numbers => (await source()).headers(numbers),
-    blocks: async (from, to) => (await source()).blocks(from, to),
+    blocks: async (from, to, window) => (await source()).blocks(from, to, window),
   }
 }
 
@@ -127,6 +147,7 @@ export const evmFollowed: SourceFactory = (f, store, client) => {
   return evmLiveSource(createRpcClient(f.rpc, { retries: client.retries, timeoutMs: client.timeoutMs, ...client.rpc }), {
     chain: { family: 'evm', id: f.chain.id },
     store,
+    positions: lakePositions(store, f.chain),
   })
 }
 

@@ -8,8 +8,8 @@ import { decodeEventLog } from 'viem'
 import type { Abi, Hex } from 'viem'
 import { decodeDex, positionKeys, scanBlocks } from '../../src/dex/decode.ts'
 import type { DexBlock, DexLog } from '../../src/dex/decode.ts'
-import { applyPositionChanges, positionKey } from '../../src/dex/positions.ts'
-import type { PositionEntry } from '../../src/dex/positions.ts'
+import { applyPositionChanges, foldPositionRows, positionKey } from '../../src/dex/positions.ts'
+import type { PositionEntry, StoredPositionRow } from '../../src/dex/positions.ts'
 import { bytesToHex } from '../../src/schema/hex.ts'
 import { ARTIFACT_ABIS, TOPIC, allRecordedBlocks, establishPools, logsBlocks, receiptsBlock } from './recorded.ts'
 
@@ -274,5 +274,73 @@ describe('matching inside one transaction', () => {
   it("does not match a pool event with other values, nor one after the manager's", () => {
     const out = decode([block([mint(POOL_A, -10n, 10n, 7n, 1n, 2n), increase(1n, 7n, 1n, 1n), mint(POOL_A, -10n, 10n, 7n, 1n, 1n)])])
     expect(view(out.positions[0])).toMatchObject({ pool: null, pool_log_index: null, liquidity: 7n })
+  })
+})
+
+describe('folding stored rows into state', () => {
+  const POOL: Hex = '0x1111111111111111111111111111111111111111'
+  const [ALICE, BOB]: Hex[] = ['0xa11ce00000000000000000000000000000000000', '0xb0b0000000000000000000000000000000000000']
+  const row = (block: number, event: StoredPositionRow['event'], more: Partial<StoredPositionRow> = {}): StoredPositionRow => ({
+    block_number: BigInt(block),
+    event,
+    pool: event === 'transfer' ? null : POOL,
+    tick_lower: event === 'transfer' ? null : -60n,
+    tick_upper: event === 'transfer' ? null : 60n,
+    token0: null,
+    token1: null,
+    amount0: 0n,
+    amount1: 0n,
+    fees0: null,
+    fees1: null,
+    owner: null,
+    previous_owner: null,
+    ...more,
+  })
+  // A mint (Transfer from zero, then IncreaseLiquidity), a decrease, a partial collect, a transfer.
+  const history = [
+    row(10, 'transfer', { previous_owner: ZERO as Hex, owner: ALICE }),
+    row(10, 'increase_liquidity', { amount0: 100n, amount1: 200n, owner: ALICE }),
+    row(20, 'decrease_liquidity', { amount0: 50n, amount1: 70n, owner: ALICE }),
+    row(30, 'collect', { amount0: 30n, amount1: 90n, fees0: 0n, fees1: 20n, owner: ALICE }),
+    row(40, 'transfer', { previous_owner: ALICE, owner: BOB }),
+  ]
+  const complete = { pool: POOL, tick_lower: -60n, tick_upper: 60n, token0: null, token1: null }
+
+  it('replays owner and owed principal over a complete history, pool and ticks kept through a plain transfer', () => {
+    expect(foldPositionRows(history, [[0, 50]], 50)).toEqual({ ...complete, owner: BOB, owed0: 20n, owed1: 0n })
+  })
+
+  it('makes owner and owed unknown after a gap, keeping pool and ticks', () => {
+    const unknown = { ...complete, owner: null, owed0: null, owed1: null }
+    // Blocks 45-50 not published: a transfer or collect may be missing.
+    expect(foldPositionRows(history, [[0, 44]], 50)).toEqual(unknown)
+    // A gap between the decrease and the collect.
+    expect(
+      foldPositionRows(
+        history.slice(0, 4),
+        [
+          [0, 24],
+          [26, 50],
+        ],
+        50,
+      ),
+    ).toEqual(unknown)
+    // A transfer after the gap makes the owner known again, owed stays unknown.
+    expect(
+      foldPositionRows(
+        history,
+        [
+          [0, 35],
+          [37, 50],
+        ],
+        50,
+      ),
+    ).toEqual({ ...unknown, owner: BOB })
+    // No rows before the first covered block is a history first seen late, not a gap.
+    expect(foldPositionRows(history, [[5, 50]], 50)).toEqual({ ...complete, owner: BOB, owed0: 20n, owed1: 0n })
+  })
+
+  it('gives nothing for a burned NFT', () => {
+    expect(foldPositionRows([...history, row(45, 'transfer', { previous_owner: BOB, owner: ZERO as Hex })], [[0, 50]], 50)).toBeNull()
   })
 })
