@@ -10,6 +10,7 @@ import { moveSource, type MoveIngestStats } from './move-source.ts'
 import { progressReporter, type ProgressOutput } from './progress.ts'
 import { availableParallelism } from 'node:os'
 import { wasmKeccak256 } from './keccak.ts'
+import { wasmXxhash64 } from '../parquet/bloom.ts'
 import { unitPool } from './pool.ts'
 import type { RpcRetry } from './rpc.ts'
 import { chainRefOf, runIngest } from './run.ts'
@@ -195,7 +196,8 @@ export async function ingestCommand(argv: string[], io: CliIo): Promise<number> 
         confirmations: args.confirmations,
         partitionBlocks: args.partitionBlocks,
         rpc,
-        ...(pool ? { builder: pool, concurrency: pool.capacity } : args.chain.family === 'evm' ? { keccak: await wasmKeccak256() } : {}),
+        ...(pool ? { builder: pool, concurrency: pool.capacity } : { layout: { bloomHash: await wasmXxhash64() } }),
+        ...(!pool && args.chain.family === 'evm' ? { keccak: await wasmKeccak256() } : {}),
         log: reporter.log,
         onProgress: reporter.onProgress,
       })

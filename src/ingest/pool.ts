@@ -20,7 +20,8 @@ export interface PoolOptions {
   rpcUrl: string
   /** RPC options of each thread's client (functions other than `onRetry` cannot cross threads and are refused). */
   rpc?: RpcOptions
-  layout?: LayoutOptions
+  /** Each thread adds its own bloom hash (unit-worker.ts): functions cannot cross threads. */
+  layout?: Omit<LayoutOptions, 'bloomHash'>
   /** Threads (default: the machine's cores). */
   workers?: number
   /** Units one thread works on at once (default 2: one fetching while the other is hashed and encoded). */
@@ -35,7 +36,7 @@ export interface WorkerSetup {
   chain: ChainRef
   rpcUrl: string
   rpc: Omit<RpcOptions, 'onRetry' | 'fetch'>
-  layout?: LayoutOptions
+  layout?: Omit<LayoutOptions, 'bloomHash'>
   /** Started from PoolOptions.workerUrl: that module calls serveUnits. */
   custom?: boolean
   extra?: Record<string, unknown>

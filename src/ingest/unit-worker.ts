@@ -1,10 +1,11 @@
 /**
  * A worker thread of pool.ts: builds the units it is sent (unit.ts) from its own
- * EVM source with the WebAssembly keccak, and transfers the encoded bytes back.
+ * EVM source with the WebAssembly keccak and bloom hash, and transfers the encoded bytes back.
  */
 import { parentPort, workerData } from 'node:worker_threads'
 import { evmSource } from './evm-source.ts'
 import { wasmKeccak256 } from './keccak.ts'
+import { wasmXxhash64 } from '../parquet/bloom.ts'
 import type { IngestUnit } from './plan.ts'
 import type { WorkerReply, WorkerSetup } from './pool.ts'
 import { createRpcClient } from './rpc.ts'
@@ -19,10 +20,11 @@ export async function serveUnits(wrap: (source: ChainSource) => ChainSource = so
   const reply = (message: WorkerReply, transfer: ArrayBuffer[] = []) => port.postMessage(message, transfer)
   const rpc = createRpcClient(setup.rpcUrl, { concurrency: 4, ...setup.rpc, onRetry: retry => reply({ retry }) })
   const source = wrap(evmSource(rpc, { keccak: await wasmKeccak256(), chain: { family: 'evm', id: setup.chain.id } }))
+  const layout = { ...setup.layout, bloomHash: await wasmXxhash64() }
 
   port.on('message', async ({ id, unit }: { id: number; unit: IngestUnit }) => {
     try {
-      const built = await buildUnit(source, setup.chain, unit, setup.layout)
+      const built = await buildUnit(source, setup.chain, unit, layout)
       const buffers: ArrayBuffer[] = []
       for (const parts of Object.values(built.partitions)) {
         for (const object of parts.flatMap(p => p.objects)) {
