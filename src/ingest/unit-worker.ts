@@ -1,6 +1,7 @@
 /**
  * A worker thread of pool.ts: builds the units it is sent (unit.ts) from its own
- * EVM source with the WebAssembly keccak and bloom hash, and transfers the encoded bytes back.
+ * EVM source (node:http transport, WebAssembly keccak and bloom hash), and transfers
+ * the encoded bytes back.
  */
 import { parentPort, workerData } from 'node:worker_threads'
 import { evmSource } from './evm-source.ts'
@@ -9,6 +10,7 @@ import { wasmXxhash64 } from '../parquet/bloom.ts'
 import type { IngestUnit } from './plan.ts'
 import type { WorkerReply, WorkerSetup } from './pool.ts'
 import { createRpcClient } from './rpc.ts'
+import { nodeHttpFetch } from './http-fetch.ts'
 import type { ChainSource } from './source.ts'
 import { buildUnit } from './unit.ts'
 
@@ -18,7 +20,7 @@ const setup = workerData as WorkerSetup
 export async function serveUnits(wrap: (source: ChainSource) => ChainSource = source => source): Promise<void> {
   const port = parentPort!
   const reply = (message: WorkerReply, transfer: ArrayBuffer[] = []) => port.postMessage(message, transfer)
-  const rpc = createRpcClient(setup.rpcUrl, { concurrency: 4, ...setup.rpc, onRetry: retry => reply({ retry }) })
+  const rpc = createRpcClient(setup.rpcUrl, { concurrency: 4, ...setup.rpc, fetch: nodeHttpFetch(), onRetry: retry => reply({ retry }) })
   const source = wrap(evmSource(rpc, { keccak: await wasmKeccak256(), chain: { family: 'evm', id: setup.chain.id } }))
   const layout = { ...setup.layout, bloomHash: await wasmXxhash64() }
 
