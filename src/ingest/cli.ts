@@ -13,7 +13,7 @@ import { wasmKeccak256 } from './keccak.ts'
 import { wasmXxhash64 } from '../parquet/bloom.ts'
 import { unitPool } from './pool.ts'
 import type { RpcRetry } from './rpc.ts'
-import { chainRefOf, runIngest } from './run.ts'
+import { chainRefOf, runIngest, wantsDex } from './run.ts'
 
 export const USAGE = `usage: npm run ingest -- --chain <code|chain id|name> --rpc <url> --from <n> --to <n|latest> --out <store-url>
        npm run ingest -- --chain <code|chain id|name> --rest <url> --from <version> --to <version|latest> --out <store-url> [--sparse]
@@ -182,7 +182,8 @@ export async function ingestCommand(argv: string[], io: CliIo): Promise<number> 
         ),
     }
     const workers = args.chain.family === 'evm' ? (args.workers ?? availableParallelism()) : 0
-    const pool = workers > 0 ? unitPool({ chain: chainRefOf(args.chain), rpcUrl: args.rpc!, rpc, workers }) : undefined
+    const pool =
+      workers > 0 ? unitPool({ chain: chainRefOf(args.chain), rpcUrl: args.rpc!, rpc, workers, dex: wantsDex(args.datasets) }) : undefined
     let report
     try {
       report = await runIngest({

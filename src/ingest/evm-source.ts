@@ -28,11 +28,14 @@ export interface EvmSourceOptions {
   chain?: { family: 'evm'; id: number }
   /** Where resolved pools and tokens are cached (default: in memory only). */
   store?: ObjectStore
+  /** Decode the DEX datasets (default true); false leaves them out of `datasets` and skips their work. */
+  dex?: boolean
 }
 
 /** A ChainSource reading blocks, transactions and logs from one JSON-RPC node. */
 export function evmSource(rpc: RpcClient, options: EvmSourceOptions = {}): ChainSource {
   const step = Math.max(1, options.stepBlocks ?? 25)
+  const withDex = options.dex ?? true
   const limit = semaphore(Math.max(1, options.concurrency ?? 4))
   const extractor = evmExtractor(rpc)
   let chain: Promise<{ family: 'evm'; id: number }> | undefined
@@ -49,11 +52,11 @@ export function evmSource(rpc: RpcClient, options: EvmSourceOptions = {}): Chain
     const { id } = await chainOf()
     const raws = await extractor.extract(from, to)
     for (const raw of raws) verifyBlock(raw, options.keccak)
-    return { ...transformBlocks(raws), dex: scanStep(id, raws) }
+    return { ...transformBlocks(raws), dex: withDex ? scanStep(id, raws) : undefined }
   }
 
   return {
-    datasets: [...EVM_DATASETS, ...DEX_DATASETS, dexTokens],
+    datasets: withDex ? [...EVM_DATASETS, ...DEX_DATASETS, dexTokens] : [...EVM_DATASETS],
     async head() {
       return Number(BigInt(await rpc.request<string>('eth_blockNumber')))
     },
@@ -61,24 +64,25 @@ export function evmSource(rpc: RpcClient, options: EvmSourceOptions = {}): Chain
       const steps: BlockRange[] = []
       for (let a = from; a <= to; a += step) steps.push([a, Math.min(to, a + step - 1)])
       const parts = await Promise.all(steps.map(([a, b]) => limit(() => fetchStep(a, b))))
+      const evm = {
+        blocks: concatBatches(parts.map(p => p.blocks)),
+        transactions: concatBatches(parts.map(p => p.transactions)),
+        logs: concatBatches(parts.map(p => p.logs)),
+      }
+      if (!withDex) return evm
       const c = await chainOf()
       resolver ??= rpcPoolResolver(rpc, options.store ?? null, c)
       tokens ??= rpcTokenResolver(rpc, options.store ?? null, c)
       const dex = await decodeUnit(
         mergeScans(
           c.id,
-          parts.map(p => p.dex),
+          parts.map(p => p.dex!),
         ),
         resolver,
         positions,
         tokens,
       )
-      return {
-        blocks: concatBatches(parts.map(p => p.blocks)),
-        transactions: concatBatches(parts.map(p => p.transactions)),
-        logs: concatBatches(parts.map(p => p.logs)),
-        ...dex,
-      }
+      return { ...evm, ...dex }
     },
   }
 }

@@ -22,6 +22,8 @@ export interface PoolOptions {
   rpc?: RpcOptions
   /** Each thread adds its own bloom hash (unit-worker.ts): functions cannot cross threads. */
   layout?: Omit<LayoutOptions, 'bloomHash'>
+  /** Decode the DEX datasets (default true; evm-source.ts). */
+  dex?: boolean
   /** Threads (default: the machine's cores). */
   workers?: number
   /** Units one thread works on at once (default 2: one fetching while the other is hashed and encoded). */
@@ -37,6 +39,7 @@ export interface WorkerSetup {
   rpcUrl: string
   rpc: Omit<RpcOptions, 'onRetry' | 'fetch'>
   layout?: Omit<LayoutOptions, 'bloomHash'>
+  dex?: boolean
   /** Started from PoolOptions.workerUrl: that module calls serveUnits. */
   custom?: boolean
   extra?: Record<string, unknown>
@@ -75,6 +78,7 @@ export function unitPool(options: PoolOptions): UnitPool {
     rpcUrl: options.rpcUrl,
     rpc,
     layout: options.layout,
+    dex: options.dex,
     custom: !!options.workerUrl,
     extra: options.extra,
   }

@@ -21,7 +21,7 @@ export async function serveUnits(wrap: (source: ChainSource) => ChainSource = so
   const port = parentPort!
   const reply = (message: WorkerReply, transfer: ArrayBuffer[] = []) => port.postMessage(message, transfer)
   const rpc = createRpcClient(setup.rpcUrl, { concurrency: 4, ...setup.rpc, fetch: nodeHttpFetch(), onRetry: retry => reply({ retry }) })
-  const source = wrap(evmSource(rpc, { keccak: await wasmKeccak256(), chain: { family: 'evm', id: setup.chain.id } }))
+  const source = wrap(evmSource(rpc, { keccak: await wasmKeccak256(), chain: { family: 'evm', id: setup.chain.id }, dex: setup.dex }))
   const layout = { ...setup.layout, bloomHash: await wasmXxhash64() }
 
   port.on('message', async ({ id, unit }: { id: number; unit: IngestUnit }) => {
