@@ -12,7 +12,7 @@ import { concatBatches } from './batch.ts'
 import { evmExtractor } from './extract.ts'
 import { semaphore, type RpcClient } from './rpc.ts'
 import type { ChainSource } from './source.ts'
-import { transformBlocks } from './transform.ts'
+import { hexInterner, transformBlocks } from './transform.ts'
 import { verifyBlock } from './verify.ts'
 import type { Keccak256 } from './keccak.ts'
 import type { ColumnBatch } from '../columns/batch.ts'
@@ -51,8 +51,9 @@ export function evmSource(rpc: RpcClient, options: EvmSourceOptions = {}): Chain
   async function fetchStep(from: number, to: number) {
     const { id } = await chainOf()
     const raws = await extractor.extract(from, to)
-    for (const raw of raws) verifyBlock(raw, options.keccak)
-    return { ...transformBlocks(raws), dex: withDex ? scanStep(id, raws) : undefined }
+    const bytes = hexInterner()
+    for (const raw of raws) verifyBlock(raw, options.keccak, bytes)
+    return { ...transformBlocks(raws, bytes), dex: withDex ? scanStep(id, raws) : undefined }
   }
 
   return {

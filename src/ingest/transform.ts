@@ -37,7 +37,7 @@ export function legacySignature(v: bigint): { chainId: bigint | null; yParity: b
 
 const json = (value: unknown): string => JSON.stringify(value)
 
-/** Bytes of a hash or address in hex: `bin`, or a cache of it (`interned`). */
+/** Bytes of a hash or address in hex: `bin`, or a cache of it (`hexInterner`). */
 type Bin = (hex: Hex) => Uint8Array
 
 /**
@@ -45,9 +45,10 @@ type Bin = (hex: Hex) => Uint8Array
  * across rows (the block hash in every transaction and log, a transaction's hash in
  * each of its logs, hot contracts and topics): decoded once, and the Parquet writer
  * finds repeats by identity in its dictionary and bloom filters. Rows share the
- * arrays, which nothing writes into.
+ * arrays, which nothing writes into. The EVM source gives verification the same cache,
+ * so an address or topic the RLP needed is not decoded again for its row.
  */
-function interned(): Bin {
+export function hexInterner(): Bin {
   const seen = new Map<string, Uint8Array>()
   return hex => {
     let bytes = seen.get(hex)
@@ -155,9 +156,8 @@ export function logRow(b: RpcBlock, log: RpcLog, key: Bin = bin) {
 }
 
 /** Column batches of all three EVM datasets for verified blocks, keyed by storage name, sorted. */
-export function transformBlocks(raws: readonly RawBlock[]): EvmBatches {
+export function transformBlocks(raws: readonly RawBlock[], key: Bin = hexInterner()): EvmBatches {
   const out = { blocks: new BatchBuilder(blocks), transactions: new BatchBuilder(transactions), logs: new BatchBuilder(logs) }
-  const key = interned()
   for (const { block, receipts } of raws) {
     out.blocks.push(blockRow(block, key))
     block.transactions.forEach((tx, i) => {
