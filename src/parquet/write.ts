@@ -115,9 +115,9 @@ export function writePartition(
     createdBy: 'edge-chain-data',
   })
   parquet.write({ columnData, rowGroupSize, pageSize })
-  if (blooms && bloomHash) addBlooms(parquet, schema, fields, batch, rowGroupSize, bloomFpp, bloomHash)
   checksumPages(parquet)
   clusterByColumn(parquet, fields.map(columnOf))
+  if (blooms && bloomHash) addBlooms(parquet, schema, fields, batch, rowGroupSize, bloomFpp, bloomHash)
   parquet.finish()
   const bytes = new Uint8Array((parquet.writer as ByteWriter).getBuffer())
   const metadata = parquetMetadata(bytes)
@@ -144,8 +144,9 @@ export function withTailChecksums(entry: Omit<PartitionEntry, 'key'>, bytes: Uin
 /**
  * Gives each bloom-filtered column chunk the filter bloom.ts builds with `hash`, where
  * `finish()` writes what the writer's own BloomBuilder would have left there:
- * `pendingIndexes` holds one entry per column chunk, row group by row group, and every
- * row group but the last has `rowGroupSize` rows (clusterByColumn guards the field).
+ * `pendingIndexes` holds one entry per column chunk (clusterByColumn, called first,
+ * guards the field and keeps each column's chunks in row-group order), and every row
+ * group but the last has `rowGroupSize` rows.
  */
 function addBlooms(
   parquet: ParquetWriter,
