@@ -138,18 +138,19 @@ export interface RateFigures {
 /**
  * The ingester's rate on recorded blocks repeated: `rounds` units per recorded block,
  * each built by `builder` from a repeatSource of `blocksPerUnit` (fetch → verify →
- * transform per block, then three partitions of blocksPerUnit blocks encoded and
- * stored), `concurrency` units in flight. Manifest publication is left out: the
+ * transform per block, then a partition of blocksPerUnit blocks per dataset in
+ * `storages`, default the three EVM ones, encoded and stored), `concurrency` units in flight. Manifest publication is left out: the
  * ingester publishes once per unit of 10,000 blocks.
  */
 export async function benchUnitRate(
   builder: UnitBuilder,
   numbers: readonly number[],
-  options: { rounds: number; blocksPerUnit: number; concurrency: number; store: ObjectStore },
+  options: { rounds: number; blocksPerUnit: number; concurrency: number; store: ObjectStore; storages?: readonly string[] },
 ): Promise<RateFigures> {
   const units: IngestUnit[] = []
+  const storages = options.storages ?? ['blocks', 'transactions', 'logs']
   for (let r = 0; r < options.rounds; r++) {
-    for (const n of numbers) units.push({ range: [n, n], pieces: { blocks: [[n, n]], transactions: [[n, n]], logs: [[n, n]] } })
+    for (const n of numbers) units.push({ range: [n, n], pieces: Object.fromEntries(storages.map(s => [s, [[n, n] as BlockRange]])) })
   }
   let next = 0
   const cpu = process.cpuUsage()

@@ -10,10 +10,11 @@ import { moveSource, type MoveIngestStats } from './move-source.ts'
 import { progressReporter, type ProgressOutput } from './progress.ts'
 import { availableParallelism } from 'node:os'
 import { wasmKeccak256 } from './keccak.ts'
+import { wasmXxhash64 } from '../parquet/bloom.ts'
 import { unitPool } from './pool.ts'
 import { lakePositions, PositionTracker } from './positions.ts'
 import type { RpcRetry } from './rpc.ts'
-import { chainRefOf, runIngest } from './run.ts'
+import { chainRefOf, runIngest, wantsDex } from './run.ts'
 
 export const USAGE = `usage: npm run ingest -- --chain <code|chain id|name> --rpc <url> --from <n> --to <n|latest> --out <store-url>
        npm run ingest -- --chain <code|chain id|name> --rest <url> --from <version> --to <version|latest> --out <store-url> [--sparse]
@@ -190,6 +191,7 @@ export async function ingestCommand(argv: string[], io: CliIo): Promise<number> 
             rpcUrl: args.rpc!,
             rpc,
             workers,
+            dex: wantsDex(args.datasets),
             positions: new PositionTracker(lakePositions(store, args.chain)),
           })
         : undefined
@@ -206,7 +208,8 @@ export async function ingestCommand(argv: string[], io: CliIo): Promise<number> 
         confirmations: args.confirmations,
         partitionBlocks: args.partitionBlocks,
         rpc,
-        ...(pool ? { builder: pool, concurrency: pool.capacity } : args.chain.family === 'evm' ? { keccak: await wasmKeccak256() } : {}),
+        ...(pool ? { builder: pool, concurrency: pool.capacity } : { layout: { bloomHash: await wasmXxhash64() } }),
+        ...(!pool && args.chain.family === 'evm' ? { keccak: await wasmKeccak256() } : {}),
         log: reporter.log,
         onProgress: reporter.onProgress,
       })

@@ -12,7 +12,7 @@ import { concatBatches } from './batch.ts'
 import { evmExtractor } from './extract.ts'
 import { semaphore, type RpcClient } from './rpc.ts'
 import type { ChainSource } from './source.ts'
-import { transformBlocks } from './transform.ts'
+import { hexInterner, transformBlocks } from './transform.ts'
 import { verifyBlock } from './verify.ts'
 import type { Keccak256 } from './keccak.ts'
 import type { ColumnBatch } from '../columns/batch.ts'
@@ -34,11 +34,14 @@ export interface EvmSourceOptions {
    * unit to unit of this source only, so positions it sees first have unknown owner and fees.
    */
   positions?: UnitPositions
+  /** Decode the DEX datasets (default true); false leaves them out of `datasets` and skips their work. */
+  dex?: boolean
 }
 
 /** A ChainSource reading blocks, transactions and logs from one JSON-RPC node. */
 export function evmSource(rpc: RpcClient, options: EvmSourceOptions = {}): ChainSource {
   const step = Math.max(1, options.stepBlocks ?? 25)
+  const withDex = options.dex ?? true
   const limit = semaphore(Math.max(1, options.concurrency ?? 4))
   const extractor = evmExtractor(rpc)
   let chain: Promise<{ family: 'evm'; id: number }> | undefined
@@ -53,18 +56,23 @@ export function evmSource(rpc: RpcClient, options: EvmSourceOptions = {}): Chain
   async function fetchStep(from: number, to: number) {
     const { id } = await chainOf()
     const raws = await extractor.extract(from, to)
-    for (const raw of raws) verifyBlock(raw, options.keccak)
-    return { ...transformBlocks(raws), dex: scanStep(id, raws) }
+    const bytes = hexInterner()
+    for (const raw of raws) verifyBlock(raw, options.keccak, bytes)
+    return { ...transformBlocks(raws, bytes), dex: withDex ? scanStep(id, raws) : undefined }
   }
 
   return {
-    datasets: [...EVM_DATASETS, ...DEX_DATASETS, dexTokens],
+    datasets: withDex ? [...EVM_DATASETS, ...DEX_DATASETS, dexTokens] : [...EVM_DATASETS],
     async head() {
       return Number(BigInt(await rpc.request<string>('eth_blockNumber')))
     },
     async fetch([from, to]: BlockRange): Promise<Record<string, ColumnBatch>> {
       const steps: BlockRange[] = []
       for (let a = from; a <= to; a += step) steps.push([a, Math.min(to, a + step - 1)])
+      if (!withDex) {
+        const parts = await Promise.all(steps.map(([a, b]) => limit(() => fetchStep(a, b))))
+        return evmBatches(parts)
+      }
       const { batches } = await positions.unit([from, to], async stateOf => {
         const parts = await Promise.all(steps.map(([a, b]) => limit(() => fetchStep(a, b))))
         const c = await chainOf()
@@ -72,20 +80,21 @@ export function evmSource(rpc: RpcClient, options: EvmSourceOptions = {}): Chain
         tokens ??= rpcTokenResolver(rpc, options.store ?? null, c)
         const scan = mergeScans(
           c.id,
-          parts.map(p => p.dex),
+          parts.map(p => p.dex!),
         )
         const dex = await decodeUnit(scan, resolver, stateOf, tokens)
-        return {
-          positionChanges: dex.positionChanges,
-          batches: {
-            blocks: concatBatches(parts.map(p => p.blocks)),
-            transactions: concatBatches(parts.map(p => p.transactions)),
-            logs: concatBatches(parts.map(p => p.logs)),
-            ...dex.batches,
-          },
-        }
+        return { positionChanges: dex.positionChanges, batches: { ...evmBatches(parts), ...dex.batches } }
       })
       return batches
     },
+  }
+}
+
+/** The EVM datasets of a unit's steps, in block order. */
+function evmBatches(parts: { blocks: ColumnBatch; transactions: ColumnBatch; logs: ColumnBatch }[]): Record<string, ColumnBatch> {
+  return {
+    blocks: concatBatches(parts.map(p => p.blocks)),
+    transactions: concatBatches(parts.map(p => p.transactions)),
+    logs: concatBatches(parts.map(p => p.logs)),
   }
 }

@@ -22,7 +22,10 @@ export interface PoolOptions {
   rpcUrl: string
   /** RPC options of each thread's client (functions other than `onRetry` cannot cross threads and are refused). */
   rpc?: RpcOptions
-  layout?: LayoutOptions
+  /** Each thread adds its own bloom hash (unit-worker.ts): functions cannot cross threads. */
+  layout?: Omit<LayoutOptions, 'bloomHash'>
+  /** Decode the DEX datasets (default true; evm-source.ts). */
+  dex?: boolean
   /** Threads (default: the machine's cores). */
   workers?: number
   /** Units one thread works on at once (default 2: one fetching while the other is hashed and encoded). */
@@ -44,7 +47,8 @@ export interface WorkerSetup {
   chain: ChainRef
   rpcUrl: string
   rpc: Omit<RpcOptions, 'onRetry' | 'fetch'>
-  layout?: LayoutOptions
+  layout?: Omit<LayoutOptions, 'bloomHash'>
+  dex?: boolean
   /** Started from PoolOptions.workerUrl: that module calls serveUnits. */
   custom?: boolean
   /** Position state is asked of the main thread (PositionRequest / PositionReply). */
@@ -91,6 +95,7 @@ export function unitPool(options: PoolOptions): UnitPool {
     rpcUrl: options.rpcUrl,
     rpc,
     layout: options.layout,
+    dex: options.dex,
     custom: !!options.workerUrl,
     extra: options.extra,
     positions: !!options.positions,

@@ -29,9 +29,24 @@ export interface RpcOptions {
   /** Longest backoff in ms (default 10,000). */
   maxBackoffMs?: number
   headers?: Record<string, string>
-  fetch?: typeof fetch
+  /** Default: the global fetch (the Node ingester's threads pass http-fetch.ts). */
+  fetch?: RpcFetch
   /** Told before each wait to retry, so a node that hangs or fails is never silent for minutes. */
   onRetry?: (retry: RpcRetry) => void
+}
+
+/** What the client uses of fetch: a POST and its answer as text. */
+export type RpcFetch = (
+  url: string,
+  init: { method: 'POST'; headers: Record<string, string>; body: string; signal: AbortSignal },
+) => Promise<RpcResponse>
+
+export interface RpcResponse {
+  ok: boolean
+  status: number
+  statusText: string
+  headers: { get(name: string): string | null }
+  text(): Promise<string>
 }
 
 /** Calls about to be retried: how many, the first one's method, the attempt coming, and why. */
@@ -121,7 +136,7 @@ export function createRpcClient(url: string, options: RpcOptions = {}): RpcClien
     const asBatch = group.length > 1
     const all = (o: Outcome) => group.map(() => o)
     let text: string
-    let response: Response
+    let response: RpcResponse
     stats.requests++
     try {
       response = await doFetch(url, {

@@ -12,6 +12,7 @@ import { parseRoot } from '../manifest/read.ts'
 import type { BlockRange, ChainRef, ManifestRoot, PartitionEntry } from '../manifest/types.ts'
 import type { BuiltSegment, SegmentSpec } from '../index/build.ts'
 import { indexSpecOf, indexStep } from '../index/publish.ts'
+import { DEX_DATASETS, dexTokens } from '../datasets/dex.ts'
 import type { DatasetDecl } from '../schema/dataset.ts'
 import type { ObjectStore } from '../store/types.ts'
 import { putEncoded } from '../parquet/put.ts'
@@ -220,7 +221,13 @@ function evmSourceFor(opts: IngestOptions): ChainSource {
     chain: { family: 'evm', id: opts.chain.id },
     store: opts.store,
     positions: new PositionTracker(lakePositions(opts.store, opts.chain)),
+    dex: wantsDex(opts.datasets),
   })
+}
+
+/** Whether a `datasets` choice (names or storage names; none: all) includes a DEX dataset, so the EVM source decodes them. */
+export function wantsDex(datasets: string[] | undefined): boolean {
+  return !datasets?.length || datasets.some(n => [...DEX_DATASETS, dexTokens].some(d => d.name === n || d.storage === n))
 }
 
 /** Runs `task` over `items`, at most `n` at once, in order; after the first failure starts no more and rethrows it. */

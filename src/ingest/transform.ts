@@ -37,15 +37,35 @@ export function legacySignature(v: bigint): { chainId: bigint | null; yParity: b
 
 const json = (value: unknown): string => JSON.stringify(value)
 
+/** Bytes of a hash or address in hex: `bin`, or a cache of it (`hexInterner`). */
+type Bin = (hex: Hex) => Uint8Array
+
+/**
+ * `bin` with one array per distinct text, for the hashes and addresses that repeat
+ * across rows (the block hash in every transaction and log, a transaction's hash in
+ * each of its logs, hot contracts and topics): decoded once, and the Parquet writer
+ * finds repeats by identity in its dictionary and bloom filters. Rows share the
+ * arrays, which nothing writes into. The EVM source gives verification the same cache,
+ * so an address or topic the RLP needed is not decoded again for its row.
+ */
+export function hexInterner(): Bin {
+  const seen = new Map<string, Uint8Array>()
+  return hex => {
+    let bytes = seen.get(hex)
+    if (bytes === undefined) seen.set(hex, (bytes = bin(hex)))
+    return bytes
+  }
+}
+
 /** The block row. */
-export function blockRow(b: RpcBlock) {
+export function blockRow(b: RpcBlock, key: Bin = bin) {
   const n = Number(u64(b.number))
   return {
     block_number: u64(b.number),
-    hash: bin(b.hash),
+    hash: key(b.hash),
     parent_hash: bin(b.parentHash),
     uncles_hash: bin(b.sha3Uncles),
-    miner: bin(b.miner),
+    miner: key(b.miner),
     state_root: bin(b.stateRoot),
     transactions_root: bin(b.transactionsRoot),
     receipts_root: bin(b.receiptsRoot),
@@ -73,18 +93,18 @@ export function blockRow(b: RpcBlock) {
 }
 
 /** The transaction row: the transaction, its receipt, and the block's number, hash and timestamp. */
-export function transactionRow(b: RpcBlock, tx: RpcTransaction, r: RpcReceipt, index: number) {
+export function transactionRow(b: RpcBlock, tx: RpcTransaction, r: RpcReceipt, index: number, key: Bin = bin) {
   const type = u64(tx.type ?? '0x0')
   const v = u64(required(tx.v ?? tx.yParity, `v of transaction ${tx.hash}`))
   const legacy = type === 0n ? legacySignature(v) : null
   return {
     block_number: u64(b.number),
-    block_hash: bin(b.hash),
+    block_hash: key(b.hash),
     transaction_index: BigInt(index),
-    hash: bin(tx.hash),
+    hash: key(tx.hash),
     nonce: u64(tx.nonce),
-    from: bin(tx.from),
-    to: orNull(tx.to, bin),
+    from: key(tx.from),
+    to: orNull(tx.to, key),
     value: u256(tx.value),
     gas_price: orNull(tx.gasPrice ?? r.effectiveGasPrice, u256),
     gas: u64(tx.gas),
@@ -110,21 +130,21 @@ export function transactionRow(b: RpcBlock, tx: RpcTransaction, r: RpcReceipt, i
     gas_used: u64(r.gasUsed),
     cumulative_gas_used: u64(r.cumulativeGasUsed),
     effective_gas_price: orNull(r.effectiveGasPrice, u256),
-    contract_address: orNull(r.contractAddress, bin),
+    contract_address: orNull(r.contractAddress, key),
     logs_count: BigInt(r.logs.length),
   }
 }
 
 /** The log row, topics split into topic0..topic3 (null where absent). */
-export function logRow(b: RpcBlock, log: RpcLog) {
-  const topic = (i: number) => orNull(log.topics[i], bin)
+export function logRow(b: RpcBlock, log: RpcLog, key: Bin = bin) {
+  const topic = (i: number) => orNull(log.topics[i], key)
   return {
     block_number: u64(b.number),
-    block_hash: bin(b.hash),
+    block_hash: key(b.hash),
     transaction_index: u64(log.transactionIndex),
-    transaction_hash: bin(log.transactionHash),
+    transaction_hash: key(log.transactionHash),
     log_index: u64(log.logIndex),
-    address: bin(log.address),
+    address: key(log.address),
     topic0: topic(0),
     topic1: topic(1),
     topic2: topic(2),
@@ -136,14 +156,14 @@ export function logRow(b: RpcBlock, log: RpcLog) {
 }
 
 /** Column batches of all three EVM datasets for verified blocks, keyed by storage name, sorted. */
-export function transformBlocks(raws: readonly RawBlock[]): EvmBatches {
+export function transformBlocks(raws: readonly RawBlock[], key: Bin = hexInterner()): EvmBatches {
   const out = { blocks: new BatchBuilder(blocks), transactions: new BatchBuilder(transactions), logs: new BatchBuilder(logs) }
   for (const { block, receipts } of raws) {
-    out.blocks.push(blockRow(block))
+    out.blocks.push(blockRow(block, key))
     block.transactions.forEach((tx, i) => {
       const receipt = receipts[i]
-      out.transactions.push(transactionRow(block, tx, receipt, i))
-      for (const log of receipt.logs) out.logs.push(logRow(block, log))
+      out.transactions.push(transactionRow(block, tx, receipt, i, key))
+      for (const log of receipt.logs) out.logs.push(logRow(block, log, key))
     })
   }
   return { blocks: out.blocks.finish(), transactions: out.transactions.finish(), logs: out.logs.finish() }

@@ -1,15 +1,18 @@
 /**
  * A worker thread of pool.ts: builds the units it is sent (unit.ts) from its own
- * EVM source with the WebAssembly keccak, and transfers the encoded bytes back.
+ * EVM source (node:http transport, WebAssembly keccak and bloom hash), and transfers
+ * the encoded bytes back.
  */
 import { parentPort, workerData } from 'node:worker_threads'
 import { evmSource } from './evm-source.ts'
 import { wasmKeccak256 } from './keccak.ts'
+import { wasmXxhash64 } from '../parquet/bloom.ts'
 import type { IngestUnit } from './plan.ts'
 import type { PositionReply, WorkerReply, WorkerSetup } from './pool.ts'
 import type { PositionEntry } from '../dex/positions.ts'
 import type { PositionStateOf, UnitPositions } from './positions.ts'
 import { createRpcClient } from './rpc.ts'
+import { nodeHttpFetch } from './http-fetch.ts'
 import type { ChainSource } from './source.ts'
 import { buildUnit } from './unit.ts'
 
@@ -19,7 +22,7 @@ const setup = workerData as WorkerSetup
 export async function serveUnits(wrap: (source: ChainSource) => ChainSource = source => source): Promise<void> {
   const port = parentPort!
   const reply = (message: WorkerReply, transfer: ArrayBuffer[] = []) => port.postMessage(message, transfer)
-  const rpc = createRpcClient(setup.rpcUrl, { concurrency: 4, ...setup.rpc, onRetry: retry => reply({ retry }) })
+  const rpc = createRpcClient(setup.rpcUrl, { concurrency: 4, ...setup.rpc, fetch: nodeHttpFetch(), onRetry: retry => reply({ retry }) })
   // Position state lives in the main thread (pool.ts): asked per unit, changes sent back.
   const asked = new Map<number, { resolve(e: Map<string, PositionEntry>): void; reject(e: Error): void }>()
   const positions: UnitPositions = {
@@ -39,9 +42,11 @@ export async function serveUnits(wrap: (source: ChainSource) => ChainSource = so
     evmSource(rpc, {
       keccak: await wasmKeccak256(),
       chain: { family: 'evm', id: setup.chain.id },
+      dex: setup.dex,
       ...(setup.positions ? { positions } : {}),
     }),
   )
+  const layout = { ...setup.layout, bloomHash: await wasmXxhash64() }
 
   port.on('message', async (message: { id: number; unit: IngestUnit } | { positions: PositionReply }) => {
     if ('positions' in message) {
@@ -54,7 +59,7 @@ export async function serveUnits(wrap: (source: ChainSource) => ChainSource = so
     }
     const { id, unit } = message
     try {
-      const built = await buildUnit(source, setup.chain, unit, setup.layout)
+      const built = await buildUnit(source, setup.chain, unit, layout)
       const buffers: ArrayBuffer[] = []
       for (const parts of Object.values(built.partitions)) {
         for (const object of parts.flatMap(p => p.objects)) {

@@ -68,10 +68,12 @@ export function computeBlockHash(header: Omit<RpcBlock, 'transactions'>, keccak:
 const accessListItems = (list: RpcTransaction['accessList'] = []): RlpItem[] =>
   list.map(a => [dataBytes(a.address), a.storageKeys.map(dataBytes)])
 
-const toField = (to: Hex | null | undefined) => (to ? dataBytes(to) : new Uint8Array(0))
+/** Bytes of a hash or address: `dataBytes`, or the transform's cache of it (transform.ts `hexInterner`), so both decode each once. */
+export type HexBytes = (hex: Hex) => Uint8Array
 
 /** The signed transaction as the chain hashes it (typed envelope: type byte + rlp). Throws on a type it cannot encode. */
-export function encodeTransaction(tx: RpcTransaction): Uint8Array {
+export function encodeTransaction(tx: RpcTransaction, bytes: HexBytes = dataBytes): Uint8Array {
+  const toField = (to: Hex | null | undefined) => (to ? bytes(to) : new Uint8Array(0))
   const type = Number(num(tx.type ?? '0x0'))
   const q = quantityBytes
   if (type === 0) {
@@ -115,15 +117,20 @@ export function encodeTransaction(tx: RpcTransaction): Uint8Array {
   return concatBytes([Uint8Array.of(type), rlpEncode([...body, ...signature])])
 }
 
-const encodeLog = (log: RpcLog): RlpItem => [dataBytes(log.address), log.topics.map(dataBytes), dataBytes(log.data)]
+const encodeLog = (log: RpcLog, bytes: HexBytes): RlpItem => [bytes(log.address), log.topics.map(bytes), dataBytes(log.data)]
 
 /** The receipt as the receipts trie holds it (typed envelope for typed transactions). */
-export function encodeReceipt(receipt: RpcReceipt, txType: Hex | undefined): Uint8Array {
+export function encodeReceipt(receipt: RpcReceipt, txType: Hex | undefined, bytes: HexBytes = dataBytes): Uint8Array {
   let outcome: Uint8Array
   if (present(receipt.status)) outcome = quantityBytes(receipt.status)
   else if (present(receipt.root)) outcome = dataBytes(receipt.root)
   else throw new Error(`receipt ${receipt.transactionHash} has neither status nor root`)
-  const body = rlpEncode([outcome, quantityBytes(receipt.cumulativeGasUsed), dataBytes(receipt.logsBloom), receipt.logs.map(encodeLog)])
+  const body = rlpEncode([
+    outcome,
+    quantityBytes(receipt.cumulativeGasUsed),
+    dataBytes(receipt.logsBloom),
+    receipt.logs.map(l => encodeLog(l, bytes)),
+  ])
   const type = Number(num(receipt.type ?? txType ?? '0x0'))
   return type === 0 ? body : concatBytes([Uint8Array.of(type), body])
 }
@@ -133,9 +140,10 @@ export const encodeWithdrawal = (w: RpcWithdrawal): Uint8Array =>
 
 /**
  * Verifies one extracted block; throws IngestVerificationError naming the block. The
- * hash function is injected (keccak.ts): every check is the same whichever is given.
+ * hash function is injected (keccak.ts): every check is the same whichever is given;
+ * so is the hex decoding of addresses and topics (`bytes`).
  */
-export function verifyBlock({ block, receipts }: RawBlock, keccak: Keccak256 = jsKeccak256): void {
+export function verifyBlock({ block, receipts }: RawBlock, keccak: Keccak256 = jsKeccak256, bytes: HexBytes = dataBytes): void {
   const n = Number(num(block.number))
   const fail = (detail: string): never => {
     throw new IngestVerificationError(n, detail)
@@ -160,7 +168,7 @@ export function verifyBlock({ block, receipts }: RawBlock, keccak: Keccak256 = j
     if (present(tx.blockHash) && !same(tx.blockHash, block.hash)) fail(`transaction ${tx.hash} names block hash ${tx.blockHash}`)
     if (present(tx.blockNumber) && num(tx.blockNumber) !== BigInt(n)) fail(`transaction ${tx.hash} names block ${tx.blockNumber}`)
   })
-  const encodedTxs = txs.map((tx, i) => attempt(`transaction ${i}`, () => encodeTransaction(tx)))
+  const encodedTxs = txs.map((tx, i) => attempt(`transaction ${i}`, () => encodeTransaction(tx, bytes)))
   encodedTxs.forEach((bytes, i) => {
     const h = bytesToHex(keccak(bytes))
     if (!same(h, txs[i].hash)) fail(`transaction ${i} hashes to ${h}, not ${txs[i].hash}`)
@@ -197,7 +205,7 @@ export function verifyBlock({ block, receipts }: RawBlock, keccak: Keccak256 = j
   if (cumulative !== num(block.gasUsed)) fail(`receipts use ${cumulative} gas, header says ${num(block.gasUsed)}`)
   const receiptsRoot = bytesToHex(
     orderedTrieRoot(
-      receipts.map((r, i) => attempt(`receipt ${i}`, () => encodeReceipt(r, txs[i].type))),
+      receipts.map((r, i) => attempt(`receipt ${i}`, () => encodeReceipt(r, txs[i].type, bytes))),
       keccak,
     ),
   )

@@ -13,6 +13,7 @@ import type { ColumnBatch } from '../columns/batch.ts'
 import type { ByteSpan, PartitionEntry, RowGroupEntry } from '../manifest/types.ts'
 import { crc32 } from '../store/crc32.ts'
 import { checksumPages } from './page-crc.ts'
+import { bloomFilterOf, type Hash64 } from './bloom.ts'
 
 export interface LayoutOptions {
   /** Rows per row group (default 10,000: chosen by `npm run bench -- layout`, see BENCHMARKS.md). */
@@ -31,9 +32,16 @@ export interface LayoutOptions {
   bloomFpp?: number
   /** Bloom filters on the columns declared with them (default true; a lookup copy needs none). */
   blooms?: boolean
+  /** The hash bloom filters take of byte values (bloom.ts; default: hyparquet-writer's own). Same bytes either way. */
+  bloomHash?: Hash64
 }
 
-export const DEFAULT_LAYOUT: Required<LayoutOptions> = { rowGroupSize: 10_000, pageSize: 8 * 1024, bloomFpp: 0.01, blooms: true }
+export const DEFAULT_LAYOUT: Required<Omit<LayoutOptions, 'bloomHash'>> = {
+  rowGroupSize: 10_000,
+  pageSize: 8 * 1024,
+  bloomFpp: 0.01,
+  blooms: true,
+}
 
 /** Stored fields of a dataset, once per column (a field may be declared under two names). */
 export function storedFields(dataset: DatasetDecl): FieldDecl[] {
@@ -77,7 +85,7 @@ export function writePartition(
   range: { from: number; to: number },
   layout: LayoutOptions = {},
 ): WrittenPartition {
-  const { rowGroupSize, pageSize, bloomFpp, blooms } = { ...DEFAULT_LAYOUT, ...layout }
+  const { rowGroupSize, pageSize, bloomFpp, blooms, bloomHash } = { ...DEFAULT_LAYOUT, ...layout }
   const fields = storedFields(dataset)
   const columnData: ColumnSource[] = fields.map(f => {
     const name = columnOf(f)
@@ -95,12 +103,13 @@ export function writePartition(
       // Page indexes only where the planner uses them: the range key, for block-range reads.
       columnIndex: name === dataset.rangeKey,
       offsetIndex: true,
-      ...(f.bloom && blooms ? { bloomFilter: { fpp: bloomFpp } } : {}),
+      ...(f.bloom && blooms && !bloomHash ? { bloomFilter: { fpp: bloomFpp } } : {}),
     }
   })
+  const schema = parquetSchemaOf(dataset)
   const parquet = new ParquetWriter({
     writer: new ByteWriter(),
-    schema: parquetSchemaOf(dataset),
+    schema,
     statisticsTruncateLength: Infinity,
     kvMetadata: [{ key: 'edge-chain-data.dataset', value: dataset.storage }],
     createdBy: 'edge-chain-data',
@@ -108,6 +117,7 @@ export function writePartition(
   parquet.write({ columnData, rowGroupSize, pageSize })
   checksumPages(parquet)
   clusterByColumn(parquet, fields.map(columnOf))
+  if (blooms && bloomHash) addBlooms(parquet, schema, fields, batch, rowGroupSize, bloomFpp, bloomHash)
   parquet.finish()
   const bytes = new Uint8Array((parquet.writer as ByteWriter).getBuffer())
   const metadata = parquetMetadata(bytes)
@@ -128,6 +138,38 @@ export function withTailChecksums(entry: Omit<PartitionEntry, 'key'>, bytes: Uin
     indexCrc: crc(entry.tailOffset, indexEnd),
     footerCrc: crc(entry.footerOffset, bytes.length),
     blooms: Object.fromEntries(Object.entries(entry.blooms).map(([c, b]) => [c, { ...b, crc: crc(b.offset, b.offset + b.length) }])),
+  }
+}
+
+/**
+ * Gives each bloom-filtered column chunk the filter bloom.ts builds with `hash`, where
+ * `finish()` writes what the writer's own BloomBuilder would have left there:
+ * `pendingIndexes` holds one entry per column chunk (clusterByColumn, called first,
+ * guards the field and keeps each column's chunks in row-group order), and every row
+ * group but the last has `rowGroupSize` rows.
+ */
+function addBlooms(
+  parquet: ParquetWriter,
+  schema: SchemaElement[],
+  fields: FieldDecl[],
+  batch: ColumnBatch,
+  rowGroupSize: number,
+  fpp: number,
+  hash: Hash64,
+): void {
+  const groups = new Map<string, number>()
+  for (const pending of parquet.pendingIndexes) {
+    const name = pending.chunk.meta_data?.path_in_schema[0] ?? ''
+    const group = groups.get(name) ?? 0
+    groups.set(name, group + 1)
+    if (!fields.some(f => f.bloom && columnOf(f) === name)) continue
+    const values = batch.columns[name].slice(group * rowGroupSize, (group + 1) * rowGroupSize)
+    pending.bloomFilter = bloomFilterOf(
+      values,
+      schema.find(e => e.name === name)!,
+      fpp,
+      hash,
+    )
   }
 }
 

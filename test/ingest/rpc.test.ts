@@ -1,8 +1,13 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { type RpcRetry, createRpcClient, RpcError, type RpcOptions } from '../../src/ingest/rpc.ts'
+import { nodeHttpFetch } from '../../src/ingest/http-fetch.ts'
 import { recordedResult, startFakeNode, type FakeNode, type FakeNodeOptions } from './fixtures.ts'
 
-const FAST: RpcOptions = { retries: 3, backoffMs: 1, maxBackoffMs: 5, timeoutMs: 2_000 }
+/** Every case over both transports: the global fetch, and the Node ingester's node:http one. */
+const TRANSPORTS = [
+  ['fetch', {}],
+  ['node:http', { fetch: nodeHttpFetch() }],
+] as const
 let node: FakeNode | undefined
 afterEach(async () => {
   await node?.close()
@@ -20,7 +25,8 @@ async function rejection(p: Promise<unknown>): Promise<RpcError> {
   return e as RpcError
 }
 
-describe('createRpcClient', () => {
+describe.each(TRANSPORTS)('createRpcClient over %s', (_, transport) => {
+  const FAST: RpcOptions = { retries: 3, backoffMs: 1, maxBackoffMs: 5, timeoutMs: 2_000, ...transport }
   it('sends calls as JSON-RPC batches and returns results in call order', async () => {
     // Answer each batch in reverse order: results are matched by id.
     const n = await start({
