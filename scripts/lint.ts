@@ -7,6 +7,9 @@
 import { spawnSync } from 'node:child_process'
 import { readFileSync, readdirSync, statSync } from 'node:fs'
 import { join, relative } from 'node:path'
+import { cliArgs } from './args.ts'
+
+cliArgs({}, 'usage: npm run lint   (prettier --check, tsc --noEmit and the house rules; exit 1 listing every violation)')
 
 const root = new URL('..', import.meta.url).pathname
 const DIRS = ['src', 'scripts', 'bench', 'test']

@@ -167,13 +167,22 @@ export async function ingestCommand(argv: string[], io: CliIo): Promise<number> 
     const store = await io.openStore(args.out)
     const source =
       args.chain.family === 'move'
-        ? moveSource(fullnodeClient({ url: args.rest! }), {
-            chain: args.chain,
-            store,
-            sparse: args.sparse,
-            concurrency: args.concurrency,
-            log: reporter.log,
-          })
+        ? moveSource(
+            fullnodeClient({
+              url: args.rest!,
+              onRetry: r =>
+                reporter.log(
+                  `node: retrying ${r.url}, attempt ${r.attempt} of ${r.attempts} in ${(r.waitMs / 1000).toFixed(1)} s: ${r.reason}`,
+                ),
+            }),
+            {
+              chain: args.chain,
+              store,
+              sparse: args.sparse,
+              concurrency: args.concurrency,
+              log: reporter.log,
+            },
+          )
         : undefined
     const rpc = {
       ...(args.concurrency ? { concurrency: args.concurrency } : {}),

@@ -101,9 +101,13 @@ export class LiveSession {
     this.subscribe(user)
   }
 
-  /** Closes a session still waiting for `auth` past its deadline; true when it did. */
+  /**
+   * Closes a session still waiting for `auth` past its deadline; true when it did. One whose
+   * `auth` arrived in time is left to its verification (a PBKDF2 on a busy machine, the rate
+   * binding), which ends it either way.
+   */
   expire(now = Date.now()): boolean {
-    if ((this.state !== 'pending' && this.state !== 'authenticating') || now < this.deadline) return false
+    if (this.state !== 'pending' || now < this.deadline) return false
     this.fail('unauthorized', `no auth message within ${this.chain.limits.authTimeoutMs} ms`, CLOSE.unauthorized)
     return true
   }

@@ -19,6 +19,17 @@ export interface FullnodeOptions {
   /** Extra request headers (an API key, for instance). */
   headers?: Record<string, string>
   fetch?: typeof fetch
+  /** Told before each wait to retry, so a node that hangs or fails is never silent for minutes. */
+  onRetry?: (retry: FullnodeRetry) => void
+}
+
+/** A request about to be retried: where, which attempt comes next of how many, after how long, and why. */
+export interface FullnodeRetry {
+  url: string
+  attempt: number
+  attempts: number
+  waitMs: number
+  reason: string
 }
 
 /** A request that failed for good; `status` is 0 when no response came back. */
@@ -48,7 +59,7 @@ function delayMs(attempt: number, base: number, retryAfter: string | null): numb
   return Math.min(base * 2 ** (attempt - 1), MAX_BACKOFF_MS)
 }
 
-const sleep = (ms: number) => new Promise(resolve => setTimeout(resolve, ms))
+const sleep = (ms: number) => new Promise<void>(resolve => setTimeout(resolve, ms))
 
 export interface FullnodeClient {
   /** `GET /v1`: chain id, ledger version and oldest retained version. */
@@ -73,6 +84,11 @@ export function fullnodeClient(options: FullnodeOptions): FullnodeClient {
   const timeout = options.timeoutMs ?? 30_000
   const doFetch = options.fetch ?? fetch
 
+  function retry(url: string, attempt: number, waitMs: number, reason: string): Promise<void> {
+    options.onRetry?.({ url, attempt: attempt + 2, attempts: retries + 1, waitMs, reason })
+    return sleep(waitMs)
+  }
+
   async function get<T>(path: string, notFound?: (code: string | null) => boolean): Promise<T | null> {
     const url = base + path
     for (let attempt = 0; ; attempt++) {
@@ -80,12 +96,12 @@ export function fullnodeClient(options: FullnodeOptions): FullnodeClient {
       try {
         res = await doFetch(url, { headers: { accept: 'application/json', ...options.headers }, signal: AbortSignal.timeout(timeout) })
       } catch (e) {
-        if (attempt < retries) {
-          await sleep(delayMs(attempt + 1, backoff, null))
-          continue
-        }
         const why =
           e instanceof Error && (e.name === 'TimeoutError' || e.name === 'AbortError') ? `timed out after ${timeout} ms` : String(e)
+        if (attempt < retries) {
+          await retry(url, attempt, delayMs(attempt + 1, backoff, null), why)
+          continue
+        }
         throw new FullnodeError(url, 0, null, `${why} (${attempt + 1} attempts)`)
       }
       if (res.ok) return (await res.json()) as T
@@ -101,7 +117,7 @@ export function fullnodeClient(options: FullnodeOptions): FullnodeClient {
       }
       if (res.status === 404 && notFound?.(code)) return null
       if (retryable(res.status) && attempt < retries) {
-        await sleep(delayMs(attempt + 1, backoff, res.headers.get('retry-after')))
+        await retry(url, attempt, delayMs(attempt + 1, backoff, res.headers.get('retry-after')), `HTTP ${res.status}: ${message}`)
         continue
       }
       throw new FullnodeError(url, res.status, code, `${message}${retryable(res.status) ? ` (${attempt + 1} attempts)` : ''}`)

@@ -2,7 +2,8 @@
  * Predicates, exactly and conservatively. `rowTest` decides one stored value
  * exactly (the row-level filter whose answers are the response); `pruningFilterOf`
  * turns the predicates hyparquet can judge correctly into its pruning filter shape
- * (statistics, bloom filters, page index), and says which ones it carried. A
+ * (statistics, bloom filters, page index), keeps byte-order ones for the scanner's own
+ * statistics check (`statisticsExclude`), and says which ones it carried. A
  * predicate left out of the pruning filter is still applied to every row, so a
  * partial pushdown never changes an answer.
  *
@@ -17,7 +18,7 @@ import { columnOf } from '../schema/dataset.ts'
 import { KINDS, type StoredValue } from '../schema/kinds.ts'
 import type { BlockRange } from '../manifest/types.ts'
 import type { Predicate } from './types.ts'
-import { bytesEqual, compareValues } from '../columns/compare.ts'
+import { bytesEqual, compareBytes, compareValues } from '../columns/compare.ts'
 import { valueAt, type FixedVector, type U64Vector, type Vector } from '../columns/vector.ts'
 
 /** A test of one stored value (`null` is a null cell). */
@@ -235,10 +236,15 @@ export function lowerBound(data: U64Vector, start: number, end: number, bound: b
   return lo
 }
 
-/** Whether hyparquet prunes correctly with this predicate (the kind says; null markers never prune). */
+/** Whether row groups can be pruned with this predicate (the kind says; null markers never prune). */
 function pushable(p: Predicate): boolean {
   if (p.field.virtual !== undefined || p.values.length === 0 || p.values.includes(null)) return false
   return p.op === 'eq' || p.op === 'in' ? KINDS[p.field.kind].prunes.equality : KINDS[p.field.kind].prunes.order
+}
+
+/** An order predicate on fixed-length bytes: pruned by `statisticsExclude`, since hyparquet takes binary bounds as text. */
+function byteOrder(p: Predicate): boolean {
+  return (p.op === 'gte' || p.op === 'lte') && KINDS[p.field.kind].parquet.type === 'FIXED_LEN_BYTE_ARRAY'
 }
 
 function conditionOf(p: Predicate): Record<string, unknown> {
@@ -248,21 +254,34 @@ function conditionOf(p: Predicate): Record<string, unknown> {
 }
 
 /**
- * hyparquet's pruning filter for a query: the block range on the range key and every
- * predicate it handles correctly. `pushed` lists the predicates carried (all of them
- * are still applied to rows).
+ * Row-group pruning for a query: hyparquet's pruning filter (the block range on the range
+ * key and every predicate it handles correctly) and the byte-order predicates the scanner
+ * checks against statistics itself (`statisticsExclude`). `pushed` lists every predicate
+ * either carries (all of them are still applied to rows).
  */
 export function pruningFilterOf(
   predicates: readonly Predicate[],
   rangeKey: string,
   range: BlockRange,
-): { filter: ParquetQueryFilter; pushed: Predicate[] } {
+): { filter: ParquetQueryFilter; pushed: Predicate[]; byteOrder: Predicate[] } {
   const pushed = predicates.filter(pushable)
   const filter: ParquetQueryFilter = {
     $and: [
       { [rangeKey]: { $gte: BigInt(range[0]), $lte: BigInt(range[1]) } },
-      ...pushed.map(p => ({ [columnOf(p.field)]: conditionOf(p) })),
+      ...pushed.filter(p => !byteOrder(p)).map(p => ({ [columnOf(p.field)]: conditionOf(p) })),
     ],
   } as ParquetQueryFilter
-  return { filter, pushed }
+  return { filter, pushed, byteOrder: pushed.filter(byteOrder) }
+}
+
+/**
+ * Whether a row group's statistics prove that no row meets a byte-order predicate: its
+ * max below a `gte` bound, or its min above an `lte` bound, compared as unsigned bytes.
+ * Bounds missing or not bytes (a file written otherwise) prove nothing.
+ */
+export function statisticsExclude(p: Predicate, min: unknown, max: unknown): boolean {
+  const bound = p.values[0]
+  if (!(bound instanceof Uint8Array)) return false
+  if (p.op === 'gte') return max instanceof Uint8Array && compareBytes(max, bound) < 0
+  return p.op === 'lte' && min instanceof Uint8Array && compareBytes(min, bound) > 0
 }

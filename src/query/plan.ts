@@ -56,8 +56,10 @@ export interface ScanPlan {
   /** The kind of every stored column of the dataset: how its pages decode. */
   kinds: Record<string, Kind>
   pruningFilter: ParquetQueryFilter
-  /** The predicates hyparquet prunes with (a subset of `predicates`). */
+  /** The predicates row groups are pruned with (a subset of `predicates`). */
   pushed: Predicate[]
+  /** Of `pushed`, the order predicates on fixed-length bytes: pruned by the scanner from statistics, not by hyparquet. */
+  byteOrder: Predicate[]
   /** Columns of pushed equality predicates: the only ones whose bloom filters pruning reads. */
   bloomColumns: string[]
   /** A predicate on a virtual field excludes every row: nothing is read. */
@@ -87,7 +89,7 @@ export function planScan(spec: Pick<QuerySpec, 'chain' | 'dataset' | 'predicates
   const { stored, never } = decideVirtual(spec.predicates, spec.chain.id)
   const filterColumns = unique([...stored].sort((a, b) => selectivityRank(a) - selectivityRank(b)).map(p => columnOf(p.field)))
   const outputColumns = unique(spec.fields.filter(isStored).map(columnOf))
-  const { filter, pushed } = pruningFilterOf(stored, rangeColumn, range)
+  const { filter, pushed, byteOrder } = pruningFilterOf(stored, rangeColumn, range)
   return {
     range,
     rangeColumn,
@@ -99,6 +101,7 @@ export function planScan(spec: Pick<QuerySpec, 'chain' | 'dataset' | 'predicates
     kinds: Object.fromEntries(dataset.fields.filter(isStored).map(f => [columnOf(f), f.kind])),
     pruningFilter: filter,
     pushed,
+    byteOrder,
     bloomColumns: unique(pushed.filter(p => p.op === 'eq' || p.op === 'in').map(p => columnOf(p.field))),
     empty: never,
     ...lookupOf(dataset, stored),

@@ -4,7 +4,8 @@
  * Per partition, one round of parallel ranged reads opens the file (page indexes,
  * footer, and the bloom filters of the pushed equality columns only; kept across
  * queries in the TailCache); row groups are then pruned in memory by statistics,
- * bloom filters and the range key's page index (hyparquet `parquetScan`). Each
+ * bloom filters and the range key's page index (hyparquet `parquetScan`), and by the
+ * statistics of byte-order predicates (`excludedByByteOrder`). Each
  * candidate row range is read in two phases, the way DuckDB does it: first only the
  * filter columns (and the range key where the group straddles the range's ends),
  * evaluated exactly, a dictionary column once per distinct value; then only the pages
@@ -25,7 +26,7 @@ import type { FieldDecl } from '../schema/dataset.ts'
 import { columnOf } from '../schema/dataset.ts'
 import type { ObjectStore } from '../store/types.ts'
 import type { LookupEntry } from '../manifest/types.ts'
-import { lowerBound, selectCodes, selectRows, virtualValue } from './filter.ts'
+import { lowerBound, selectCodes, selectRows, statisticsExclude, virtualValue } from './filter.ts'
 import {
   indexedTailRegions,
   partitionFile,
@@ -47,6 +48,7 @@ import { filterStream } from '../columns/stream.ts'
 import { groupSpan, hold, letGo, prefetch } from './hold.ts'
 import { lookupUnit, selectLookup } from './lookup-scan.ts'
 import {
+  columnChunk,
   count,
   layoutsOf,
   type OpenPartition,
@@ -131,7 +133,7 @@ export async function* scanPlan(
       const main = await tail(planned.key, indexedTailRegions(planned))
       progress.partitionsRead++
       const p = resolveIndexed(planned, main.metadata, plan.rangeColumn, plan.range)
-      return p ? unitsOf(await openPartition(queue, plan, p, main.metadata, main.resident, options.compressors), maxBatchRows) : []
+      return p ? unitsOf(await openPartition(queue, plan, p, main.metadata, main.resident, options.compressors), plan, maxBatchRows) : []
     }
     const p = planned
     // With a lookup copy, both tails are read in the same round: the partition's bloom
@@ -144,7 +146,7 @@ export async function* scanPlan(
       copy && part.scan!.ranges.length > 0
         ? lookupUnit(queue, plan, p, p.rowEnd - p.rowStart, copy.metadata, copy.resident, options.compressors)
         : null
-    return unit ? [unit] : unitsOf(part, maxBatchRows)
+    return unit ? [unit] : unitsOf(part, plan, maxBatchRows)
   }
   async function* units(): AsyncGenerator<Unit> {
     for await (const list of mapOrdered(partitions, open, { count: options.partitionLookAhead ?? 16, rampUp: options.rampUp })) {
@@ -239,19 +241,29 @@ function withoutColumns(filter: ParquetQueryFilter, columns: Set<string>): Parqu
 }
 
 /** Candidate ranges of planned row groups, cut to at most `maxRows` rows each. */
-function unitsOf(part: OpenPartition, maxRows: number): Unit[] {
+function unitsOf(part: OpenPartition, scan: ScanPlan, maxRows: number): Unit[] {
   const { plan, groupStarts } = part
   const units: Unit[] = []
   let g = 0
   for (const { rowStart, rowEnd } of part.scan?.ranges ?? []) {
     while (g + 1 < groupStarts.length && groupStarts[g + 1] <= rowStart) g++
     const planned = plan.rowGroups.indexOf(g)
-    if (planned < 0) continue
+    if (planned < 0 || excludedByByteOrder(part, scan, g)) continue
     for (let start = rowStart; start < rowEnd; start += maxRows) {
       units.push({ part, group: g, start, end: Math.min(rowEnd, start + maxRows), inside: plan.inside[planned] })
     }
   }
   return units
+}
+
+/** Whether row group `g`'s statistics rule out a byte-order predicate (a column the file lacks reads as null, matching none). */
+function excludedByByteOrder(part: OpenPartition, scan: ScanPlan, g: number): boolean {
+  return scan.byteOrder.some(p => {
+    const column = columnOf(p.field)
+    if (part.absent.has(column)) return true
+    const stats = columnChunk(part.metadata, g, column)?.meta_data?.statistics
+    return statisticsExclude(p, stats?.min_value, stats?.max_value)
+  })
 }
 
 /** Largest row group fetched whole when the range cuts it (see selectUnit). */

@@ -51,10 +51,12 @@ export interface KindSpec {
   /** Operators a filter may use on a field of this kind. */
   operators: readonly Operator[]
   /**
-   * What row groups can be pruned by (hyparquet: statistics compare INT64, booleans and
-   * fixed-length bytes correctly and bloom filters hash values as written; binary min/max
-   * cannot prove order, byte-string statistics are decoded as text, JSON is never equal
-   * as text).
+   * What row groups can be pruned by: equality by statistics and bloom filters (hyparquet
+   * compares INT64, booleans and fixed-length bytes correctly and hashes values as written);
+   * order by statistics for INT64 (hyparquet) and fixed-length bytes, whose unsigned byte
+   * order is their value order (the scanner compares their exact min/max itself, since
+   * hyparquet takes binary bounds as text). Not variable-length bytes or strings (their
+   * statistics are decoded as text), nor JSON (never equal as text).
    */
   prunes: { equality: boolean; order: boolean }
   /** Parses a filter value as sent in a query string; throws InvalidValueError. */
@@ -170,7 +172,7 @@ export const KINDS: Record<Kind, KindSpec> = {
     parquet: { type: 'FIXED_LEN_BYTE_ARRAY', typeLength: 32 },
     width: 32,
     operators: ORDERED,
-    prunes: { equality: true, order: false },
+    prunes: { equality: true, order: true },
     parse: t => u256ToBytes(parseUnsigned(t, U256_MAX)),
     toJson: v => quantityHex(v as Uint8Array),
     toText: v => quantityHex(v as Uint8Array),
@@ -179,7 +181,7 @@ export const KINDS: Record<Kind, KindSpec> = {
     parquet: { type: 'FIXED_LEN_BYTE_ARRAY', typeLength: 32 },
     width: 32,
     operators: ORDERED,
-    prunes: { equality: true, order: false },
+    prunes: { equality: true, order: true },
     parse: t => u256ToBytes(parseUnsigned(t, U256_MAX)),
     toJson: hexOf,
     toText: hexOf,
@@ -188,7 +190,7 @@ export const KINDS: Record<Kind, KindSpec> = {
     parquet: { type: 'FIXED_LEN_BYTE_ARRAY', typeLength: INT_WIDTH },
     width: INT_WIDTH,
     operators: ORDERED,
-    prunes: { equality: true, order: false },
+    prunes: { equality: true, order: true },
     parse: parseSigned,
     toJson: v => bytesToInt(v as Uint8Array).toString(),
     toText: v => bytesToInt(v as Uint8Array).toString(),
@@ -197,7 +199,7 @@ export const KINDS: Record<Kind, KindSpec> = {
     parquet: { type: 'FIXED_LEN_BYTE_ARRAY', typeLength: 32 },
     width: 32,
     operators: ORDERED,
-    prunes: { equality: true, order: false },
+    prunes: { equality: true, order: true },
     parse: fixedBytes(32, 'hash'),
     toJson: hexOf,
     toText: hexOf,
@@ -206,7 +208,7 @@ export const KINDS: Record<Kind, KindSpec> = {
     parquet: { type: 'FIXED_LEN_BYTE_ARRAY', typeLength: 20 },
     width: 20,
     operators: ORDERED,
-    prunes: { equality: true, order: false },
+    prunes: { equality: true, order: true },
     parse: fixedBytes(20, 'address'),
     toJson: hexOf,
     toText: hexOf,
@@ -215,7 +217,7 @@ export const KINDS: Record<Kind, KindSpec> = {
     parquet: { type: 'FIXED_LEN_BYTE_ARRAY', typeLength: 32 },
     width: 32,
     operators: ORDERED,
-    prunes: { equality: true, order: false },
+    prunes: { equality: true, order: true },
     parse: parseMoveAddress,
     toJson: hexOf,
     toText: hexOf,

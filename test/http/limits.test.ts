@@ -4,7 +4,7 @@
  * closed with 4429) and the concurrent data streams (429 too_many_streams), whose
  * slots come back however a stream ends.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { parseUsers } from '../../src/api/auth.ts'
 import { StreamSlots, WindowLimiter } from '../../src/api/limits.ts'
 import { FairShare } from '../../src/api/fair.ts'
@@ -82,8 +82,7 @@ describe('fair shares between users', () => {
     let release!: () => void
     const held = turns.run('carol', () => new Promise<void>(r => (release = r)))
     const pending = app.fetch(new Request(`http://api.example.com${EXPORT}`, { headers: { authorization: BOB } }))
-    await new Promise(r => setTimeout(r, 50))
-    expect(turns.load('bob')).toEqual({ running: 0, waiting: 1 })
+    await vi.waitFor(() => expect(turns.load('bob')).toEqual({ running: 0, waiting: 1 }))
     release()
     await held
     const res = await pending
@@ -93,8 +92,7 @@ describe('fair shares between users', () => {
     const heldAgain = turns.run('carol', () => new Promise<void>(r => (releaseAgain = r)))
     const reader = res.body!.getReader()
     const first = reader.read()
-    await new Promise(r => setTimeout(r, 50))
-    expect(turns.load('bob')).toEqual({ running: 0, waiting: 1 })
+    await vi.waitFor(() => expect(turns.load('bob')).toEqual({ running: 0, waiting: 1 }))
     releaseAgain()
     await heldAgain
     expect((await first).done).toBe(false)

@@ -111,4 +111,19 @@ describe('ManifestReader.scanPartitions', () => {
     await small.shard(last)
     expect(tight.counts.requests).toBe(10)
   })
+
+  it('serves the root the store holds: an older root put back replaces a newer generation once the cache expires', async () => {
+    const key = 'evm-31337/manifest/root.json'
+    const older = (await store.get(key))!.body.slice()
+    const reader = new ManifestReader(store, { rootTtlMs: 20 })
+    expect((await reader.root(chain))!.generation).toBe(root.generation)
+    const newer = (await publish(store, chain, { logs: [entry(2000, 2099)] }, { shardSpan: 200 })).root
+    expect(newer.generation).toBeGreaterThan(root.generation)
+    await new Promise(r => setTimeout(r, 30))
+    expect((await reader.root(chain))!.generation).toBe(newer.generation)
+    // An operator restores the previous root: readers follow the store, whatever the generations.
+    await store.put(key, older)
+    await new Promise(r => setTimeout(r, 30))
+    expect(await reader.root(chain)).toEqual(root)
+  })
 })

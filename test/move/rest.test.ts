@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { fullnodeClient, FullnodeError, type FullnodeClient } from '../../src/move/rest.ts'
+import { fullnodeClient, FullnodeError, type FullnodeClient, type FullnodeRetry } from '../../src/move/rest.ts'
 import { AbiCache, missingModules, prefetchAbis } from '../../src/move/abi-cache.ts'
 import { toMoveRows } from '../../src/move/transform.ts'
 import { recordedAbis, restTransactions } from './data.ts'
@@ -123,9 +123,17 @@ describe('fullnodeClient retries', () => {
       status(502, 'bad gateway'),
       status(200, ledger),
     ]
-    const info = await fullnodeClient({ url, retries: 3, backoffMs: 1 }).ledgerInfo()
+    const told: FullnodeRetry[] = []
+    const info = await fullnodeClient({ url, retries: 3, backoffMs: 1, onRetry: r => told.push(r) }).ledgerInfo()
     expect(info.chain_id).toBe(126)
     expect(hits).toBe(4)
+    // Each retry is told before its wait: a node that keeps failing is never silent.
+    expect(told.map(r => [r.attempt, r.attempts, r.reason])).toEqual([
+      [2, 4, 'HTTP 503: busy'],
+      [3, 4, 'HTTP 429: slow down'],
+      [4, 4, 'HTTP 502: "bad gateway"'],
+    ])
+    expect(told.every(r => r.url === `${url}/v1`)).toBe(true)
   })
 
   it('gives up after its retries, naming the URL, the status and the attempts', async () => {
@@ -157,9 +165,11 @@ describe('fullnodeClient retries', () => {
   it('times out a stalled request and retries it', async () => {
     hits = 0
     script = []
-    const e = await fullnodeClient({ url, retries: 1, backoffMs: 1, timeoutMs: 50 })
+    const told: FullnodeRetry[] = []
+    const e = await fullnodeClient({ url, retries: 1, backoffMs: 1, timeoutMs: 50, onRetry: r => told.push(r) })
       .ledgerInfo()
       .catch(x => x)
+    expect(told).toMatchObject([{ attempt: 2, attempts: 2, reason: 'timed out after 50 ms' }])
     expect(e).toBeInstanceOf(FullnodeError)
     expect(e.status).toBe(0)
     expect(e.message).toMatch(/timed out after 50 ms \(2 attempts\)/)

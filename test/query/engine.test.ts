@@ -637,6 +637,30 @@ describe('pushdown, proven by counting reads', () => {
     await check(spec(logs, [pred(logs, 'chain', 'eq', 5n)]), store)
     expect(reads.filter(r => isPartition(r.key))).toEqual([])
   })
+
+  it('an order filter on a hash or a 256-bit quantity reads only the row groups whose statistics it meets', async () => {
+    const groups = lake.entries.transactions.reduce((n, e) => n + e.rowGroups.length, 0)
+    expect(groups).toBeGreaterThan(4)
+    const hashes = lake.rows.transactions.map(r => r.hash as Uint8Array).sort(compareBytes)
+    for (const [op, bound] of [
+      ['gte', hashes.at(-1)!],
+      ['lte', hashes[0]],
+    ] as const) {
+      const { result, got } = await check(spec(transactions, [pred(transactions, 'hash', op, bound)]))
+      expect(got).toHaveLength(1)
+      expect({ op, read: result.stats.rowGroupsRead, total: result.stats.rowGroupsTotal }).toEqual({ op, read: 1, total: groups })
+      expect(result.pushed).toEqual([`hash__${op}`])
+    }
+    const values = lake.rows.transactions.map(r => r.value as Uint8Array).sort(compareBytes)
+    const above = values.at(-1)!.slice()
+    above[31]++
+    const { result, got } = await check(spec(transactions, [pred(transactions, 'value', 'gte', above)]))
+    expect(got).toEqual([])
+    expect(result.stats.rowGroupsRead).toBe(0)
+    // Between the bounds every row group may hold a match: nothing is skipped.
+    const middle = await check(spec(transactions, [pred(transactions, 'hash', 'gte', hashes[hashes.length >> 1])]))
+    expect(middle.result.stats.rowGroupsRead).toBe(groups)
+  })
 })
 
 describe('the manifest is walked shard by shard', () => {

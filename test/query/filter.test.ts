@@ -2,7 +2,16 @@ import { describe, expect, it } from 'vitest'
 import { logs, transactions } from '../../src/datasets/evm.ts'
 import type { DatasetDecl, FieldDecl } from '../../src/schema/dataset.ts'
 import { KINDS, type Operator, type StoredValue } from '../../src/schema/kinds.ts'
-import { decideVirtual, lowerBound, pruningFilterOf, rowTest, selectCodes, selectRows, valueTest } from '../../src/query/filter.ts'
+import {
+  decideVirtual,
+  lowerBound,
+  pruningFilterOf,
+  rowTest,
+  selectCodes,
+  selectRows,
+  statisticsExclude,
+  valueTest,
+} from '../../src/query/filter.ts'
 import { vectorOf, type U64Vector } from '../../src/columns/vector.ts'
 import { mulberry32 } from '../../scripts/dev/random.ts'
 import type { Predicate } from '../../src/query/types.ts'
@@ -137,15 +146,17 @@ describe('rowTest', () => {
 })
 
 describe('pruningFilterOf', () => {
-  it('pushes the range and what hyparquet prunes correctly, and says which', () => {
+  it('pushes the range and what hyparquet prunes correctly, keeps byte order for the scanner, and says which', () => {
     const address = pred(logs, 'address', 'eq', b(1))
     const topics = pred(logs, 'topic0', 'in', b(2), b(3))
     const nullable = pred(logs, 'topic1', 'in', null, b(4))
     const index = pred(logs, 'log_index', 'gte', 3n)
     const value = pred(transactions, 'value', 'gte', new Uint8Array(32))
+    const data = pred(logs, 'data', 'lte', b(5))
     const chain = pred(logs, 'chain', 'eq', 1n)
-    const { filter, pushed } = pruningFilterOf([address, topics, nullable, index, value, chain], 'block_number', [10, 20])
-    expect(pushed).toEqual([address, topics, index])
+    const { filter, pushed, byteOrder } = pruningFilterOf([address, topics, nullable, index, value, data, chain], 'block_number', [10, 20])
+    expect(pushed).toEqual([address, topics, index, value])
+    expect(byteOrder).toEqual([value])
     expect(filter).toEqual({
       $and: [
         { block_number: { $gte: 10n, $lte: 20n } },
@@ -154,6 +165,26 @@ describe('pruningFilterOf', () => {
         { log_index: { $gte: 3n } },
       ],
     })
+  })
+})
+
+describe('statisticsExclude', () => {
+  it('rules out a row group only when its byte bounds prove no row meets the bound', () => {
+    /** 32 bytes, big-endian: `first` in byte 0, `last` in byte 31. */
+    const u = (last: number, first = 0) => Object.assign(new Uint8Array(32), { 0: first, 31: last })
+    const gte = pred(transactions, 'value', 'gte', u(5))
+    const lte = pred(transactions, 'value', 'lte', u(5))
+    expect(statisticsExclude(gte, u(1), u(4))).toBe(true)
+    expect(statisticsExclude(gte, u(1), u(5))).toBe(false)
+    expect(statisticsExclude(lte, u(6), u(9))).toBe(true)
+    expect(statisticsExclude(lte, u(5), u(9))).toBe(false)
+    // Unsigned, first byte first: 0x01…00 is above 0x00…ff.
+    expect(statisticsExclude(gte, u(0), u(255))).toBe(false)
+    expect(statisticsExclude(pred(transactions, 'value', 'gte', u(0, 1)), u(0), u(255))).toBe(true)
+    expect(statisticsExclude(lte, u(0, 1), u(0, 1))).toBe(true)
+    // Missing or textual bounds prove nothing.
+    expect(statisticsExclude(gte, undefined, undefined)).toBe(false)
+    expect(statisticsExclude(gte, 'a', 'b')).toBe(false)
   })
 })
 

@@ -4,7 +4,7 @@ import { resolve } from 'node:path'
 import { describe, expect, it } from 'vitest'
 
 const ROOT = resolve(import.meta.dirname, '../..')
-const COMMANDS = ['serve', 'ingest', 'reindex', 'devnet', 'hash-password', 'move-sample', 'snappy-wasm', 'start'].map(
+const COMMANDS = ['serve', 'ingest', 'reindex', 'redecode', 'devnet', 'hash-password', 'move-sample', 'snappy-wasm', 'start', 'lint'].map(
   name => `scripts/${name}.ts`,
 )
 const run = (script: string, arg: string) =>

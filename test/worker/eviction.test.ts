@@ -3,7 +3,8 @@
  * workerd): workerd may drop the object's instance while its hibernatable WebSockets
  * stay open, and builds a new one on the same state when a socket speaks again. The
  * new instance must find every socket's session from its attachment and carry on. A
- * second LiveChainObject on the same state stands for that new instance.
+ * second LiveChainObject on the same state stands for that new instance: a socket waiting
+ * for its auth message, and a subscription resumed from the cursor its attachment kept.
  */
 /// <reference types="@cloudflare/vitest-plugin/types" />
 import { env } from 'cloudflare:workers'
@@ -62,6 +63,44 @@ describe('Durable Object eviction', () => {
       .filter(t => t.startsWith('{"type":"rows","rows":'))
       .flatMap(t => decodeJson(Buffer.from(t.slice('{"type":"rows","rows":'.length, -1)), fields))
     expect(rows).toEqual(canonicalRecords(inBlocks(lake.rows.logs, 140, 205), fields, 1))
+    expect(messages.at(-1)).toEqual({ type: 'end', cursor: 205 })
+  })
+
+  it('resumes a subscription in a new instance from the cursor its attachment kept: the rest of the range once, then end', async () => {
+    const ctx = createExecutionContext()
+    const res = await worker.fetch(
+      new Request('http://api.example.com/v1/api/logs?chains=ETH&from_block=100&to_block=205', {
+        headers: { upgrade: 'websocket' },
+      }) as never,
+      { ...env, API_USERS: 'alice:secret', LIVE } as never,
+      ctx,
+    )
+    await waitOnExecutionContext(ctx)
+    expect(res.status).toBe(101)
+    const socket = res.webSocket!
+    const texts: string[] = []
+    const closed = new Promise<number>(resolve => socket.addEventListener('close', e => resolve(e.code)))
+    socket.addEventListener('message', e => texts.push(e.data as string))
+    socket.accept()
+
+    await runInDurableObject(LIVE.get(LIVE.idFromName(chainKey(ETH))), async (_old, state) => {
+      const sockets = state.getWebSockets().filter(ws => String(ws.deserializeAttachment()?.url).includes('from_block=100&'))
+      expect(sockets).toHaveLength(1)
+      // What the old instance checkpointed after delivering blocks up to 150 to alice, before it was evicted.
+      sockets[0].serializeAttachment({ ...sockets[0].deserializeAttachment(), user: 'alice', cursor: 150, to: 205 })
+      const fresh = new LiveChainObject(state, { ...env, LIVE, API_USERS: 'alice:secret' } as never)
+      const restored = fresh as unknown as { sessions: Map<WebSocket, { state: string }> }
+      for (let i = 0; i < 100 && restored.sessions.size < state.getWebSockets().length; i++) await new Promise(r => setTimeout(r, 20))
+      expect([...restored.sessions.entries()].find(([ws]) => ws === sockets[0])?.[1].state).toBe('subscribed')
+    })
+
+    expect(await closed).toBe(1000)
+    const messages = texts.map(t => JSON.parse(t) as { type: string; cursor?: number })
+    const rows = texts
+      .filter(t => t.startsWith('{"type":"rows","rows":'))
+      .flatMap(t => decodeJson(Buffer.from(t.slice('{"type":"rows","rows":'.length, -1)), fields))
+    expect(rows).toEqual(canonicalRecords(inBlocks(lake.rows.logs, 151, 205), fields, 1))
+    expect(messages.filter(m => m.type === 'progress').every(m => m.cursor! > 150)).toBe(true)
     expect(messages.at(-1)).toEqual({ type: 'end', cursor: 205 })
   })
 })
