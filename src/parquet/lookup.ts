@@ -19,9 +19,12 @@ import { compareValues } from '../columns/compare.ts'
  */
 export const LOOKUP_SHARE = 1 / 16
 
-/** A copy can serve a lookup only if one of its row groups is within LOOKUP_SHARE of the partition. */
+/** The most rows a lookup through `decl`'s copies may read, as a share of the partition's rows. */
+export const lookupShare = (decl: Pick<LookupDecl, 'share'>): number => decl.share ?? LOOKUP_SHARE
+
+/** A copy can serve a lookup only if one of its row groups is within the lookup share of the partition. */
 export function lookupWorthwhile(rows: number, decl: LookupDecl): boolean {
-  return decl.rowGroupSize <= rows * LOOKUP_SHARE
+  return decl.rowGroupSize <= rows * lookupShare(decl)
 }
 
 /** Row order of `batch` by `columns` (nulls first), stable. */

@@ -95,6 +95,27 @@ export function decodePages(
 }
 
 /**
+ * Only `rows` (ascending, within `[from, to)`, counted as `decodePages` counts them) of a
+ * run of pages: the values of the other rows are stepped over, not copied, so a few rows
+ * of a page cost their own values, not the page's (a dictionary page's codes often span
+ * its whole row group).
+ */
+export function decodePageRows(
+  layout: ChunkLayout,
+  pages: Uint8Array,
+  firstRow: number,
+  from: number,
+  to: number,
+  rows: Int32Array,
+  dictionary?: Vector,
+  check: PageCheck = {},
+): Vector {
+  const out = new Builder(layout.shape, rows.length, layout.optional)
+  walkPages(layout, pages, firstRow, from, to, out, dictionary, check, rows)
+  return out.finish()
+}
+
+/**
  * The dictionary codes of rows `[from, to)` (as `decodePages` counts them), -1 for a
  * null row, or null when a page is not dictionary-encoded. A predicate can then be
  * decided once per distinct value instead of once per row.
@@ -126,9 +147,11 @@ function walkPages(
   out: PageSink,
   dictionary: Vector | undefined,
   check: PageCheck,
+  picks?: Int32Array,
 ): void {
   const reader = { view: viewOf(pages), offset: 0 }
   let row = firstRow
+  let picked = 0
   // Every header of the run is read, so that the rows they claim can be checked against `endRow`.
   while (reader.offset < pages.length && (row < to || check.endRow !== undefined)) {
     const first = reader.offset === 0
@@ -142,18 +165,30 @@ function walkPages(
     }
     const rows = pageRows(header)
     if (row < to && row + rows > from) {
-      const body = pages.subarray(start, start + header.compressed_page_size)
-      verifyPage(header, body)
-      const encoding = header.data_page_header_v2?.encoding ?? header.data_page_header?.encoding
-      if (check.encodings && !check.encodings.includes(encoding!)) throw new CorruptPageError(`a data page claims encoding ${encoding}`)
-      decodeDataPage(layout, header, body, rows, Math.max(0, from - row), Math.min(rows, to - row), out, dictionary)
+      const [a, b] = [Math.max(0, from - row), Math.min(rows, to - row)]
+      // The page's picked rows, as a mask over [a, b); a page with none is not decoded.
+      let keep: Uint8Array | null = null
+      if (picks) {
+        keep = new Uint8Array(b - a)
+        const first = picked
+        for (; picked < picks.length && picks[picked] < row + b; picked++) keep[picks[picked] - row - a] = 1
+        if (picked === first) keep = null
+      }
+      if (keep || !picks) {
+        const body = pages.subarray(start, start + header.compressed_page_size)
+        verifyPage(header, body)
+        const encoding = header.data_page_header_v2?.encoding ?? header.data_page_header?.encoding
+        if (check.encodings && !check.encodings.includes(encoding!)) throw new CorruptPageError(`a data page claims encoding ${encoding}`)
+        decodeDataPage(layout, header, body, rows, a, b, out, dictionary, keep)
+      }
     }
     row += rows
   }
   if (check.endRow !== undefined && (row !== check.endRow || reader.offset !== pages.length)) {
     throw new CorruptPageError(`column pages hold rows ${firstRow}-${row - 1}, their index says ${firstRow}-${check.endRow - 1}`)
   }
-  if (out.filled !== to - from) throw new Error(`column pages hold rows ${firstRow}-${row - 1}, asked for ${from}-${to - 1}`)
+  if (out.filled !== (picks ? picks.length : to - from))
+    throw new Error(`column pages hold rows ${firstRow}-${row - 1}, asked for ${from}-${to - 1}`)
 }
 
 /** Where decoded page values go: a vector, or only the dictionary codes. */
@@ -199,7 +234,7 @@ function pageRows(header: PageHeader): number {
   throw new UnsupportedPageError(`unsupported page type ${header.type}`)
 }
 
-/** Decodes one data page's rows `[a, b)` (page-relative) into `out`. */
+/** Decodes one data page's rows `[a, b)` (page-relative) into `out`; with `keep`, only those of them it marks. */
 function decodeDataPage(
   layout: ChunkLayout,
   header: PageHeader,
@@ -209,6 +244,7 @@ function decodeDataPage(
   b: number,
   out: PageSink,
   dictionary: Vector | undefined,
+  keep: Uint8Array | null = null,
 ): void {
   let defined: Uint8Array | null = null
   let values: Uint8Array
@@ -257,7 +293,25 @@ function decodeDataPage(
     count = 0
     for (let i = 0; i < window.length; i++) count += window[i]
   }
-  if (encoding === 'PLAIN') {
+  if (keep) {
+    const kept = keptRows(keep, window, skip)
+    // Values up to the last kept one are decoded, the kept ones gathered.
+    const upTo = kept.values.length ? kept.values[kept.values.length - 1] + 1 : 0
+    if (encoding === 'PLAIN') {
+      out.plain(gatherPlain(layout.shape, values, kept.values, skip + count), 0, kept.values.length, kept.window, kept.rows)
+    } else if (encoding === 'RLE_DICTIONARY' || encoding === 'PLAIN_DICTIONARY') {
+      const indexes = new Int32Array(upTo)
+      if (values.length > 0) decodeHybrid(values, 1, values.length, values[0], indexes, upTo)
+      out.fromDictionary(dictionary, gather(indexes, kept.values, new Int32Array(kept.values.length)), kept.window, kept.rows)
+    } else if (encoding === 'RLE' && layout.shape.type === 'bool') {
+      const bits = new Uint8Array(upTo)
+      const length = viewOf(values).getUint32(0, true)
+      decodeHybrid(values, 4, 4 + length, 1, bits, upTo)
+      out.bools(gather(bits, kept.values, new Uint8Array(kept.values.length)), kept.window, kept.rows)
+    } else {
+      throw new UnsupportedPageError(`unsupported encoding ${encoding}`)
+    }
+  } else if (encoding === 'PLAIN') {
     out.plain(values, skip, count, window, b - a)
   } else if (encoding === 'RLE_DICTIONARY' || encoding === 'PLAIN_DICTIONARY') {
     const indexes = new Int32Array(skip + count)
@@ -271,6 +325,83 @@ function decodeDataPage(
   } else {
     throw new UnsupportedPageError(`unsupported encoding ${encoding}`)
   }
+}
+
+/**
+ * The rows `keep` marks among a page's rows `[a, b)`: how many, the page-relative indexes
+ * of their values (defined rows only; row a's value is `skip`) and their definition flags
+ * (null when every row is defined).
+ */
+function keptRows(
+  keep: Uint8Array,
+  window: Uint8Array | null,
+  skip: number,
+): { rows: number; values: Int32Array; window: Uint8Array | null } {
+  let kept = 0
+  for (let r = 0; r < keep.length; r++) kept += keep[r]
+  const values = new Int32Array(kept)
+  const flags = window ? new Uint8Array(kept) : null
+  let v = skip
+  let n = 0
+  let j = 0
+  for (let r = 0; r < keep.length; r++) {
+    const defined = window ? window[r] : 1
+    if (keep[r]) {
+      if (flags) flags[j] = defined
+      if (defined) values[n++] = v
+      j++
+    }
+    v += defined
+  }
+  return { rows: kept, values: values.subarray(0, n), window: flags }
+}
+
+/** `out[i] = from[at[i]]`. */
+function gather<T extends Int32Array | Uint8Array>(from: T, at: Int32Array, out: T): T {
+  for (let i = 0; i < at.length; i++) out[i] = from[at[i]]
+  return out
+}
+
+/** The PLAIN values at `indexes` (ascending) of a page holding `total` values, as a PLAIN page of them alone. */
+function gatherPlain(shape: VectorShape, values: Uint8Array, indexes: Int32Array, total: number): Uint8Array {
+  if (shape.type === 'binary') {
+    const view = viewOf(values)
+    const starts = new Int32Array(indexes.length)
+    let p = 0
+    let size = 0
+    for (let i = 0, k = 0; k < indexes.length; i++) {
+      if (p + 4 > values.length) throw new CorruptPageError('a value runs past the end of its page')
+      const n = view.getUint32(p, true)
+      if (p + 4 + n > values.length) throw new CorruptPageError('a value runs past the end of its page')
+      if (i === indexes[k]) {
+        starts[k++] = p
+        size += 4 + n
+      }
+      p += 4 + n
+    }
+    const out = new Uint8Array(size)
+    let at = 0
+    for (const start of starts) {
+      const end = start + 4 + view.getUint32(start, true)
+      out.set(values.subarray(start, end), at)
+      at += end - start
+    }
+    return out
+  }
+  if (shape.type === 'bool') {
+    if (total > values.length * 8) throw new CorruptPageError(`a page of ${values.length} bytes cannot hold ${total} values`)
+    const out = new Uint8Array(Math.ceil(indexes.length / 8))
+    indexes.forEach((v, i) => (out[i >> 3] |= ((values[v >> 3] >> (v & 7)) & 1) << (i & 7)))
+    return out
+  }
+  const w = shape.type === 'u64' ? 8 : shape.width
+  if (total * w > values.length) throw new CorruptPageError(`a page of ${values.length} bytes cannot hold ${total} values`)
+  const out = new Uint8Array(indexes.length * w)
+  for (let i = 0; i < indexes.length; i++) {
+    const from = indexes[i] * w
+    for (let j = 0; j < w; j++) out[i * w + j] = values[from + j]
+  }
+  return out
 }
 
 /**

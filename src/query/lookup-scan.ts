@@ -10,7 +10,6 @@ import { ReadQueue, Resident } from './io.ts'
 import { groupStartsOf, type PartitionPlan, type ScanPlan } from './plan.ts'
 import type { Predicate } from './types.ts'
 import type { StoredValue } from '../schema/kinds.ts'
-import { LOOKUP_SHARE } from '../parquet/lookup.ts'
 import { concatVectors, takeVector, type U64Vector, type Vector } from '../columns/vector.ts'
 import { compareValues } from '../columns/compare.ts'
 import { groupSpan, hold, letGo } from './hold.ts'
@@ -19,7 +18,7 @@ import { columnChunk, layoutsOf, type OpenPartition, readWhole, type ScanProgres
 /**
  * The read of a partition through its lookup copy: the row groups whose min/max of the
  * lookup column may hold a looked-up value (the copy is sorted by it, so the bounds are
- * tight). Null when those groups hold more than LOOKUP_SHARE of `rows`, the rows the
+ * tight). Null when those groups hold more than the lookup's share of `rows`, the rows the
  * partition's own path would consider.
  */
 export function lookupUnit(
@@ -31,7 +30,7 @@ export function lookupUnit(
   resident: Resident,
   compressors: Compressors | undefined,
 ): Unit | null {
-  const { column, values } = plan.lookup!
+  const { column, values, share } = plan.lookup!
   const groups: number[] = []
   let matched = 0
   const known = (x: unknown): x is StoredValue => x instanceof Uint8Array || typeof x === 'bigint' || typeof x === 'string'
@@ -42,7 +41,7 @@ export function lookupUnit(
     groups.push(i)
     matched += Number(g.num_rows)
   })
-  if (matched > rows * LOOKUP_SHARE) return null
+  if (matched > rows * share) return null
   const stored = new Set(metadata.schema.map(e => e.name))
   // The order columns too: rows of several values are re-sorted by them, asked for or not.
   const columns = [...new Set([...plan.columns, ...plan.lookupOrder])]

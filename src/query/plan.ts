@@ -12,6 +12,7 @@ import type { BlockRange, ByteSpan, LookupEntry, PartitionEntry } from '../manif
 import type { Kind, StoredValue } from '../schema/kinds.ts'
 import { decideVirtual, pruningFilterOf } from './filter.ts'
 import type { Predicate, QuerySpec } from './types.ts'
+import { lookupShare } from '../parquet/lookup.ts'
 
 export interface PartitionPlan {
   key: string
@@ -65,7 +66,7 @@ export interface ScanPlan {
   /** A predicate on a virtual field excludes every row: nothing is read. */
   empty: boolean
   /** Equality on the dataset's lookup column: partitions with a lookup copy may be read through it. */
-  lookup?: { column: string; values: StoredValue[] }
+  lookup?: { column: string; values: StoredValue[]; share: number }
   /** The dataset's order (stored columns): rows read through a lookup copy are put back in it. */
   lookupOrder: string[]
 }
@@ -115,7 +116,7 @@ function lookupOf(dataset: QuerySpec['dataset'], predicates: readonly Predicate[
   const p = predicates.find(
     p => columnOf(p.field) === column && (p.op === 'eq' || p.op === 'in') && p.values.length > 0 && !p.values.includes(null),
   )
-  return p && column ? { lookup: { column, values: p.values as StoredValue[] } } : {}
+  return p && column ? { lookup: { column, values: p.values as StoredValue[], share: lookupShare(dataset.lookup!) } } : {}
 }
 
 /** The row groups of a manifest partition that meet `range`, or null when none does. */

@@ -7,7 +7,7 @@
  */
 import { readOffsetIndex } from 'hyparquet'
 import type { ColumnChunk, ColumnMetaData, Compressors, FileMetaData, OffsetIndex, ParquetScan } from 'hyparquet'
-import { decodeCodes, decodeDictionary, decodePages, type ChunkLayout, type PageCheck } from '../parquet/pages.ts'
+import { decodeCodes, decodeDictionary, decodePageRows, decodePages, type ChunkLayout, type PageCheck } from '../parquet/pages.ts'
 import { CorruptObjectError } from '../store/types.ts'
 import { ReadQueue, Resident } from './io.ts'
 import type { PartitionPlan, ScanPlan } from './plan.ts'
@@ -263,13 +263,19 @@ export async function readRows(u: Unit, column: string, rows: Int32Array, progre
   const starts = locations && locations.map(p => Number(p.first_row_index))
   const runs = pageRuns(rows, starts, u.part.groupStarts[u.group], groupRows, u.start, u.end)
   touch(u, progress)
-  const parts = await readRuns(u, column, runs)
+  const { layout, dictionary, pages } = await fetchRuns(u, column, runs)
   let k = 0
   return concatVectors(
-    runs.map(([rowStart, rowEnd], i) => {
+    runs.map(([a, b], i) => {
       const first = k
-      while (k < rows.length && rows[k] < rowEnd) k++
-      return takeVector(parts[i], rows.subarray(first, k), rowStart)
+      while (k < rows.length && rows[k] < b) k++
+      const { bytes, firstRow, check } = pages[i]
+      // Every row of the run: decoded whole; some: only theirs (a page of codes may span the whole group).
+      return decoded(u, () =>
+        k - first === b - a
+          ? decodePages(layout, bytes, firstRow, a, b, dictionary, check)
+          : decodePageRows(layout, bytes, firstRow, a, b, rows.subarray(first, k), dictionary, check),
+      )
     }),
   )
 }

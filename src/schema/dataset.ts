@@ -62,6 +62,12 @@ export interface DatasetDecl {
 export interface LookupDecl {
   column: string
   rowGroupSize: number
+  /**
+   * Most rows a lookup may read, as a share of the partition's rows (default 1/16,
+   * `LOOKUP_SHARE`); higher where common values are spread over every page of the
+   * block-ordered partition, so that its scan reads nearly all of it anyway.
+   */
+  share?: number
 }
 
 /** The stored column behind a field. */

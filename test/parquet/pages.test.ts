@@ -13,6 +13,7 @@ import {
   decodeCodes,
   decodeDictionary,
   decodeHybrid,
+  decodePageRows,
   decodePages,
   UnsupportedPageError,
   type ChunkLayout,
@@ -341,6 +342,24 @@ function checkFile(
       `${at}: whole chunk, dictionary page included, file rows`,
     )
 
+    for (const density of [0.02, 0.3, 0.9]) {
+      const picks = Array.from({ length: c.rows }, (_, i) => i).filter(() => r() < density)
+      const base = r() < 0.5 ? 0 : c.groupStart
+      expectRows(
+        decodePageRows(
+          c.layout,
+          c.data,
+          base,
+          base,
+          base + c.rows,
+          Int32Array.from(picks, i => base + i),
+          c.dictionary,
+        ),
+        picks.map(i => expected[i]),
+        `${at}: ${picks.length} picked rows of the chunk`,
+      )
+    }
+
     for (const [a, b] of windowsOf(c, r, 24)) {
       const base = r() < 0.5 ? 0 : c.groupStart
       expectRows(decodePages(c.layout, c.data, base, base + a, base + b, c.dictionary), expected.slice(a, b), `${at}: rows [${a}, ${b})`)
@@ -371,6 +390,20 @@ function checkFile(
         decodePages(c.layout, bytesOfRun, base + first, base + a, base + b, c.dictionary),
         expected.slice(a, b),
         `${run}, rows [${a}, ${b})`,
+      )
+      const picks = Array.from({ length: end - first }, (_, i) => first + i).filter(() => r() < 0.2)
+      expectRows(
+        decodePageRows(
+          c.layout,
+          bytesOfRun,
+          base + first,
+          base + first,
+          base + end,
+          Int32Array.from(picks, i => base + i),
+          c.dictionary,
+        ),
+        picks.map(i => expected[i]),
+        `${run}, ${picks.length} picked rows`,
       )
       expect(
         () => decodePages(c.layout, bytesOfRun, base + first, base + first, base + end + 1, c.dictionary),
