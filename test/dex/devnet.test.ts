@@ -23,6 +23,7 @@ import { callData, loadArtifact } from '../../scripts/dev/devnet/contracts.ts'
 import { runActivityRound, setupWorkload, sortTokens, workloadReport } from '../../scripts/dev/devnet/workload.ts'
 import type { WorkloadContext, WorkloadReport } from '../../scripts/dev/devnet/workload.ts'
 import { bytesToHex } from '../../src/schema/hex.ts'
+import { positionLiquidity } from '../support/positions-devnet.ts'
 
 const ROUNDS = 16
 const BATCH = 7
@@ -99,15 +100,7 @@ describe('devnet', () => {
     exited = b.tokenId
     const from = ctx.dev.accounts[a.owner].address
     const to = ctx.dev.accounts[NEW_OWNER].address
-    const liquidityOf = async (id: bigint) =>
-      (
-        (await client.readContract({
-          address: npm,
-          abi: loadArtifact('NonfungiblePositionManager').abi,
-          functionName: 'positions',
-          args: [id],
-        })) as readonly unknown[]
-      )[7] as bigint
+    const liquidityOf = (id: bigint) => positionLiquidity(client, npm, id)
     const collect = (id: bigint, recipient: Address) =>
       callData('NonfungiblePositionManager', 'collect', [{ tokenId: id, recipient, amount0Max: maxUint128, amount1Max: maxUint128 }])
     const decrease = (id: bigint, liquidity: bigint) =>

@@ -5,7 +5,7 @@
  * principal stays owed, and after it the collect of that principal, a decrease + collect by
  * the new owner and a plain transfer.
  */
-import { maxUint128, type Address } from 'viem'
+import { maxUint128, type Address, type PublicClient } from 'viem'
 import { startAnvil, type Anvil } from '../../scripts/dev/devnet/anvil.ts'
 import { mineBlock } from '../../scripts/dev/devnet/blocks.ts'
 import { callData, loadArtifact } from '../../scripts/dev/devnet/contracts.ts'
@@ -28,6 +28,17 @@ export interface PositionsDevnet {
   decreased: bigint
 }
 
+/** A v3 position's liquidity as its manager reports it (`positions(id)`, the eighth value). */
+export async function positionLiquidity(client: Pick<PublicClient, 'readContract'>, manager: Address, id: bigint): Promise<bigint> {
+  const position = (await client.readContract({
+    address: manager,
+    abi: loadArtifact('NonfungiblePositionManager').abi,
+    functionName: 'positions',
+    args: [id],
+  })) as readonly unknown[]
+  return position[7] as bigint
+}
+
 export async function startPositionsDevnet(): Promise<PositionsDevnet> {
   const anvil = await startAnvil()
   const ctx = await setupWorkload(anvil.url)
@@ -36,15 +47,7 @@ export async function startPositionsDevnet(): Promise<PositionsDevnet> {
   const npm = ctx.contracts.positionManager
   const [a, b] = ctx.positions
   const account = (i: number): Address => dev.accounts[i].address
-  const liquidity = async (id: bigint) =>
-    (
-      (await dev.client.readContract({
-        address: npm,
-        abi: loadArtifact('NonfungiblePositionManager').abi,
-        functionName: 'positions',
-        args: [id],
-      })) as readonly unknown[]
-    )[7] as bigint
+  const liquidity = (id: bigint) => positionLiquidity(dev.client, npm, id)
   const decrease = async (id: bigint) =>
     callData('NonfungiblePositionManager', 'decreaseLiquidity', [
       { tokenId: id, liquidity: (await liquidity(id)) / 4n, amount0Min: 0n, amount1Min: 0n, deadline: DEADLINE },

@@ -8,18 +8,17 @@
  */
 /// <reference types="@cloudflare/vitest-plugin/types" />
 import { env } from 'cloudflare:workers'
-import { createExecutionContext, runInDurableObject, waitOnExecutionContext } from 'cloudflare:test'
+import { runInDurableObject } from 'cloudflare:test'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { logs } from '../../src/datasets/evm.ts'
 import { chainKey } from '../../src/chains/registry.ts'
 import { r2Store } from '../../src/store/r2.ts'
-import worker from '../../src/worker/index.ts'
 import { LiveChainObject } from '../../src/worker/live-object.ts'
 import { decodeJson } from '../format/decode.ts'
 import { buildHttpLake, canonicalRecords, inBlocks, type HttpLake } from '../http/fixture.ts'
 import { ETH } from '../support/chains.ts'
+import { LIVE, upgradeOnWorker } from './socket.ts'
 
-const LIVE = (env as unknown as { LIVE: DurableObjectNamespace }).LIVE
 const fields = logs.fields.filter(f => !f.extra)
 let lake: HttpLake
 
@@ -27,23 +26,15 @@ beforeAll(async () => {
   lake = await buildHttpLake(r2Store(env.LAKE))
 })
 
+/** The records of the `rows` messages, in order. */
+const rowsOf = (texts: string[]) =>
+  texts
+    .filter(t => t.startsWith('{"type":"rows","rows":'))
+    .flatMap(t => decodeJson(Buffer.from(t.slice('{"type":"rows","rows":'.length, -1)), fields))
+
 describe('Durable Object eviction', () => {
   it('restores a socket waiting for its auth message in a new instance, which then serves the subscription', async () => {
-    const ctx = createExecutionContext()
-    const res = await worker.fetch(
-      new Request('http://api.example.com/v1/api/logs?chains=ETH&from_block=140&to_block=205', {
-        headers: { upgrade: 'websocket' },
-      }) as never,
-      { ...env, API_USERS: 'alice:secret', LIVE } as never,
-      ctx,
-    )
-    await waitOnExecutionContext(ctx)
-    expect(res.status).toBe(101)
-    const socket = res.webSocket!
-    const texts: string[] = []
-    const closed = new Promise<number>(resolve => socket.addEventListener('close', e => resolve(e.code)))
-    socket.addEventListener('message', e => texts.push(e.data as string))
-    socket.accept()
+    const { texts, closed } = await upgradeOnWorker('/v1/api/logs?chains=ETH&from_block=140&to_block=205', 'alice:secret')
 
     await runInDurableObject(LIVE.get(LIVE.idFromName(chainKey(ETH))), async (_old, state) => {
       const sockets = state.getWebSockets()
@@ -59,29 +50,13 @@ describe('Durable Object eviction', () => {
     expect(await closed).toBe(1000)
     const messages = texts.map(t => JSON.parse(t) as { type: string })
     expect(messages[0]).toMatchObject({ type: 'subscribed', from_block: 140, to_block: 205 })
-    const rows = texts
-      .filter(t => t.startsWith('{"type":"rows","rows":'))
-      .flatMap(t => decodeJson(Buffer.from(t.slice('{"type":"rows","rows":'.length, -1)), fields))
+    const rows = rowsOf(texts)
     expect(rows).toEqual(canonicalRecords(inBlocks(lake.rows.logs, 140, 205), fields, 1))
     expect(messages.at(-1)).toEqual({ type: 'end', cursor: 205 })
   })
 
   it('resumes a subscription in a new instance from the cursor its attachment kept: the rest of the range once, then end', async () => {
-    const ctx = createExecutionContext()
-    const res = await worker.fetch(
-      new Request('http://api.example.com/v1/api/logs?chains=ETH&from_block=100&to_block=205', {
-        headers: { upgrade: 'websocket' },
-      }) as never,
-      { ...env, API_USERS: 'alice:secret', LIVE } as never,
-      ctx,
-    )
-    await waitOnExecutionContext(ctx)
-    expect(res.status).toBe(101)
-    const socket = res.webSocket!
-    const texts: string[] = []
-    const closed = new Promise<number>(resolve => socket.addEventListener('close', e => resolve(e.code)))
-    socket.addEventListener('message', e => texts.push(e.data as string))
-    socket.accept()
+    const { texts, closed } = await upgradeOnWorker('/v1/api/logs?chains=ETH&from_block=100&to_block=205', 'alice:secret')
 
     await runInDurableObject(LIVE.get(LIVE.idFromName(chainKey(ETH))), async (_old, state) => {
       const sockets = state.getWebSockets().filter(ws => String(ws.deserializeAttachment()?.url).includes('from_block=100&'))
@@ -96,9 +71,7 @@ describe('Durable Object eviction', () => {
 
     expect(await closed).toBe(1000)
     const messages = texts.map(t => JSON.parse(t) as { type: string; cursor?: number })
-    const rows = texts
-      .filter(t => t.startsWith('{"type":"rows","rows":'))
-      .flatMap(t => decodeJson(Buffer.from(t.slice('{"type":"rows","rows":'.length, -1)), fields))
+    const rows = rowsOf(texts)
     expect(rows).toEqual(canonicalRecords(inBlocks(lake.rows.logs, 151, 205), fields, 1))
     expect(messages.filter(m => m.type === 'progress').every(m => m.cursor! > 150)).toBe(true)
     expect(messages.at(-1)).toEqual({ type: 'end', cursor: 205 })

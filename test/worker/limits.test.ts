@@ -13,6 +13,7 @@ import { r2Store } from '../../src/store/r2.ts'
 import worker from '../../src/worker/index.ts'
 import { LiveChainObject } from '../../src/worker/live-object.ts'
 import { ETH } from '../support/chains.ts'
+import { upgradeOnWorker } from './socket.ts'
 import { buildHttpLake } from '../http/fixture.ts'
 import { basic } from '../support/basic.ts'
 
@@ -81,23 +82,9 @@ describe('worker limits', () => {
 
     // No credentials at the upgrade: the socket waits in the chain's object for its `auth` message.
     const client = '192.0.2.44'
-    const ctx = createExecutionContext()
-    const res = await worker.fetch(
-      new Request('http://api.example.com/v1/api/logs?chains=ETH&from_block=140&to_block=141', {
-        headers: { upgrade: 'websocket', 'cf-connecting-ip': client },
-      }) as never,
-      { ...env, API_USERS: `${user}:pw`, LIVE } as never,
-      ctx,
-    )
-    await waitOnExecutionContext(ctx)
-    expect(res.status).toBe(101)
-    const socket = res.webSocket!
-    const texts: string[] = []
-    const closed = new Promise<number>(resolve => socket.addEventListener('close', e => resolve(e.code)))
-    socket.addEventListener('message', e => {
-      texts.push(e.data as string)
+    const { texts, closed } = await upgradeOnWorker('/v1/api/logs?chains=ETH&from_block=140&to_block=141', `${user}:pw`, {
+      'cf-connecting-ip': client,
     })
-    socket.accept()
 
     // The object's users come from its own env (wrangler.toml has none): an instance on the same state that knows the user takes the message.
     await runInDurableObject(LIVE.get(LIVE.idFromName(chainKey(ETH))), async (_old, state) => {
