@@ -117,6 +117,13 @@ export class StreamSlots {
   }
 }
 
+/**
+ * How long a refusal for the request rate is held before it is sent (at most its Retry-After):
+ * a client that retries in a loop then costs a timer, not a request's CPU, so it cannot crowd
+ * out other users with cheap 429s (BENCHMARKS.md, run Q: ~1,300 refusals a second otherwise).
+ */
+export const REFUSAL_HOLD_MS = 1000
+
 /** 429 for a user over the request rate. */
 export const tooManyRequests = (user: string, retryAfter: number): ApiError =>
   new ApiError(429, 'too_many_requests', `user ${user} is over the request rate; retry in ${retryAfter} s`, {

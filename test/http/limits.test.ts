@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { parseUsers } from '../../src/api/auth.ts'
-import { StreamSlots, WindowLimiter } from '../../src/api/limits.ts'
+import { REFUSAL_HOLD_MS, StreamSlots, WindowLimiter } from '../../src/api/limits.ts'
 import { FairShare } from '../../src/api/fair.ts'
 import { createApp } from '../../src/http/app.ts'
 import { ManifestReader } from '../../src/manifest/read.ts'
@@ -118,8 +118,11 @@ describe('request rate per user (Node server)', () => {
 
   it('answers 429 too_many_requests with Retry-After once a user is over the rate; others are served', async () => {
     for (let i = 0; i < 3; i++) expect((await get('/v1/api/logs?chains=ETH&from_block=100&to_block=101')).status).toBe(200)
+    const asked = performance.now()
     const refused = await get('/v1/api/status')
     expect(refused.status).toBe(429)
+    // held before it is sent, so a client retrying in a loop makes one request a second, not hundreds
+    expect(performance.now() - asked).toBeGreaterThanOrEqual(REFUSAL_HOLD_MS - 5)
     const wait = Number(refused.headers.get('retry-after'))
     expect(wait).toBeGreaterThanOrEqual(59)
     expect(wait).toBeLessThanOrEqual(60)
