@@ -16,6 +16,7 @@ import { verifyUserTransaction } from '../../src/move/bcs.ts'
 import type { RestUserTransaction } from '../../src/move/rest-types.ts'
 import { ingestSample, SAMPLE_MODULES, sampleChain, sampleSpecOf } from '../../scripts/dev/move-sample.ts'
 import { fsStore } from '../../src/store/fs.ts'
+import type { ManifestRoot } from '../../src/manifest/types.ts'
 import { readManifest, readRows } from '../ingest/fixtures.ts'
 
 const MOVE_CHAINS = CHAINS.filter(c => c.family === 'move')
@@ -95,7 +96,8 @@ describe('the synthetic Move sample', () => {
       const expected = (await readManifest(fresh, chain))!
       const got = await readManifest(bundled, chain)
       expect(got, `${chain.code}: run \`npx node scripts/move-sample.ts\``).not.toBeNull()
-      expect(got!.datasets).toEqual(expected.datasets)
+      // Retired index segments carry the time of the run that retired them: compared without them.
+      expect(withoutRetired(got!.datasets)).toEqual(withoutRetired(expected.datasets))
       const keys = async (store: typeof fresh) =>
         (await store.list(`${chainKey(chain)}/`)).filter(o => !o.key.includes('/manifest/')).map(o => [o.key, o.size])
       expect(await keys(bundled)).toEqual(await keys(fresh))
@@ -106,3 +108,10 @@ describe('the synthetic Move sample', () => {
     }
   })
 })
+
+/** The datasets of a root without their retired index segments (`since` is the generating run's clock). */
+function withoutRetired(datasets: ManifestRoot['datasets']): ManifestRoot['datasets'] {
+  return Object.fromEntries(
+    Object.entries(datasets).map(([name, d]) => [name, d.index ? { ...d, index: { segments: d.index.segments } } : d]),
+  )
+}
