@@ -82,6 +82,10 @@ export function dexBatches(out: DexOutput): DexBatches {
 export const poolCacheKey = (chain: { family: 'evm' | 'move'; id: number }, pool: Hex): string =>
   `${chainKey(chain)}/dex-pools/${pool.toLowerCase()}.json`
 
+/** Store key of a token's cached getter answers. */
+export const tokenCacheKey = (chain: { family: 'evm' | 'move'; id: number }, token: Hex): string =>
+  `${chainKey(chain)}/dex-tokens/${token.toLowerCase()}.json`
+
 interface CachedPool {
   /** Null: the pool's getters answered nothing usable (a revert, empty data). */
   info: { token0: Hex; token1: Hex; fee: string | null } | null
@@ -119,12 +123,69 @@ async function callGetters<K extends string>(
   })
 }
 
+/** What a cached getter resolver asks of the contracts it resolves, and how it stores the answers. */
+interface GetterSpec<K extends string, T> {
+  calls: Readonly<Record<K, Hex>>
+  /** The value of a contract from its getters' results (null for a revert). */
+  fromCalls(results: Record<K, Hex | null>): T
+  /** The value when nothing can answer (no node): for this run only. */
+  unknown: T
+  key(target: Hex): string
+  encode(value: T): unknown
+  decode(stored: unknown): T
+}
+
 /**
- * A PoolResolver over the store cache and the node: cached answers first, then the three
- * getters of every miss in one batch of `eth_call`s. A call the node answers with an error
- * (a revert) counts as no answer; a node without `eth_call` answers nothing (not cached);
- * a call that fails in transport fails the unit, so an unreachable node never turns into
- * cached nulls. Without a node (`rpc` null, a re-decode), misses are unknown and not cached.
+ * Getter answers over the store cache and the node: memory, then the store, then the getters
+ * of every miss in one batch (`callGetters`), each answer remembered and cached. A node
+ * without `eth_call` answers nothing (remembered for this run, not cached); without a node
+ * (`rpc` null, a re-decode) misses are `unknown` and not remembered.
+ */
+function cachedGetters<K extends string, T>(rpc: RpcClient | null, store: ObjectStore | null, spec: GetterSpec<K, T>) {
+  const memory = new Map<Hex, T>()
+  const remember = async (target: Hex, value: T) => {
+    memory.set(target, value)
+    if (store) await store.put(spec.key(target), encoder.encode(JSON.stringify(spec.encode(value))), { contentType: 'application/json' })
+  }
+  return {
+    memory,
+    remember,
+    async resolve(targets: readonly Hex[]): Promise<Map<Hex, T>> {
+      const out = new Map<Hex, T>()
+      const misses: Hex[] = []
+      await Promise.all(
+        targets.map(async target => {
+          if (memory.has(target)) return out.set(target, memory.get(target)!)
+          const got = store && (await store.get(spec.key(target)))
+          if (!got) return misses.push(target)
+          const value = spec.decode(JSON.parse(decoder.decode(got.body)))
+          memory.set(target, value)
+          out.set(target, value)
+        }),
+      )
+      if (misses.length === 0) return out
+      if (rpc === null) {
+        for (const target of misses) out.set(target, spec.unknown)
+        return out
+      }
+      misses.sort()
+      await Promise.all(
+        (await callGetters(rpc, misses, spec.calls)).map(async ({ target, results, unsupported }) => {
+          const value = spec.fromCalls(results)
+          out.set(target, value)
+          if (unsupported) memory.set(target, value)
+          else await remember(target, value)
+        }),
+      )
+      return out
+    },
+  }
+}
+
+/**
+ * A PoolResolver over the store cache and the node (`cachedGetters`): a call the node answers
+ * with an error (a revert) counts as no answer; a call that fails in transport fails the unit,
+ * so an unreachable node never turns into cached nulls.
  */
 export interface CachingPoolResolver extends PoolResolver {
   /** Records pools known from their verified creation. */
@@ -136,98 +197,44 @@ export function rpcPoolResolver(
   store: ObjectStore | null,
   chain: { family: 'evm'; id: number },
 ): CachingPoolResolver {
-  const memory = new Map<Hex, PoolInfo | null>()
-  const remember = async (pool: Hex, info: PoolInfo | null) => {
-    memory.set(pool, info)
-    if (!store) return
-    const cached: CachedPool = {
+  const getters = cachedGetters<keyof typeof POOL_CALLS, PoolInfo | null>(rpc, store, {
+    calls: POOL_CALLS,
+    fromCalls: poolInfoFromCalls,
+    unknown: null,
+    key: pool => poolCacheKey(chain, pool),
+    encode: (info): CachedPool => ({
       info: info && { token0: info.token0, token1: info.token1, fee: info.fee === null ? null : String(info.fee) },
-    }
-    await store.put(poolCacheKey(chain, pool), encoder.encode(JSON.stringify(cached)), { contentType: 'application/json' })
-  }
+    }),
+    decode: stored => {
+      const { info } = stored as CachedPool
+      return info && { token0: info.token0, token1: info.token1, fee: info.fee === null ? null : BigInt(info.fee) }
+    },
+  })
   return {
     async add(created) {
-      await Promise.all([...created].filter(([pool]) => !memory.has(pool)).map(([pool, info]) => remember(pool, info)))
+      await Promise.all([...created].filter(([pool]) => !getters.memory.has(pool)).map(([pool, info]) => getters.remember(pool, info)))
     },
-    async resolve(_chainId, pools) {
-      const out = new Map<Hex, PoolInfo | null>()
-      const misses: Hex[] = []
-      await Promise.all(
-        pools.map(async pool => {
-          if (memory.has(pool)) return out.set(pool, memory.get(pool)!)
-          const got = store && (await store.get(poolCacheKey(chain, pool)))
-          if (!got) return misses.push(pool)
-          const { info } = JSON.parse(decoder.decode(got.body)) as CachedPool
-          const value = info && { token0: info.token0, token1: info.token1, fee: info.fee === null ? null : BigInt(info.fee) }
-          memory.set(pool, value)
-          out.set(pool, value)
-        }),
-      )
-      if (misses.length === 0) return out
-      // No node: unknown for this run, nothing cached.
-      if (rpc === null) {
-        for (const pool of misses) out.set(pool, null)
-        return out
-      }
-      misses.sort()
-      await Promise.all(
-        (await callGetters(rpc, misses, POOL_CALLS)).map(async ({ target: pool, results, unsupported }) => {
-          const info = poolInfoFromCalls(results)
-          out.set(pool, info)
-          // A node without eth_call knows nothing: remembered for this run, not cached for the next.
-          if (unsupported) memory.set(pool, info)
-          else await remember(pool, info)
-        }),
-      )
-      return out
-    },
+    resolve: (_chainId, pools) => getters.resolve(pools),
   }
 }
-
-/** Store key of a token's cached getter answers. */
-export const tokenCacheKey = (chain: { family: 'evm' | 'move'; id: number }, token: Hex): string =>
-  `${chainKey(chain)}/dex-tokens/${token.toLowerCase()}.json`
 
 const NO_ANSWER: TokenCallResults = { symbol: null, name: null, decimals: null }
 
 /**
- * A TokenResolver over the store cache and the node, as rpcPoolResolver: cached raw answers
- * first, then `symbol()`, `name()`, `decimals()` of every miss in one batch. A revert is an
- * answer (null, cached); a node without `eth_call` or no node gives nulls, not cached.
+ * A TokenResolver over the store cache and the node (`cachedGetters`): `symbol()`, `name()`,
+ * `decimals()`, cached as they came. A revert is an answer (null, cached); a node without
+ * `eth_call` or no node gives nulls, not cached.
  */
 export function rpcTokenResolver(rpc: RpcClient | null, store: ObjectStore | null, chain: { family: 'evm'; id: number }): TokenResolver {
-  const memory = new Map<Hex, TokenCallResults>()
-  return {
-    async resolve(_chainId, tokens) {
-      const out = new Map<Hex, TokenCallResults>()
-      const misses: Hex[] = []
-      await Promise.all(
-        tokens.map(async token => {
-          if (memory.has(token)) return out.set(token, memory.get(token)!)
-          const got = store && (await store.get(tokenCacheKey(chain, token)))
-          if (!got) return misses.push(token)
-          const results = JSON.parse(decoder.decode(got.body)) as TokenCallResults
-          memory.set(token, results)
-          out.set(token, results)
-        }),
-      )
-      if (misses.length === 0) return out
-      if (rpc === null) {
-        for (const token of misses) out.set(token, NO_ANSWER)
-        return out
-      }
-      misses.sort()
-      await Promise.all(
-        (await callGetters(rpc, misses, TOKEN_CALLS)).map(async ({ target: token, results, unsupported }) => {
-          out.set(token, results)
-          memory.set(token, results)
-          if (!unsupported && store)
-            await store.put(tokenCacheKey(chain, token), encoder.encode(JSON.stringify(results)), { contentType: 'application/json' })
-        }),
-      )
-      return out
-    },
-  }
+  const getters = cachedGetters<keyof typeof TOKEN_CALLS, TokenCallResults>(rpc, store, {
+    calls: TOKEN_CALLS,
+    fromCalls: results => results,
+    unknown: NO_ANSWER,
+    key: token => tokenCacheKey(chain, token),
+    encode: results => results,
+    decode: stored => stored as TokenCallResults,
+  })
+  return { resolve: (_chainId, tokens) => getters.resolve(tokens) }
 }
 
 /** The dex/tokens batch of a unit's decoded rows: each token they name, at the first block naming it. */
