@@ -14,11 +14,7 @@ import { join } from 'node:path'
 import type { Miniflare } from 'miniflare'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { findChain } from '../../src/chains/registry.ts'
-import { parseUsers } from '../../src/api/auth.ts'
-import { createApp } from '../../src/http/app.ts'
-import { ManifestReader } from '../../src/manifest/read.ts'
 import { r2Store } from '../../src/store/r2.ts'
-import type { ObjectStore } from '../../src/store/types.ts'
 import { moveSource } from '../../src/ingest/move-source.ts'
 import { runIngest } from '../../src/ingest/run.ts'
 import { fullnodeClient } from '../../src/move/rest.ts'
@@ -26,7 +22,7 @@ import { SAMPLE_MODULES, sampleBlocks, type SampleBlock, type SampleSpec } from 
 import { buildBundle, bundleMiniflare } from '../../scripts/dev/bundle.ts'
 import { seedBucket, type SeedableBucket } from '../../scripts/dev/seed-r2.ts'
 import { startReplay, type Replay } from '../move/replay.ts'
-import { rowsOf, startLiveServer, USERS, wsClient, type Json, type LiveServer, type Recorder } from './helpers.ts'
+import { moveLakeRecords, progressAt, range, rowsOf, startLiveServer, USERS, wsClient, type Json, type LiveServer } from './helpers.ts'
 import { basic } from '../support/basic.ts'
 import { removeTempDirs, tempStore } from '../support/stores.ts'
 
@@ -99,21 +95,6 @@ class GrowingReplay {
     await rm(this.dir, { recursive: true, force: true })
   }
 }
-
-/** json_stream records of an HTTP query over `store` alone, on the Move host (the Node app, no live window). */
-async function lakeRecords(store: ObjectStore, path: string): Promise<Json[]> {
-  const app = createApp({ store, manifest: new ManifestReader(store, { rootTtlMs: 0 }), users: await parseUsers(USERS) })
-  const res = await app.fetch(new Request(`http://aptos.localhost${path}`, { headers: { authorization: HEADERS.authorization } }))
-  const text = await res.text()
-  expect(res.status, text).toBe(200)
-  return text
-    .split('\n')
-    .filter(l => l.trim() !== '')
-    .map(l => JSON.parse(l))
-}
-
-const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i)
-const progressAt = (client: Recorder, cursor: number) => client.waitFor(m => m.type === 'progress' && m.cursor >= cursor)
 
 let node: GrowingReplay
 let outdir: string
@@ -195,7 +176,7 @@ describe('a Move-VM chain followed by the Durable Object (production bundle)', (
     const lake = r2Store((await mf.getR2Bucket('LAKE')) as unknown as R2Bucket)
     let stored: Json[] = []
     while (stored.length <= storedEnd + 1) {
-      stored = await lakeRecords(lake, `/v1/api/transactions?chains=APTOS&from_block=0&to_block=${last}&format=json_stream`)
+      stored = await moveLakeRecords(lake, `/v1/api/transactions?chains=APTOS&from_block=0&to_block=${last}&format=json_stream`)
       await new Promise(r => setTimeout(r, 100))
     }
     expect(stored).toEqual(rows.slice(0, stored.length))

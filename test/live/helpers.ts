@@ -13,6 +13,8 @@ import { parseUsers } from '../../src/api/auth.ts'
 import { DEVNET_MNEMONIC, startAnvil, type Anvil } from '../../scripts/dev/devnet/anvil.ts'
 import type { FollowSpec, LiveService } from '../../src/node/live.ts'
 import { startNodeServer } from '../../src/node/server.ts'
+import { createApp } from '../../src/http/app.ts'
+import { ManifestReader } from '../../src/manifest/read.ts'
 import type { LiveLimits } from '../../src/live/protocol.ts'
 import type { ObjectStore } from '../../src/store/types.ts'
 import { tempStore } from '../support/stores.ts'
@@ -569,3 +571,21 @@ export async function runDocsShellExample(
     .map(line => JSON.parse(line) as Json)
   return { code, messages, stderr }
 }
+
+/** json_stream records of an HTTP query over `store` alone on the Move host, as alice (the Node app, no live window). */
+export async function moveLakeRecords(store: ObjectStore, path: string): Promise<Json[]> {
+  const app = createApp({ store, manifest: new ManifestReader(store, { rootTtlMs: 0 }), users: await parseUsers(USERS) })
+  const res = await app.fetch(new Request(`http://aptos.localhost${path}`, { headers: { authorization: basic('alice', 'secret') } }))
+  const text = await res.text()
+  expect(res.status, text).toBe(200)
+  return text
+    .split('\n')
+    .filter(l => l.trim() !== '')
+    .map(l => JSON.parse(l))
+}
+
+/** Resolves once `client` has a progress marker at `cursor` or beyond. */
+export const progressAt = (client: Recorder, cursor: number) => client.waitFor(m => m.type === 'progress' && m.cursor >= cursor)
+
+/** The integers from `from` to `to`, both included. */
+export const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i)

@@ -8,8 +8,6 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { findChain } from '../../src/chains/registry.ts'
-import { createApp } from '../../src/http/app.ts'
-import { parseUsers } from '../../src/api/auth.ts'
 import { moveSource } from '../../src/ingest/move-source.ts'
 import { runIngest } from '../../src/ingest/run.ts'
 import { LiveConfigError, parseLiveChains } from '../../src/live/config.ts'
@@ -18,12 +16,11 @@ import { moveLiveSource } from '../../src/live/move-source.ts'
 import { lazySource } from '../../src/live/source.ts'
 import { moveTransactions } from '../../src/datasets/move.ts'
 import { UnfinalizedWindow } from '../../src/live/window.ts'
-import { ManifestReader } from '../../src/manifest/read.ts'
 import type { FullnodeClient } from '../../src/move/rest.ts'
 import type { RestTransaction } from '../../src/move/rest-types.ts'
 import { sampleAccount, sampleBlocks, sampleNode, type SampleBlock, type SampleSpec } from '../../scripts/dev/move-sample.ts'
 import type { ObjectStore } from '../../src/store/types.ts'
-import { rowsOf, startLiveServer, USERS, wsClient, type Json, type LiveServer, type Recorder } from './helpers.ts'
+import { moveLakeRecords, progressAt, range, rowsOf, startLiveServer, wsClient, type LiveServer } from './helpers.ts'
 import { basic } from '../support/basic.ts'
 import { removeTempDirs, tempStore } from '../support/stores.ts'
 
@@ -72,21 +69,6 @@ async function ingest(store: ObjectStore, client: FullnodeClient, from: number, 
   await runIngest({ chain: APTOS, source: moveSource(client, { chain: APTOS, store }), from, to, store, partitionBlocks: 25 })
 }
 
-/** json_stream records of an HTTP query over `store`, on the Move host. */
-async function httpRecords(store: ObjectStore, path: string): Promise<Json[]> {
-  const app = createApp({ store, manifest: new ManifestReader(store, { rootTtlMs: 0 }), users: await parseUsers(USERS) })
-  const res = await app.fetch(new Request(`http://aptos.localhost${path}`, { headers: { authorization: AUTH } }))
-  const text = await res.text()
-  expect(res.status, text).toBe(200)
-  return text
-    .split('\n')
-    .filter(l => l.trim() !== '')
-    .map(l => JSON.parse(l))
-}
-
-const progressAt = (client: Recorder, cursor: number) => client.waitFor(m => m.type === 'progress' && m.cursor >= cursor)
-const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i)
-
 let node: GrowingNode
 let server: LiveServer
 let storedEnd: number
@@ -129,10 +111,15 @@ describe('a Move-VM chain followed live', () => {
 
     const lake = (await tempStore()).store
     await ingest(lake, node.client, 0, second)
-    expect(rows).toEqual(await httpRecords(lake, `/v1/api/transactions?chains=APTOS&from_block=0&to_block=${second}&format=json_stream`))
+    expect(rows).toEqual(
+      await moveLakeRecords(lake, `/v1/api/transactions?chains=APTOS&from_block=0&to_block=${second}&format=json_stream`),
+    )
     // Compaction published the final versions it took off the window: the same records.
     await server.service.chains.get('move-1')!.settled()
-    const stored = await httpRecords(server.store, `/v1/api/transactions?chains=APTOS&from_block=0&to_block=${second}&format=json_stream`)
+    const stored = await moveLakeRecords(
+      server.store,
+      `/v1/api/transactions?chains=APTOS&from_block=0&to_block=${second}&format=json_stream`,
+    )
     expect(stored.length).toBeGreaterThan(storedEnd + 1)
     expect(stored).toEqual(rows.slice(0, stored.length))
     client.close()
@@ -154,7 +141,7 @@ describe('a Move-VM chain followed live', () => {
     const lake = (await tempStore()).store
     await ingest(lake, node.client, 0, last)
     expect(rows).toEqual(
-      await httpRecords(
+      await moveLakeRecords(
         lake,
         `/v1/api/transactions/decoded?chains=APTOS&from_block=0&to_block=${last}&sender=${sender}&format=json_stream`,
       ),
