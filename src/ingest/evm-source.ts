@@ -69,12 +69,10 @@ export function evmSource(rpc: RpcClient, options: EvmSourceOptions = {}): Chain
     async fetch([from, to]: BlockRange): Promise<Record<string, ColumnBatch>> {
       const steps: BlockRange[] = []
       for (let a = from; a <= to; a += step) steps.push([a, Math.min(to, a + step - 1)])
-      if (!withDex) {
-        const parts = await Promise.all(steps.map(([a, b]) => limit(() => fetchStep(a, b))))
-        return evmBatches(parts)
-      }
+      const fetchSteps = () => Promise.all(steps.map(([a, b]) => limit(() => fetchStep(a, b))))
+      if (!withDex) return evmBatches(await fetchSteps())
       const { batches } = await positions.unit([from, to], async stateOf => {
-        const parts = await Promise.all(steps.map(([a, b]) => limit(() => fetchStep(a, b))))
+        const parts = await fetchSteps()
         const c = await chainOf()
         resolver ??= rpcPoolResolver(rpc, options.store ?? null, c)
         tokens ??= rpcTokenResolver(rpc, options.store ?? null, c)
