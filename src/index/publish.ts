@@ -7,6 +7,7 @@
  */
 import { chainKey } from '../chains/registry.ts'
 import { publish, type IndexChange, type PublishOptions, type PublishResult } from '../manifest/publish.ts'
+import { loadRetired } from '../manifest/retired.ts'
 import type { ChainRef, ManifestRoot, PartitionEntry } from '../manifest/types.ts'
 import { indexedColumns, type DatasetDecl } from '../schema/dataset.ts'
 import type { ObjectStore } from '../store/types.ts'
@@ -85,10 +86,16 @@ export function indexStep(
       const current = root.datasets[storage]?.index
       const covered = indexCoverage(current?.segments ?? [], spec.columns[0])
       if (built.descriptor.coverage.some(([a, b]) => meets(covered, a, b))) continue
-      const retired = await sweepRetired(store, spec.prefix, current?.retired ?? [], sweep)
+      const listed = await loadRetired(store, current?.retired)
+      const retired = await sweepRetired(store, spec.prefix, listed, sweep)
       const tiers = await maintainTiers(store, spec, current?.segments ?? [], built)
       const since = new Date(sweep.now ?? Date.now()).toISOString()
-      out[storage] = { segments: tiers.segments, retired: [...retired, ...tiers.obsolete.map(segment => ({ since, segment }))] }
+      const swept = retired.length !== listed.length || retired.some((r, i) => r !== listed[i])
+      out[storage] = {
+        segments: tiers.segments,
+        // Unchanged, the root keeps naming the list it has: nothing to write.
+        ...(swept || tiers.obsolete.length ? { retired: [...retired, ...tiers.obsolete.map(segment => ({ since, segment }))] } : {}),
+      }
     }
     return out
   }

@@ -13,8 +13,9 @@ import { maintainTiers, segmentKeys } from '../index/tiers.ts'
 import type { IndexValue } from '../index/types.ts'
 import { publishIndex } from '../manifest/publish.ts'
 import { ManifestReader } from '../manifest/read.ts'
+import { loadRetired, RetiredListGone } from '../manifest/retired.ts'
 import { readRoot } from './run.ts'
-import type { ChainRef, DatasetIndex, PartitionEntry, SegmentDescriptor } from '../manifest/types.ts'
+import type { ChainRef, ManifestRoot, PartitionEntry, SegmentDescriptor } from '../manifest/types.ts'
 import type { DatasetDecl } from '../schema/dataset.ts'
 import { CorruptObjectError, type ObjectStore } from '../store/types.ts'
 
@@ -80,15 +81,31 @@ async function storedInput(store: ObjectStore, entry: PartitionEntry, columns: r
   return { entry, rowGroups }
 }
 
-/** Deletes the objects of segments this run merged away, except any a published segment (live or retired) shares. */
+/**
+ * Deletes the objects of segments this run merged away, except any a published segment (live
+ * or retired) shares; `root` is the one this run published, or a newer one when a writer
+ * replaced its retired list meanwhile.
+ */
 async function deleteUnlisted(
   store: ObjectStore,
+  chain: ChainRef,
+  storage: string,
   prefix: string,
   unlisted: SegmentDescriptor[],
-  index: NonNullable<DatasetIndex['index']>,
+  root: ManifestRoot,
 ) {
-  const listed = new Set([...index.segments, ...(index.retired ?? []).map(r => r.segment)].flatMap(s => segmentKeys(prefix, s)))
-  for (const key of unlisted.flatMap(s => segmentKeys(prefix, s))) if (!listed.has(key)) await store.delete(key)
+  for (let attempt = 0; ; attempt++) {
+    const index = root.datasets[storage]?.index
+    try {
+      const retired = await loadRetired(store, index?.retired)
+      const listed = new Set([...(index?.segments ?? []), ...retired.map(r => r.segment)].flatMap(s => segmentKeys(prefix, s)))
+      for (const key of unlisted.flatMap(s => segmentKeys(prefix, s))) if (!listed.has(key)) await store.delete(key)
+      return
+    } catch (err) {
+      if (!(err instanceof RetiredListGone) || attempt >= 3) throw err
+      root = (await readRoot(store, chain)) ?? root
+    }
+  }
 }
 
 /** Rebuilds the value index of each dataset of `chain` over every partition its manifest lists. */
@@ -138,7 +155,7 @@ export async function reindex(opts: ReindexOptions): Promise<ReindexReport[]> {
       ],
     }))
     const final = published.datasets[dataset.storage].index!.segments
-    await deleteUnlisted(store, spec.prefix, unlisted, published.datasets[dataset.storage].index!)
+    await deleteUnlisted(store, chain, dataset.storage, spec.prefix, unlisted, published)
     reports.push({
       dataset: dataset.storage,
       partitions,

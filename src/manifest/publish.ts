@@ -20,13 +20,14 @@ import {
   type ShardRef,
 } from './types.ts'
 import { checkShard, parseRoot, parseShard } from './read.ts'
+import { loadRetired, nextRetired, RetiredListGone, retiredObjects, segmentId, storeRetired } from './retired.ts'
 import { crc32 } from '../store/crc32.ts'
 import { decodeRoot, encodeRoot, encodeShard } from './codec.ts'
 
 /** Blocks per manifest shard by default: see partitions-manifest/README.md for the sizing. */
 export const DEFAULT_SHARD_SPAN = 100_000
 
-/** A dataset's segments after a change and, if the change swept it, the retired list. */
+/** A dataset's segments after a change and, if the change swept it or retired segments, the whole retired list. */
 export interface IndexChange {
   segments: SegmentDescriptor[]
   retired?: RetiredSegment[]
@@ -46,8 +47,9 @@ export interface PublishOptions {
    * The index segments of each dataset once the additions are in, given the root they are
    * added to (called again on that root's successor when a conditional put is lost), so the
    * index and the partitions it covers are published in one root write (src/index/publish.ts).
-   * `retired`, when given, replaces the root's list (the step deleted some); segments it no
-   * longer lists join that list either way.
+   * `retired`, when given, replaces the root's list (the step deleted or retired some);
+   * segments it no longer lists join that list either way. The step may throw
+   * `RetiredListGone` (a newer root replaced the list it read): the publication starts over.
    */
   index?: (root: ManifestRoot) => Promise<Record<string, IndexChange>>
   /**
@@ -83,56 +85,90 @@ export async function publish(
   for (let attempt = 0; attempt < attempts; attempt++) {
     const current = await store.get(rootKey(chain))
     const root = current ? parseRoot(current.body) : emptyRoot(chain, options.shardSpan ?? DEFAULT_SHARD_SPAN)
+    const generation = root.generation + 1 + skip
+    // Retired lists written for this attempt: deleted unless the root that names them is written.
+    const lists: string[] = []
     const result = await prepare(
       store,
       options.label === undefined ? root : { ...root, label: options.label },
       additions,
-      root.generation + 1 + skip,
+      generation,
       options.replace === true,
+      lists,
     )
     if (result === 'conflict') {
+      await dropLists(store, lists)
       skip++
       continue
     }
     if (result.added === 0) return { root, skipped: result.skipped }
-    for (const [dataset, change] of Object.entries((await options.index?.(root)) ?? {})) {
-      result.root.datasets[dataset] = withIndex(result.root.datasets[dataset], root.datasets[dataset]?.index, change, result.root.updatedAt)
+    let changes: Record<string, IndexChange>
+    try {
+      changes = (await options.index?.(root)) ?? {}
+    } catch (err) {
+      if (!(err instanceof RetiredListGone)) throw err
+      await dropLists(store, lists)
+      skip++
+      continue
+    }
+    for (const [dataset, change] of Object.entries(changes)) {
+      const before = root.datasets[dataset]?.index
+      const index = await indexAfter(store, chain, dataset, generation, before, change, result.root.updatedAt, lists)
+      result.root.datasets[dataset] = { ...result.root.datasets[dataset], index }
+      if (!index) delete result.root.datasets[dataset].index
     }
     const written = await store.put(
       rootKey(chain),
       toBytes(encodeRoot(result.root)),
       current ? { ifMatch: current.etag, contentType: 'application/json' } : { ifNoneMatch: '*', contentType: 'application/json' },
     )
-    if (written) return { root: result.root, skipped: result.skipped }
+    const named = retiredObjects(result.root.datasets)
+    if (written) {
+      // The lists the old root named and the new one does not are read by writers only, who start over without them.
+      await dropLists(
+        store,
+        [...lists, ...retiredObjects(root.datasets)].filter(key => !named.has(key)),
+      )
+      return { root: result.root, skipped: result.skipped }
+    }
+    await dropLists(store, lists)
     await backoff(attempt)
   }
   throw new Error(`manifest of ${chain.code}: gave up after ${attempts} conflicting publications`)
 }
 
 /**
- * The index a root lists after `change`: segments it no longer lists join the retired list
- * (kept from `before` unless the change gives its own), so no segment is forgotten before its
- * objects are deleted (src/index/retire.ts). Undefined when nothing is left to list.
+ * The index a root lists after `change`. Segments it no longer lists join the retired list
+ * (`nextRetired`: kept from `before` unless the change gives its own), stored as an object of
+ * its own (retired.ts) whose key is added to `lists`; when nothing retires, the root keeps
+ * naming the list `before` named. Undefined when nothing is left to list.
  */
-export function nextIndex(before: DatasetIndex['index'], change: IndexChange, now: string): DatasetIndex['index'] {
+async function indexAfter(
+  store: ObjectStore,
+  chain: ChainRef,
+  dataset: string,
+  generation: number,
+  before: DatasetIndex['index'],
+  change: IndexChange,
+  now: string,
+  lists: string[],
+): Promise<DatasetIndex['index']> {
   const live = new Set(change.segments.map(segmentId))
-  const retired = (change.retired ?? before?.retired ?? []).filter(r => !live.has(segmentId(r.segment)))
-  const listed = new Set(retired.map(r => segmentId(r.segment)))
-  for (const segment of before?.segments ?? []) {
-    if (!live.has(segmentId(segment)) && !listed.has(segmentId(segment))) retired.push({ since: now, segment })
+  const dropped = (before?.segments ?? []).some(s => !live.has(segmentId(s)))
+  if (change.retired === undefined && !dropped) {
+    if (change.segments.length === 0 && !before?.retired) return undefined
+    return { segments: change.segments, ...(before?.retired ? { retired: before.retired } : {}) }
   }
-  if (change.segments.length === 0 && retired.length === 0) return undefined
-  return { segments: change.segments, ...(retired.length ? { retired } : {}) }
+  const retired = nextRetired(before?.segments ?? [], change.retired ?? (await loadRetired(store, before?.retired)), change.segments, now)
+  if (retired.length === 0) return change.segments.length ? { segments: change.segments } : undefined
+  const ref = await storeRetired(store, chain, dataset, generation, retired)
+  lists.push(ref.key)
+  return { segments: change.segments, retired: ref }
 }
 
-/** A segment's identity: its blocks and the content ids of its objects. */
-const segmentId = (s: SegmentDescriptor): string =>
-  [s.from, s.to, s.table ?? '', ...Object.entries(s.columns).map(([c, { id }]) => `${c}:${id}`)].join('/')
-
-function withIndex(d: DatasetIndex, before: DatasetIndex['index'], change: IndexChange, now: string): DatasetIndex {
-  const next: DatasetIndex = { ...d, index: nextIndex(before, change, now) }
-  if (!next.index) delete next.index
-  return next
+/** Deletes retired-list objects no root names (best effort: one left behind is a few bytes nobody reads). */
+async function dropLists(store: ObjectStore, keys: readonly string[]): Promise<void> {
+  await Promise.all(keys.map(key => store.delete(key).catch(() => undefined)))
 }
 
 function emptyRoot(chain: ChainRef, shardSpan: number): ManifestRoot {
@@ -145,6 +181,7 @@ async function prepare(
   additions: Record<string, PartitionEntry[]>,
   generation: number,
   replace: boolean,
+  lists: string[],
 ): Promise<'conflict' | { root: ManifestRoot; added: number; skipped: number }> {
   const next: ManifestRoot = { ...root, generation, updatedAt: new Date().toISOString(), datasets: { ...root.datasets } }
   let added = 0
@@ -185,7 +222,7 @@ async function prepare(
     const kept = (index.index?.segments ?? []).filter(
       s => !replace || !entries.some(e => s.coverage.some(([a, b]) => a <= e.to && b >= e.from)),
     )
-    const indexed = nextIndex(index.index, { segments: kept }, next.updatedAt)
+    const indexed = await indexAfter(store, root.chain, dataset, generation, index.index, { segments: kept }, next.updatedAt, lists)
     next.datasets[dataset] = {
       ...(indexed ? { index: indexed } : {}),
       coverage: mergeRanges([...index.coverage, ...entries.map(e => [e.from, e.to] as [number, number])]),
@@ -269,13 +306,39 @@ export async function publishIndex(
       updatedAt: new Date().toISOString(),
       datasets: { ...root.datasets },
     }
-    for (const [dataset, segments] of Object.entries(await change(root))) {
-      next.datasets[dataset] = withIndex(next.datasets[dataset], root.datasets[dataset]?.index, { segments }, next.updatedAt)
+    const lists: string[] = []
+    try {
+      for (const [dataset, segments] of Object.entries(await change(root))) {
+        const index = await indexAfter(
+          store,
+          chain,
+          dataset,
+          next.generation,
+          root.datasets[dataset]?.index,
+          { segments },
+          next.updatedAt,
+          lists,
+        )
+        next.datasets[dataset] = { ...next.datasets[dataset], index }
+        if (!index) delete next.datasets[dataset].index
+      }
+      const encoded = encodeRoot(next)
+      // what a reader will check: an index over unpublished blocks is refused here, not served
+      decodeRoot(JSON.parse(JSON.stringify(encoded)))
+      if (await store.put(rootKey(chain), toBytes(encoded), { ifMatch: current.etag, contentType: 'application/json' })) {
+        const named = retiredObjects(next.datasets)
+        await dropLists(
+          store,
+          [...retiredObjects(root.datasets)].filter(key => !named.has(key)),
+        )
+        return next
+      }
+    } catch (err) {
+      await dropLists(store, lists)
+      if (!(err instanceof RetiredListGone)) throw err
+      continue
     }
-    const encoded = encodeRoot(next)
-    // what a reader will check: an index over unpublished blocks is refused here, not served
-    decodeRoot(JSON.parse(JSON.stringify(encoded)))
-    if (await store.put(rootKey(chain), toBytes(encoded), { ifMatch: current.etag, contentType: 'application/json' })) return next
+    await dropLists(store, lists)
     await backoff(attempt)
   }
   throw new Error(`manifest of ${chain.code}: gave up after ${attempts} conflicting publications`)

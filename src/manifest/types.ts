@@ -41,7 +41,21 @@ export interface DatasetIndex {
    * partitions are published ones. Absent when the dataset has none yet; blocks outside the
    * segments' coverage are read without it.
    */
-  index?: { segments: SegmentDescriptor[]; retired?: RetiredSegment[] }
+  index?: { segments: SegmentDescriptor[]; retired?: RetiredList }
+}
+
+/**
+ * Where a dataset's retired segments are listed: an object of their own that only writers
+ * read (src/manifest/retired.ts), so the root every query reads does not grow with a
+ * backfill's merges. Roots written before it carry the list itself.
+ */
+export type RetiredList = RetiredRef | RetiredSegment[]
+
+/** The object listing a dataset's retired segments: its key, the CRC-32 of its bytes and how many it lists. */
+export interface RetiredRef {
+  key: string
+  crc: number
+  segments: number
 }
 
 /**

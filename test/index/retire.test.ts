@@ -5,6 +5,7 @@ import { publishIndexed } from '../../src/index/publish.ts'
 import { RETIRE_GRACE_MS, sweepRetired } from '../../src/index/retire.ts'
 import { segmentKeys } from '../../src/index/tiers.ts'
 import { rootKey } from '../../src/manifest/keys.ts'
+import { loadRetired } from '../../src/manifest/retired.ts'
 import { parseRoot } from '../../src/manifest/read.ts'
 import { ManifestReader } from '../../src/manifest/read.ts'
 import type { ManifestRoot } from '../../src/manifest/types.ts'
@@ -21,6 +22,7 @@ afterAll(removeTempDirs)
 const HOUR = 60 * 60 * 1000
 const prefix = indexPrefix('evm-1', 'logs')
 const rootOf = async (store: ObjectStore): Promise<ManifestRoot> => parseRoot((await store.get(rootKey(ETH)))!.body)
+const retiredOf = (store: ObjectStore, root: ManifestRoot) => loadRetired(store, root.datasets.logs.index?.retired)
 const indexKeys = async (store: ObjectStore) => new Set((await store.list(`${prefix}/`)).map(o => o.key))
 
 /** Publishes one 100-block logs partition per step with the index, the clock `hour` hours after t0. */
@@ -48,25 +50,26 @@ describe('retired index segments', () => {
     await step(0, 0)
     const merged = await step(1, 0) // two equal segments merge: the first is retired
     const index = merged.datasets.logs.index!
+    const retired = await retiredOf(store, merged)
     expect(index.segments).toHaveLength(1)
-    expect(index.retired).toHaveLength(1)
-    expect(index.retired![0].since).toBe(new Date(t0).toISOString())
-    const dead = segmentKeys(prefix, index.retired![0].segment)
+    expect(retired).toHaveLength(1)
+    expect(retired[0].since).toBe(new Date(t0).toISOString())
+    const dead = segmentKeys(prefix, retired[0].segment)
     expect(dead.length).toBeGreaterThan(0)
     const live = (root: ManifestRoot) => new Set(root.datasets.logs.index!.segments.flatMap(s => segmentKeys(prefix, s)))
     for (const k of dead) expect((await indexKeys(store)).has(k)).toBe(true)
 
     // within the grace period nothing is deleted
     const within = await step(2, (RETIRE_GRACE_MS - HOUR) / HOUR)
-    expect(within.datasets.logs.index!.retired!.map(r => r.segment)).toContainEqual(index.retired![0].segment)
+    expect((await retiredOf(store, within)).map(r => r.segment)).toContainEqual(retired[0].segment)
     for (const k of dead) expect((await indexKeys(store)).has(k)).toBe(true)
 
     // after it, the next publication deletes the objects and drops the entry
     const after = await step(3, (RETIRE_GRACE_MS + HOUR) / HOUR)
     const stored = await indexKeys(store)
     for (const k of dead) expect(stored.has(k)).toBe(false)
-    const still = after.datasets.logs.index!.retired ?? []
-    expect(still.map(r => r.segment)).not.toContainEqual(index.retired![0].segment)
+    const still = await retiredOf(store, after)
+    expect(still.map(r => r.segment)).not.toContainEqual(retired[0].segment)
     // what is stored is exactly what the root lists, live or retired
     const listed = new Set([...live(after), ...still.flatMap(r => segmentKeys(prefix, r.segment))])
     expect(stored).toEqual(listed)
@@ -92,8 +95,7 @@ describe('retired index segments', () => {
   it('deletes at most the budget per publication and records its progress', async () => {
     const { store, step } = await lake()
     await step(0, 0)
-    const root = await step(1, 0)
-    const retired = root.datasets.logs.index!.retired!
+    const retired = await retiredOf(store, await step(1, 0))
     const keys = segmentKeys(prefix, retired[0].segment)
     const now = Date.parse(retired[0].since) + RETIRE_GRACE_MS + 1
     const first = await sweepRetired(store, prefix, retired, { now, budget: 1 })
@@ -108,7 +110,7 @@ describe('retired index segments', () => {
   it('keeps an entry when a delete fails, without failing', async () => {
     const { store, step } = await lake()
     await step(0, 0)
-    const retired = (await step(1, 0)).datasets.logs.index!.retired!
+    const retired = await retiredOf(store, await step(1, 0))
     const failing: ObjectStore = { ...store, delete: async () => Promise.reject(new Error('throttled')) }
     const now = Date.parse(retired[0].since) + RETIRE_GRACE_MS + 1
     expect(await sweepRetired(failing, prefix, retired, { now })).toEqual(retired)

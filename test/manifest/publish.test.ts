@@ -4,13 +4,15 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { fsStore } from '../../src/store/fs.ts'
-import { nextIndex, OverlapError, publish } from '../../src/manifest/publish.ts'
+import { OverlapError, publish } from '../../src/manifest/publish.ts'
+import { loadRetired, nextRetired, RetiredListGone } from '../../src/manifest/retired.ts'
 import { ManifestReader, parseRoot } from '../../src/manifest/read.ts'
 import { rootKey } from '../../src/manifest/keys.ts'
-import type { ChainRef, PartitionEntry, SegmentDescriptor } from '../../src/manifest/types.ts'
-import type { ObjectStore } from '../../src/store/types.ts'
+import type { ChainRef, PartitionEntry, RetiredRef, SegmentDescriptor } from '../../src/manifest/types.ts'
+import { CorruptObjectError, type ObjectStore } from '../../src/store/types.ts'
 
 const chain: ChainRef = { family: 'evm', id: 31337, code: 'DEVNET' }
+const schema = JSON.parse(readFileSync(new URL('../../partitions-manifest/manifest.schema.json', import.meta.url), 'utf8'))
 
 const entry = (from: number, to: number, tag = 'a'): PartitionEntry => ({
   key: `evm-31337/logs/${from}-${to}-${tag}.parquet`,
@@ -104,47 +106,132 @@ describe('publish after a publisher died between its shard and root writes', () 
   })
 })
 
-describe('nextIndex: segments a root stops listing are retired, never forgotten', () => {
-  const seg = (from: number, to: number, id: string): SegmentDescriptor => ({
-    from,
-    to,
-    coverage: [[from, to]],
-    partitions: 1,
-    rowGroups: 1,
-    columns: { address: { id, buckets: 1, bytes: 10 } },
-  })
+describe('nextRetired: segments a root stops listing are retired, never forgotten', () => {
   const [a, b, ab, c] = [
     seg(0, 9, 'aaaaaaaaaaaaaaaa'),
     seg(10, 19, 'bbbbbbbbbbbbbbbb'),
     seg(0, 19, 'abababababababab'),
     seg(20, 29, 'cccccccccccccccc'),
   ]
-  const schema = JSON.parse(readFileSync(new URL('../../partitions-manifest/manifest.schema.json', import.meta.url), 'utf8'))
-  const retiredSchema = schema.$defs.root.properties.datasets.additionalProperties.properties.index.properties.retired.items
 
   it('retires the merged-away segments with the time of the change, and keeps earlier retired ones', () => {
-    const merged = nextIndex({ segments: [a, b] }, { segments: [ab] }, 'T1')
-    expect(merged).toEqual({
-      segments: [ab],
-      retired: [
-        { since: 'T1', segment: a },
-        { since: 'T1', segment: b },
-      ],
-    })
-    const later = nextIndex(merged, { segments: [ab, c] }, 'T2')
-    expect(later).toEqual({ segments: [ab, c], retired: merged!.retired })
-    for (const r of later!.retired!) expect(Object.keys(r).filter(k => !(k in retiredSchema.properties))).toEqual([])
+    const merged = nextRetired([a, b], [], [ab], 'T1')
+    expect(merged).toEqual([
+      { since: 'T1', segment: a },
+      { since: 'T1', segment: b },
+    ])
+    expect(nextRetired([ab], merged, [ab, c], 'T2')).toEqual(merged)
+    for (const r of merged) expect(Object.keys(r).filter(k => !(k in schema.$defs.retiredSegment.properties))).toEqual([])
   })
 
-  it('takes the retired list of a change that swept it, and still retires what it dropped', () => {
-    const merged = nextIndex({ segments: [a, b] }, { segments: [ab] }, 'T1')
-    expect(nextIndex(merged, { segments: [ab], retired: [] }, 'T2')).toEqual({ segments: [ab] })
-    expect(nextIndex(merged, { segments: [], retired: [] }, 'T2')).toEqual({ segments: [], retired: [{ since: 'T2', segment: ab }] })
-    expect(nextIndex({ segments: [a] }, { segments: [a] }, 'T2')).toEqual({ segments: [a] })
-    expect(nextIndex(undefined, { segments: [] }, 'T2')).toBeUndefined()
+  it('still retires what a change dropped, and none twice', () => {
+    expect(nextRetired([ab], [], [], 'T2')).toEqual([{ since: 'T2', segment: ab }])
+    expect(nextRetired([a], [{ since: 'T0', segment: a }], [], 'T2')).toEqual([{ since: 'T0', segment: a }])
+    expect(nextRetired([a], [], [a], 'T2')).toEqual([])
   })
 
   it('does not list a segment as retired while it is listed again', () => {
-    expect(nextIndex({ segments: [a], retired: [{ since: 'T0', segment: b }] }, { segments: [a, b] }, 'T1')).toEqual({ segments: [a, b] })
+    expect(nextRetired([a], [{ since: 'T0', segment: b }], [a, b], 'T1')).toEqual([])
   })
 })
+
+describe('the retired list lives in an object of its own', () => {
+  const [a, b, ab] = [seg(0, 9, 'aaaaaaaaaaaaaaaa'), seg(10, 19, 'bbbbbbbbbbbbbbbb'), seg(0, 19, 'abababababababab')]
+  const lists = async (store: ObjectStore) => (await store.list('evm-31337/manifest/logs/retired/')).map(o => o.key)
+
+  it('is named by the root, checked when read, and the one a root stops naming is deleted', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'retired-'))
+    try {
+      const store = fsStore(dir)
+      await publish(store, chain, { logs: [entry(0, 9)] }, { index: async () => ({ logs: { segments: [a] } }) })
+      await publish(store, chain, { logs: [entry(10, 19)] }, { index: async () => ({ logs: { segments: [a, b] } }) })
+      expect(await lists(store)).toEqual([])
+      const merged = await publish(store, chain, { logs: [entry(20, 29)] }, { index: async () => ({ logs: { segments: [ab] } }) })
+      const ref = merged.root.datasets.logs.index!.retired as RetiredRef
+      expect(Object.keys(ref).sort()).toEqual(['crc', 'key', 'segments'])
+      expect(ref.key).toMatch(
+        new RegExp(
+          schema.$defs.root.properties.datasets.additionalProperties.properties.index.properties.retired.oneOf[0].properties.key.pattern,
+        ),
+      )
+      expect(await lists(store)).toEqual([ref.key])
+      expect(await loadRetired(store, ref)).toEqual([
+        { since: merged.root.updatedAt, segment: a },
+        { since: merged.root.updatedAt, segment: b },
+      ])
+      const stored = JSON.parse(new TextDecoder().decode((await store.get(ref.key))!.body))
+      expect(Object.keys(stored).filter(k => !(k in schema.$defs.retiredList.properties))).toEqual([])
+      // the root stays small: only the reference is in it
+      expect(new TextDecoder().decode((await store.get(rootKey(chain)))!.body)).not.toContain('aaaaaaaaaaaaaaaa')
+
+      // a publication that retires nothing keeps naming the same object
+      const same = await publish(store, chain, { logs: [entry(30, 39)] }, { index: async () => ({ logs: { segments: [ab] } }) })
+      expect(same.root.datasets.logs.index!.retired).toEqual(ref)
+
+      // a change of the list writes a new object and deletes the old one once the root names the new
+      const swept = await publish(
+        store,
+        chain,
+        { logs: [entry(40, 49)] },
+        { index: async () => ({ logs: { segments: [ab], retired: [] } }) },
+      )
+      expect(swept.root.datasets.logs.index!.retired).toBeUndefined()
+      expect(await lists(store)).toEqual([])
+
+      // a flipped byte is a visible failure, not another list
+      const again = await publish(store, chain, { logs: [entry(50, 59)] }, { index: async () => ({ logs: { segments: [] } }) })
+      const next = again.root.datasets.logs.index!.retired as RetiredRef
+      const bytes = (await store.get(next.key))!.body.slice()
+      bytes[bytes.length - 3] ^= 1
+      await store.put(next.key, bytes)
+      await expect(loadRetired(store, next)).rejects.toThrow(CorruptObjectError)
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
+  })
+
+  it('a writer whose list a newer root replaced starts over on that root, and leaves no list behind', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'retired-'))
+    try {
+      const store = fsStore(dir)
+      await publish(store, chain, { logs: [entry(0, 9)] }, { index: async () => ({ logs: { segments: [a] } }) })
+      await publish(store, chain, { logs: [entry(10, 19)] }, { index: async () => ({ logs: { segments: [ab] } }) })
+      const roots: number[] = []
+      // the first attempt finds its root's list gone (as when another writer replaced it), the second succeeds
+      const result = await publish(
+        store,
+        chain,
+        { logs: [entry(20, 29)] },
+        {
+          index: async root => {
+            roots.push(root.generation)
+            if (roots.length === 1) throw new RetiredListGone('gone')
+            return {
+              logs: {
+                segments: [ab, seg(20, 29, 'cccccccccccccccc')],
+                retired: await loadRetired(store, root.datasets.logs.index?.retired),
+              },
+            }
+          },
+        },
+      )
+      expect(roots).toHaveLength(2)
+      expect(result.root.datasets.logs.coverage).toEqual([[0, 29]])
+      expect(await lists(store)).toEqual([(result.root.datasets.logs.index!.retired as RetiredRef).key])
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
+  })
+
+  it('reads a root written before it, whose list is in the root itself', async () => {
+    expect(await loadRetired(fsStore('/nonexistent'), [{ since: 'T0', segment: a }])).toEqual([{ since: 'T0', segment: a }])
+    expect(await loadRetired(fsStore('/nonexistent'), undefined)).toEqual([])
+    await expect(
+      loadRetired(fsStore(tmpdir()), { key: 'evm-31337/manifest/logs/retired/g1-00000000.json', crc: 0, segments: 1 }),
+    ).rejects.toThrow(RetiredListGone)
+  })
+})
+
+function seg(from: number, to: number, id: string): SegmentDescriptor {
+  return { from, to, coverage: [[from, to]], partitions: 1, rowGroups: 1, columns: { address: { id, buckets: 1, bytes: 10 } } }
+}
