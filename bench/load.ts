@@ -240,7 +240,7 @@ export const load: Section = {
       ...(capacity.length
         ? [table(['server', 'clients', 'requests', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'peak RSS MB'], capacity), '']
         : []),
-      `Abuse, default limits (${openRate ? 'the request rate lifted, ' : '200 requests per 10 s and '}8 streams per user), the fair shares between users off (SCAN_CONCURRENCY=1000000) and on (SCAN_CONCURRENCY=${FAIR.SCAN_CONCURRENCY}), in turn: ${PACED} users each pacing ${1000 / PACE_MS} request/s, alone and beside one user running ${abusers} connections back to back. For the abuser, errors exclude its 429s.`,
+      `Abuse, default limits (${openRate ? 'the request rate lifted, ' : '200 requests per 10 s and '}8 streams per user${readLimit ? `, storage read ${readLimit} bytes per 10 s` : ''}), the fair shares between users off (SCAN_CONCURRENCY=1000000) and on (SCAN_CONCURRENCY=${FAIR.SCAN_CONCURRENCY}), in turn: ${PACED} users each pacing ${1000 / PACE_MS} request/s, alone and beside one user running ${abusers} connections back to back. For the abuser, errors exclude its 429s.`,
       '',
       table(['server', 'clients', 'requests', 'p50 ms', 'p99 ms', 'errors', '429s'], abuse),
       '',
