@@ -11,14 +11,15 @@
  * 32 connections, to show the abuser throttled (429) while the others keep their p99.
  *
  * The abuse run is repeated with the fair shares between users off (SCAN_CONCURRENCY so
- * high that no step ever waits) and on (SCAN_CONCURRENCY=2), interleaved, LOAD_ROUNDS times.
+ * high that no slice ever waits) and on (SCAN_CONCURRENCY=1), interleaved, LOAD_ROUNDS times.
  *
  * LOAD_SECONDS sets the time per point (default 10); LOAD_SERVERS the servers (default
  * `workerd,node`); LOAD_CAPACITY=0 skips the capacity points; LOAD_ROUNDS the rounds of the
  * abuse run (default 1); LOAD_ABUSER_CONNECTIONS the abuser's connections (default 32), and
  * LOAD_ABUSER_RATE=open lifts the request rate on the Node server (RATE_LIMIT_REQUESTS), so
  * an abuser with 8 connections (its stream cap) keeps 8 requests running all the time;
- * LOAD_FAIR_CONCURRENCY the SCAN_CONCURRENCY of the fair variant (default 2). The clients run
+ * LOAD_FAIR_CONCURRENCY the SCAN_CONCURRENCY of the fair variant (default 1); LOAD_READ_LIMIT the
+ * READ_LIMIT_BYTES of the abuse run's servers (default: theirs, 512 MiB per 10 s). The clients run
  * in this process, the abuser's in a process of its own (bench/lib/load-clients.ts), all on
  * the machine's cores with the servers.
  */
@@ -44,8 +45,8 @@ const PACED = 8
 const PACE_MS = 1000
 /** Limits high enough not to bind in the capacity points. */
 const OPEN_LIMITS = { RATE_LIMIT_REQUESTS: '1000000', MAX_STREAMS_PER_USER: '100000' }
-/** The fair shares between users on (the Node server's default; a Worker's with the var set), and off: more steps at once than ever run. */
-const FAIR = { SCAN_CONCURRENCY: process.env.LOAD_FAIR_CONCURRENCY ?? '2' }
+/** The fair shares between users on (one slice per user per round), and off: more slices per round than ever start. */
+const FAIR = { SCAN_CONCURRENCY: process.env.LOAD_FAIR_CONCURRENCY ?? '1' }
 const UNFAIR = { SCAN_CONCURRENCY: '1000000' }
 const OPEN_RATELIMIT: Record<string, RateLimitConfig> = {
   USER_REQUESTS: { namespace_id: '1001', simple: { limit: 1_000_000, period: 10 } },
@@ -151,6 +152,7 @@ export const load: Section = {
     const rounds = Number(process.env.LOAD_ROUNDS ?? 1)
     const abusers = Number(process.env.LOAD_ABUSER_CONNECTIONS ?? 32)
     const openRate = process.env.LOAD_ABUSER_RATE === 'open'
+    const readLimit = process.env.LOAD_READ_LIMIT
     const sample = join(ctx.root, 'partitions-manifest', 'sample')
     ctx.log('building the bundle')
     const { outdir } = await buildBundle(ctx.root)
@@ -179,7 +181,11 @@ export const load: Section = {
         // Default limits: 200 requests per 10 s and 8 streams per user; the fair shares off, then on, in turn.
         for (let round = 1; round <= rounds; round++)
           for (const fair of [false, true]) {
-            const server = await start(false, { ...(fair ? FAIR : UNFAIR), ...(openRate ? { RATE_LIMIT_REQUESTS: '1000000' } : {}) })
+            const server = await start(false, {
+              ...(fair ? FAIR : UNFAIR),
+              ...(openRate ? { RATE_LIMIT_REQUESTS: '1000000' } : {}),
+              ...(readLimit ? { READ_LIMIT_BYTES: readLimit } : {}),
+            })
             const label = `${name}, fair shares ${fair ? 'on' : 'off'}${rounds > 1 ? ` (round ${round})` : ''}`
             try {
               const address = await busyAddress(server)
@@ -234,7 +240,7 @@ export const load: Section = {
       ...(capacity.length
         ? [table(['server', 'clients', 'requests', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'peak RSS MB'], capacity), '']
         : []),
-      `Abuse, default limits (${openRate ? 'the request rate lifted, ' : '200 requests per 10 s and '}8 streams per user), the fair shares between users off (SCAN_CONCURRENCY=1000000) and on (SCAN_CONCURRENCY=${FAIR.SCAN_CONCURRENCY}), in turn: ${PACED} users each pacing ${1000 / PACE_MS} request/s, alone and beside one user running ${abusers} connections back to back. For the abuser, errors exclude its 429s.`,
+      `Abuse, default limits (${openRate ? 'the request rate lifted, ' : '200 requests per 10 s and '}8 streams per user${readLimit ? `, storage read ${readLimit} bytes per 10 s` : ''}), the fair shares between users off (SCAN_CONCURRENCY=1000000) and on (SCAN_CONCURRENCY=${FAIR.SCAN_CONCURRENCY}), in turn: ${PACED} users each pacing ${1000 / PACE_MS} request/s, alone and beside one user running ${abusers} connections back to back. For the abuser, errors exclude its 429s.`,
       '',
       table(['server', 'clients', 'requests', 'p50 ms', 'p99 ms', 'errors', '429s'], abuse),
       '',

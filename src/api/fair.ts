@@ -1,88 +1,155 @@
 /**
  * Fair shares of the server's CPU between users. Per-user limits bound what one user may
  * run (8 streams), but eight exports of one user beside one request of another still leave
- * the other a ninth of the CPU: its latency grows with the abuser's allowance. Here every
- * step of a data response (planning with the first batch, then each batch read and encoded)
- * takes a turn: at most `concurrency` steps run at once, and when more wait, the next turn
- * goes to the waiting user who runs the fewest steps now, and among equals to the one whose
- * last turn is the oldest. So a user's work queues behind its own, and a user with one
- * request waits behind at most one step per other busy user, whatever their number of streams.
+ * the other a ninth of the CPU: its latency grows with the abuser's allowance.
  *
- * Counted per process (Node), or per isolate on a Worker with SCAN_CONCURRENCY set.
+ * JavaScript runs one thing at a time, so what can be shared out is the order in which
+ * work that is ready runs. The CPU work of data responses runs in slices: a slice is what
+ * runs from the moment work may go on (a step of a response begins, a storage read has
+ * answered) until it waits again. Slices are started in rounds: in each round a user may
+ * start `perRound` slices (default 1) at once, and a user who asks for more waits for the
+ * next round. A round ends when the task that began it is over (the next macrotask), and
+ * the users who waited then start theirs, the one whose last slice is the oldest first.
+ * So a user with eight streams gets one slice per round like a user with one request, and
+ * a user with one request waits for at most one slice of each other busy user. Nothing is
+ * held while storage answers: a wait for storage is nobody's turn (holding a turn through
+ * the reads, as this module first did, capped throughput and let one slow read delay all).
+ *
+ * Rounds end on a timer (setImmediate, else setTimeout 0). On a Worker a request that ends
+ * or is cancelled drops its pending timers, so every waiting slice also sets a timer of its
+ * own that starts the next round if the one it waits for never came.
+ *
+ * Counted per process (Node), or per isolate (Worker).
  */
+import type { ByteRange, GetResult, ObjectInfo, ObjectStore } from '../store/types.ts'
 
-/** The defaults (README "Limits"). */
-export const DEFAULT_SCAN_CONCURRENCY = 2
+/** Slices a user may start per round by default (README "Limits"). */
+export const DEFAULT_SCAN_CONCURRENCY = 1
+
+/** A waiting slice starts the next round itself if none came within this many ms (default). */
+const RESCUE_MS = 50
+
+/** Runs `fn` in a later macrotask: after every microtask of the current task. */
+const nextTask: (fn: () => void) => void = typeof setImmediate === 'function' ? fn => void setImmediate(fn) : fn => void setTimeout(fn, 0)
+
+export interface FairShareOptions {
+  /** Slices a user may start per round (default 1). */
+  perRound?: number
+  /** Ends a round after the current task (default setImmediate, else setTimeout 0): for tests. */
+  later?: (fn: () => void) => void
+  /** A waiting slice starts the next round itself after this many ms if none came (default 50). */
+  rescueMs?: number
+}
 
 export class FairShare {
-  readonly concurrency: number
-  private active = 0
-  /** Steps running per user. */
-  private readonly running = new Map<string, number>()
-  /** Steps waiting per user, oldest first, users in the order they began to wait. */
+  readonly perRound: number
+  private readonly later: (fn: () => void) => void
+  private readonly rescueMs: number
+  /** Slices each user started in this round. */
+  private readonly started = new Map<string, number>()
+  /** Slices waiting per user, oldest first. */
   private readonly waiting = new Map<string, (() => void)[]>()
-  /** When each user with work last got a turn (a count of turns given). */
-  private readonly lastTurn = new Map<string, number>()
-  private turns = 0
+  /** When each user last started a slice (a count of slices started). */
+  private readonly lastSlice = new Map<string, number>()
+  private slices = 0
+  /** Whether the end of the round is scheduled. */
+  private ending = false
 
-  constructor(concurrency: number = DEFAULT_SCAN_CONCURRENCY) {
-    if (!Number.isSafeInteger(concurrency) || concurrency < 1) throw new Error(`concurrency must be a positive integer, got ${concurrency}`)
-    this.concurrency = concurrency
+  constructor(options: number | FairShareOptions = {}) {
+    const {
+      perRound = DEFAULT_SCAN_CONCURRENCY,
+      later = nextTask,
+      rescueMs = RESCUE_MS,
+    } = typeof options === 'number' ? { perRound: options } : options
+    if (!Number.isSafeInteger(perRound) || perRound < 1) throw new Error(`slices per round must be a positive integer, got ${perRound}`)
+    this.perRound = perRound
+    this.later = later
+    this.rescueMs = rescueMs
   }
 
-  /** Runs `step` as one of `user`'s turns: now when a turn is free, else when fairness gives `user` the next one. */
-  async run<T>(user: string, step: () => Promise<T>): Promise<T> {
-    if (this.active >= this.concurrency || this.waiting.size > 0)
-      await new Promise<void>(resolve => {
-        const queue = this.waiting.get(user)
-        if (queue) queue.push(resolve)
-        else this.waiting.set(user, [resolve])
-      })
-    else this.start(user)
-    try {
-      return await step()
-    } finally {
-      this.finish(user)
+  /** Resolves when `user` may start a slice of work: at once if it has one left in this round, else in a later round. */
+  turn(user: string): Promise<void> {
+    this.endRoundLater()
+    if ((this.started.get(user) ?? 0) < this.perRound) {
+      this.start(user)
+      return Promise.resolve()
     }
+    return new Promise<void>(resolve => {
+      const rescue = setTimeout(() => this.endRound(), this.rescueMs)
+      const go = () => {
+        clearTimeout(rescue)
+        resolve()
+      }
+      const queue = this.waiting.get(user)
+      if (queue) queue.push(go)
+      else this.waiting.set(user, [go])
+    })
   }
 
-  /** Steps running now, and waiting, for `user` (all users without one). */
-  load(user?: string): { running: number; waiting: number } {
-    if (user !== undefined) return { running: this.running.get(user) ?? 0, waiting: this.waiting.get(user)?.length ?? 0 }
+  /** Runs `step` as a slice of `user`'s: once it may start (the slice lasts until the step first waits). */
+  async run<T>(user: string, step: () => Promise<T>): Promise<T> {
+    await this.turn(user)
+    return step()
+  }
+
+  /** Slices started in this round, and waiting, for `user` (all users without one). */
+  load(user?: string): { started: number; waiting: number } {
+    if (user !== undefined) return { started: this.started.get(user) ?? 0, waiting: this.waiting.get(user)?.length ?? 0 }
+    let started = 0
     let waiting = 0
+    for (const n of this.started.values()) started += n
     for (const q of this.waiting.values()) waiting += q.length
-    return { running: this.active, waiting }
+    return { started, waiting }
   }
 
   private start(user: string): void {
-    this.active++
-    this.running.set(user, (this.running.get(user) ?? 0) + 1)
-    this.lastTurn.set(user, ++this.turns)
+    this.started.set(user, (this.started.get(user) ?? 0) + 1)
+    this.lastSlice.set(user, ++this.slices)
   }
 
-  private finish(user: string): void {
-    this.active--
-    const left = (this.running.get(user) ?? 1) - 1
-    if (left > 0) this.running.set(user, left)
-    else {
-      this.running.delete(user)
-      if (!this.waiting.has(user)) this.lastTurn.delete(user)
-    }
-    while (this.active < this.concurrency && this.waiting.size > 0) this.next()
+  private endRoundLater(): void {
+    if (this.ending) return
+    this.ending = true
+    this.later(() => this.endRound())
   }
 
-  /** Gives a turn to the waiting user running the fewest steps; among equals, the one whose last turn is oldest. */
-  private next(): void {
-    let chosen = ''
-    let best = [Infinity, Infinity]
-    for (const user of this.waiting.keys()) {
-      const rank = [this.running.get(user) ?? 0, this.lastTurn.get(user) ?? 0]
-      if (rank[0] < best[0] || (rank[0] === best[0] && rank[1] < best[1])) [best, chosen] = [rank, user]
+  /** Starts a round: the waiting users start their slices, the one whose last slice is the oldest first. */
+  private endRound(): void {
+    this.ending = false
+    this.started.clear()
+    const users = [...this.waiting.keys()].sort((a, b) => this.lastSlice.get(a)! - this.lastSlice.get(b)!)
+    for (const user of users) {
+      const queue = this.waiting.get(user)!
+      const go = queue.splice(0, this.perRound)
+      if (queue.length === 0) this.waiting.delete(user)
+      for (const resolve of go) {
+        this.start(user)
+        resolve()
+      }
     }
-    const queue = this.waiting.get(chosen)!
-    const resolve = queue.shift()!
-    if (queue.length === 0) this.waiting.delete(chosen)
-    this.start(chosen)
-    resolve()
+    if (this.started.size > 0) this.endRoundLater()
+    else this.lastSlice.clear()
+  }
+}
+
+/**
+ * `store` for one request of `user`: each read, once storage has answered (or failed),
+ * waits for a slice before its caller goes on, so the CPU work that follows a read is one
+ * of the user's slices and the wait for storage is nobody's. Writes pass through.
+ */
+export function fairStore(store: ObjectStore, share: FairShare, user: string): ObjectStore {
+  const after = async <T>(read: Promise<T>): Promise<T> => {
+    try {
+      return await read
+    } finally {
+      await share.turn(user)
+    }
+  }
+  return {
+    get: (key: string, range?: ByteRange): Promise<GetResult | null> => after(store.get(key, range)),
+    head: (key: string): Promise<ObjectInfo | null> => after(store.head(key)),
+    list: (prefix: string): Promise<ObjectInfo[]> => after(store.list(prefix)),
+    put: (key, body, options) => store.put(key, body, options),
+    delete: key => store.delete(key),
   }
 }

@@ -1,9 +1,9 @@
 /**
- * Per-user limits: a request rate and a number of concurrent data streams. One user
- * hammering the API (a loop, a misconfigured client, a leaked password) would otherwise
- * take the CPU, the storage requests and the sockets everyone else shares. Both are
- * answered with 429 and `Retry-After`; a WebSocket that authenticates by message is
- * closed with 4429 (the status, as every close code derives from it).
+ * Per-user limits: a request rate, a number of concurrent data streams and an allowance of
+ * storage bytes read. One user hammering the API (a loop, a misconfigured client, a leaked
+ * password) would otherwise take the CPU, the storage requests and the sockets everyone else
+ * shares. All are answered with 429 and `Retry-After`; a WebSocket that authenticates by
+ * message is closed with 4429 (the status, as every close code derives from it).
  *
  * The request rate is counted by a `RateLimiter`: on Cloudflare the platform's
  * rate-limiting binding (per key across an isolate's location, see wrangler.toml), on
@@ -22,6 +22,8 @@ export const DEFAULT_USER_LIMITS = {
   periodSeconds: 10,
   /** Data streams (HTTP data responses) a user may have running at once. */
   streams: 8,
+  /** Bytes of object storage a user's data responses may read per period (512 MiB: about 50 MiB/s). */
+  readBytes: 512 * 2 ** 20,
   /** Users tracked at most by the in-process counters; the oldest are forgotten first. */
   maxKeys: 10_000,
 }
@@ -74,6 +76,69 @@ export class WindowLimiter implements RateLimiter {
   }
 }
 
+export interface ReadAllowanceOptions {
+  /** Storage bytes per period (default 512 MiB). */
+  bytes?: number
+  /** The period, seconds (default 10). */
+  periodSeconds?: number
+  maxKeys?: number
+  now?: () => number
+}
+
+/**
+ * What a user's data responses cost, beside how many there are: the object-storage bytes they
+ * read, charged when each response ends (its access-log `bytes_fetched`). The charge drains at
+ * `bytes` per period (a leaky bucket), and while a user's charge is above `bytes` its data
+ * requests are refused until enough has drained. So a user whose requests are few but heavy
+ * (full exports) is held to about `bytes` per period like any other, and one export larger than
+ * the allowance is served, then paid for by a wait in proportion. Counted in process (per
+ * isolate on a Worker).
+ */
+export class ReadAllowance {
+  readonly bytes: number
+  readonly periodMs: number
+  private readonly maxKeys: number
+  private readonly now: () => number
+  /** Per user: the charge not drained yet, bytes, as of `at`. */
+  private readonly charges = new Map<string, { level: number; at: number }>()
+
+  constructor(options: ReadAllowanceOptions = {}) {
+    this.bytes = options.bytes ?? DEFAULT_USER_LIMITS.readBytes
+    this.periodMs = (options.periodSeconds ?? DEFAULT_USER_LIMITS.periodSeconds) * 1000
+    this.maxKeys = options.maxKeys ?? DEFAULT_USER_LIMITS.maxKeys
+    this.now = options.now ?? Date.now
+  }
+
+  /** Seconds `user` must wait before its next data request: 0 while its charge is within the allowance. */
+  wait(user: string): number {
+    const over = this.level(user) - this.bytes
+    return over <= 0 ? 0 : Math.max(1, Math.ceil((over * this.periodMs) / this.bytes / 1000))
+  }
+
+  /** Adds what one of `user`'s responses read. */
+  charge(user: string, bytes: number): void {
+    const level = this.level(user) + bytes
+    this.charges.delete(user)
+    if (level > 0) this.charges.set(user, { level, at: this.now() })
+    if (this.charges.size > this.maxKeys) this.charges.delete(this.charges.keys().next().value!)
+  }
+
+  /** `user`'s charge now, drained since it was last changed. */
+  private level(user: string): number {
+    const c = this.charges.get(user)
+    return c ? Math.max(0, c.level - ((this.now() - c.at) * this.bytes) / this.periodMs) : 0
+  }
+}
+
+/** 429 for a user whose data responses read more than its allowance. */
+export const tooMuchRead = (user: string, retryAfter: number, allowance: ReadAllowance): ApiError =>
+  new ApiError(
+    429,
+    'too_much_read',
+    `user ${user} read more than ${allowance.bytes} bytes of storage per ${allowance.periodMs / 1000} s; retry in ${retryAfter} s`,
+    { headers: { 'Retry-After': String(retryAfter) } },
+  )
+
 /** Cloudflare's rate-limiting binding (`[[ratelimits]]` in wrangler.toml). */
 export interface RateLimitBinding {
   limit(options: { key: string }): Promise<{ success: boolean }>
@@ -124,6 +189,10 @@ export class StreamSlots {
  */
 export const REFUSAL_HOLD_MS = 1000
 
+/** Waits before a refusal that asks the client to wait `retryAfter` seconds is sent (REFUSAL_HOLD_MS at most). */
+export const holdRefusal = (retryAfter: number): Promise<void> =>
+  new Promise(resolve => setTimeout(resolve, Math.min(retryAfter * 1000, REFUSAL_HOLD_MS)))
+
 /** 429 for a user over the request rate. */
 export const tooManyRequests = (user: string, retryAfter: number): ApiError =>
   new ApiError(429, 'too_many_requests', `user ${user} is over the request rate; retry in ${retryAfter} s`, {
@@ -155,7 +224,9 @@ export interface LimitSettings {
   RATE_LIMIT_PERIOD?: string
   /** Concurrent data streams per user (default 8). */
   MAX_STREAMS_PER_USER?: string
-  /** Steps of data responses running at once, shared out fairly by user (unset: no fair shares; see fair.ts). */
+  /** Storage bytes a user's data responses may read per period (default 512 MiB), counted in process or isolate. */
+  READ_LIMIT_BYTES?: string
+  /** Slices of CPU work a user may start per round, shared out fairly by user (unset: no fair shares; see fair.ts). */
   SCAN_CONCURRENCY?: string
 }
 
@@ -163,7 +234,7 @@ export interface LimitSettings {
 export function userLimits(
   settings: LimitSettings,
   binding?: RateLimitBinding,
-): { requests: RateLimiter; streams: StreamSlots; turns?: FairShare } {
+): { requests: RateLimiter; streams: StreamSlots; reads: ReadAllowance; turns?: FairShare } {
   const periodSeconds = limitSetting('RATE_LIMIT_PERIOD', settings.RATE_LIMIT_PERIOD, DEFAULT_USER_LIMITS.periodSeconds)
   return {
     requests: binding
@@ -173,6 +244,10 @@ export function userLimits(
           periodSeconds,
         }),
     streams: new StreamSlots(limitSetting('MAX_STREAMS_PER_USER', settings.MAX_STREAMS_PER_USER, DEFAULT_USER_LIMITS.streams)),
+    reads: new ReadAllowance({
+      bytes: limitSetting('READ_LIMIT_BYTES', settings.READ_LIMIT_BYTES, DEFAULT_USER_LIMITS.readBytes),
+      periodSeconds,
+    }),
     // Opt-in: a turn is held through storage reads, so it caps throughput, and no benefit was measured yet (BENCHMARKS.md).
     ...(settings.SCAN_CONCURRENCY?.trim()
       ? { turns: new FairShare(limitSetting('SCAN_CONCURRENCY', settings.SCAN_CONCURRENCY, DEFAULT_SCAN_CONCURRENCY)) }

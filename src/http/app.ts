@@ -14,8 +14,8 @@ import { ApiError, errorResponse, isUnexpected, needsOperator, quote, toApiError
 import { routeHost } from '../api/hosts.ts'
 import { API_PREFIX } from '../api/paths.ts'
 import { FailedLogins, type ThrottleOptions } from '../api/throttle.ts'
-import { StreamSlots, tooManyStreams, WindowLimiter, type RateLimiter } from '../api/limits.ts'
-import type { FairShare } from '../api/fair.ts'
+import { holdRefusal, ReadAllowance, StreamSlots, tooManyStreams, tooMuchRead, WindowLimiter, type RateLimiter } from '../api/limits.ts'
+import { fairStore, type FairShare } from '../api/fair.ts'
 import { isWebSocketUpgrade, type AcceptedUpgrade } from '../api/upgrade.ts'
 import type { ManifestReader } from '../manifest/read.ts'
 import { IndexCache } from '../index/read.ts'
@@ -59,10 +59,11 @@ export interface AppOptions {
   /**
    * Per-user limits (src/api/limits.ts): the request rate (default an in-process
    * WindowLimiter, 200 per 10 s; the Worker passes Cloudflare's binding) and the data
-   * streams running at once (default 8, counted in this process or isolate), and the
+   * streams running at once (default 8, counted in this process or isolate), the storage
+   * bytes a user's data responses may read (default 512 MiB per 10 s, counted alike), and the
    * fair shares of the CPU between users' streams (src/api/fair.ts; none when absent).
    */
-  limits?: { requests?: RateLimiter; streams?: StreamSlots; turns?: FairShare }
+  limits?: { requests?: RateLimiter; streams?: StreamSlots; reads?: ReadAllowance; turns?: FairShare }
   /**
    * Takes WebSocket upgrades of data endpoints once authenticated and validated.
    * Without it the Upgrade header is ignored and the request is served over plain HTTP.
@@ -114,6 +115,7 @@ export function createApp(options: AppOptions): Hono<PipelineEnv> {
     return c.json(documents.get(key)!, 200, CORS_HEADERS)
   })
   const streams = options.limits?.streams ?? new StreamSlots()
+  const reads = options.limits?.reads ?? new ReadAllowance()
   const turns = options.limits?.turns
   app.use(
     '*',
@@ -149,10 +151,16 @@ export function createApp(options: AppOptions): Hono<PipelineEnv> {
     const format = negotiateFormat(params.get('format'), c.req.header('accept') ?? null, DEFAULT_DATA_FORMAT)
     const streamed = options.accessLog !== undefined && c.req.method === 'GET'
     const user = c.get('user')!
+    const readWait = reads.wait(user)
+    if (readWait > 0) {
+      await holdRefusal(readWait)
+      throw tooMuchRead(user, readWait, reads)
+    }
     const release = streams.acquire(user)
     if (!release) throw tooManyStreams(user, streams.max)
     // A stream that fails part-way on damaged storage or a bug is told to the operator, naming the object, like one that fails before its first byte.
     const observe: StreamObserver = end => {
+      reads.charge(user, end.stats.bytesFetched)
       if (end.error !== undefined && needsOperator(end.error))
         log(
           `${c.req.method} ${new URL(c.req.url).pathname}: stream aborted on ${isUnexpected(end.error) ? 'an unexpected error' : 'damaged storage'}`,
@@ -162,9 +170,10 @@ export function createApp(options: AppOptions): Hono<PipelineEnv> {
     }
     try {
       const gzip = acceptsGzip(clientAcceptEncoding(c.req.raw))
-      // Planning and the first batch take a turn of this user, as every later read of the body does.
+      // Planning, each read of the body and the work after each storage read take turns of this user (CPU only, src/api/fair.ts).
       const turn = turns ? <T>(step: () => Promise<T>) => turns.run(user, step) : <T>(step: () => Promise<T>) => step()
-      const res = await turn(() => queryResponse(deps, c.get('query'), format, gzip, observe, release, c.get('finalOnly'), turns && turn))
+      const fair = turns ? { ...deps, store: fairStore(deps.store, turns, user) } : deps
+      const res = await turn(() => queryResponse(fair, c.get('query'), format, gzip, observe, release, c.get('finalOnly'), turns && turn))
       if (streamed) c.get('streaming')()
       return res
     } catch (err) {

@@ -9,7 +9,7 @@ import type { MiddlewareHandler } from 'hono'
 import type { Chain } from '../chains/registry.ts'
 import { authenticate as authenticateBasic, knownCredentials, notConfigured, unauthorized, type Users } from '../api/auth.ts'
 import { findDataset } from '../api/datasets.ts'
-import { REFUSAL_HOLD_MS, tooManyRequests, type RateLimiter } from '../api/limits.ts'
+import { holdRefusal, tooManyRequests, type RateLimiter } from '../api/limits.ts'
 import { CLIENT_ADDRESS_HEADER, type FailedLogins } from '../api/throttle.ts'
 import { ApiError } from '../api/errors.ts'
 import { routeHost } from '../api/hosts.ts'
@@ -108,7 +108,7 @@ export function authenticate(options: AuthenticateOptions): MiddlewareHandler<Pi
 /**
  * The request rate per user, once the user is known (an upgrade that authenticates by
  * message is counted when its `auth` message comes, by the live service). A refusal is held
- * for up to `REFUSAL_HOLD_MS` before it is sent.
+ * for up to `REFUSAL_HOLD_MS` before it is sent (`holdRefusal`).
  */
 export function limitRate(limiter: RateLimiter): MiddlewareHandler<PipelineEnv> {
   return async function limitRate(c, next) {
@@ -116,7 +116,7 @@ export function limitRate(limiter: RateLimiter): MiddlewareHandler<PipelineEnv> 
     if (user !== null) {
       const wait = await limiter.limit(user)
       if (wait > 0) {
-        await new Promise(resolve => setTimeout(resolve, Math.min(wait * 1000, REFUSAL_HOLD_MS)))
+        await holdRefusal(wait)
         throw tooManyRequests(user, wait)
       }
     }

@@ -66,7 +66,7 @@ export function bodyHeaders(format: Format): Headers {
   })
 }
 
-/** Runs one step of a response (a read of the next encoded chunk) when its turn comes (src/api/fair.ts). */
+/** Starts one step of a response (a read of the next encoded chunk) when its user may start a slice of work (src/api/fair.ts). */
 export type Turn = <T>(step: () => Promise<T>) => Promise<T>
 
 /**

@@ -7,7 +7,7 @@
  */
 import { compressors } from 'hyparquet-compressors'
 import type { Users } from '../api/auth.ts'
-import { WindowLimiter, type StreamSlots } from '../api/limits.ts'
+import { WindowLimiter, type ReadAllowance, type StreamSlots } from '../api/limits.ts'
 import type { FairShare } from '../api/fair.ts'
 import { chainKey, type Chain } from '../chains/registry.ts'
 import { createApp } from '../http/app.ts'
@@ -38,6 +38,8 @@ export interface NodeServerOptions extends Omit<LiveServiceOptions, 'scan'> {
   accessLog?: (line: string) => void
   /** Concurrent data streams per user (default 8; `requests`, the rate, is shared with the live service). */
   streams?: StreamSlots
+  /** Storage bytes a user's data responses may read (default 512 MiB per 10 s; src/api/limits.ts). */
+  reads?: ReadAllowance
   /** Fair shares of the CPU between users' data streams (default none; src/api/fair.ts). */
   turns?: FairShare
 }
@@ -57,7 +59,7 @@ export async function startNodeServer(options: NodeServerOptions): Promise<NodeS
   const requests = options.requests ?? new WindowLimiter()
   const live = new LiveService({ ...options, scan, requests })
   const app = createApp({
-    limits: { requests, streams: options.streams, turns: options.turns },
+    limits: { requests, streams: options.streams, reads: options.reads, turns: options.turns },
     store: options.store,
     manifest: new ManifestReader(options.store),
     users: options.users,

@@ -40,6 +40,7 @@ const settingsOf = (env: Env): string =>
     env.RATE_LIMIT_REQUESTS,
     env.RATE_LIMIT_PERIOD,
     env.MAX_STREAMS_PER_USER,
+    env.READ_LIMIT_BYTES,
     env.SCAN_CONCURRENCY,
     env.USER_REQUESTS !== undefined,
     env.LIVE_CHAINS,

@@ -1,6 +1,6 @@
 /**
  * The per-user limits of a Worker: requests counted by Cloudflare's rate-limiting
- * binding (USER_REQUESTS, wrangler.toml), streams per isolate. A var that does not
+ * binding (USER_REQUESTS, wrangler.toml), streams and storage bytes read per isolate. A var that does not
  * parse is logged and its default used, so a typo never takes the service down.
  */
 import { userLimits, type LimitSettings, type RateLimitBinding } from '../api/limits.ts'

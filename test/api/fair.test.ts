@@ -1,104 +1,203 @@
 import { describe, expect, it } from 'vitest'
-import { FairShare } from '../../src/api/fair.ts'
+import { fairStore, FairShare } from '../../src/api/fair.ts'
+import type { ObjectStore } from '../../src/store/types.ts'
 
-/** A step that records when it starts and ends only when the test says so. */
-function gated(log: string[], name: string): { step: () => Promise<string>; finish: () => void } {
-  let finish!: () => void
-  const done = new Promise<void>(r => (finish = r))
+/** A FairShare whose rounds end only when the test says (`endRound()`), not at the next task. */
+function manual(perRound = 1): { share: FairShare; endRound: () => Promise<void> } {
+  const ends: (() => void)[] = []
+  const share = new FairShare({ perRound, later: fn => ends.push(fn), rescueMs: 60_000 })
   return {
-    step: async () => {
-      log.push(name)
-      await done
-      return name
+    share,
+    endRound: async () => {
+      ends.splice(0).forEach(fn => fn())
+      await tick()
     },
-    finish: () => finish(),
   }
 }
 
 const tick = () => new Promise(r => setTimeout(r, 0))
 
+/** A promise and its resolve/reject. */
+function deferred<T>(): { promise: Promise<T>; resolve: (v: T) => void; reject: (e: unknown) => void } {
+  let resolve!: (v: T) => void
+  let reject!: (e: unknown) => void
+  const promise = new Promise<T>((res, rej) => ([resolve, reject] = [res, rej]))
+  return { promise, resolve, reject }
+}
+
 describe('FairShare', () => {
-  it('runs at most `concurrency` steps at once and returns what each step returns', async () => {
-    const share = new FairShare(2)
+  it('starts one slice per user per round; more wait for the next round; run returns what the step returns', async () => {
+    const { share, endRound } = manual()
     const log: string[] = []
-    const steps = ['a1', 'a2', 'a3'].map(n => gated(log, n))
-    const results = steps.map(s => share.run('a', s.step))
+    const runs = ['a1', 'a2', 'a3'].map(n => share.run('a', async () => (log.push(n), n)))
+    await tick()
+    expect(log).toEqual(['a1'])
+    expect(share.load('a')).toEqual({ started: 1, waiting: 2 })
+    await endRound()
+    expect(log).toEqual(['a1', 'a2'])
+    await endRound()
+    expect(await Promise.all(runs)).toEqual(['a1', 'a2', 'a3'])
+    await endRound()
+    expect(share.load()).toEqual({ started: 0, waiting: 0 })
+  })
+
+  it("lets another user's slice run in the same round, ahead of what the busy user queued", async () => {
+    const { share, endRound } = manual()
+    const log: string[] = []
+    const abuser = Array.from({ length: 6 }, (_, i) => share.run('abuser', async () => void log.push(`abuser${i}`)))
+    await tick()
+    const other = share.run('other', async () => void log.push('other'))
+    await tick()
+    // The other user starts at once: its slice of this round is free, the abuser's five queued ones wait.
+    expect(log).toEqual(['abuser0', 'other'])
+    expect(share.load('abuser')).toEqual({ started: 1, waiting: 5 })
+    for (let i = 1; i < 6; i++) {
+      await endRound()
+      expect(log.at(-1)).toBe(`abuser${i}`)
+    }
+    await Promise.all([...abuser, other])
+  })
+
+  it('starts the waiting users of a round with the oldest last slice first, one slice each', async () => {
+    const { share, endRound } = manual()
+    const log: string[] = []
+    const step = (name: string) => async () => void log.push(name)
+    const runs = [share.run('a', step('a0')), share.run('b', step('b0'))]
+    await tick()
+    runs.push(share.run('b', step('b1')), share.run('a', step('a1')), share.run('a', step('a2')), share.run('c', step('c0')))
+    await tick()
+    expect(log).toEqual(['a0', 'b0', 'c0'])
+    await endRound()
+    // a's last slice is older than b's: a first, then b; a's second waits again.
+    expect(log).toEqual(['a0', 'b0', 'c0', 'a1', 'b1'])
+    await endRound()
+    expect(log.at(-1)).toBe('a2')
+    await Promise.all(runs)
+  })
+
+  it('holds nothing while a step waits: the same user starts again in the next round', async () => {
+    const { share, endRound } = manual()
+    const never = deferred<void>()
+    void share.run('a', () => never.promise)
+    await tick()
+    await endRound()
+    let ran = false
+    await share.run('a', async () => void (ran = true))
+    expect(ran).toBe(true)
+    never.resolve()
+  })
+
+  it('loses no slice when a step fails', async () => {
+    const { share, endRound } = manual()
+    await expect(share.run('a', async () => Promise.reject(new Error('boom')))).rejects.toThrow('boom')
+    const next = share.run('a', async () => 'next')
+    await endRound()
+    expect(await next).toBe('next')
+    await endRound()
+    expect(share.load()).toEqual({ started: 0, waiting: 0 })
+  })
+
+  it('starts the next round from a waiting slice when the timer that should end the round never fires', async () => {
+    // A Worker drops the pending timers of a request that ended or was cancelled.
+    const share = new FairShare({ later: () => {} })
+    await share.turn('a')
+    const asked = performance.now()
+    await share.turn('a')
+    expect(performance.now() - asked).toBeGreaterThanOrEqual(40)
+  })
+
+  it('allows `perRound` slices per user per round', async () => {
+    const { share, endRound } = manual(2)
+    const log: string[] = []
+    const runs = ['a1', 'a2', 'a3'].map(n => share.run('a', async () => void log.push(n)))
     await tick()
     expect(log).toEqual(['a1', 'a2'])
-    expect(share.load()).toEqual({ running: 2, waiting: 1 })
-    steps[0].finish()
-    await tick()
-    expect(log).toEqual(['a1', 'a2', 'a3'])
-    steps[1].finish()
-    steps[2].finish()
-    expect(await Promise.all(results)).toEqual(['a1', 'a2', 'a3'])
-    expect(share.load()).toEqual({ running: 0, waiting: 0 })
-  })
-
-  it("puts a user's queued work behind another user's single step", async () => {
-    const share = new FairShare(1)
-    const log: string[] = []
-    const abuser = Array.from({ length: 6 }, (_, i) => gated(log, `abuser${i}`))
-    const mine = gated(log, 'other')
-    const runs = abuser.map(s => share.run('abuser', s.step))
-    await tick()
-    const other = share.run('other', mine.step)
-    abuser[0].finish()
-    await tick()
-    // The other user's step comes next, ahead of the five the abuser queued before it.
-    expect(log).toEqual(['abuser0', 'other'])
-    expect(share.load('abuser')).toEqual({ running: 0, waiting: 5 })
-    mine.finish()
-    for (const s of abuser.slice(1)) {
-      s.finish()
-      await tick()
-    }
-    await Promise.all([...runs, other])
-    expect(log).toEqual(['abuser0', 'other', 'abuser1', 'abuser2', 'abuser3', 'abuser4', 'abuser5'])
-  })
-
-  it('gives the next turn to the waiting user running the fewest steps, in turn among equals', async () => {
-    const share = new FairShare(2)
-    const log: string[] = []
-    const a = Array.from({ length: 4 }, (_, i) => gated(log, `a${i}`))
-    const b = Array.from({ length: 2 }, (_, i) => gated(log, `b${i}`))
-    const c = gated(log, 'c0')
-    const runs = [...a.map(s => share.run('a', s.step))]
-    await tick()
-    runs.push(...b.map(s => share.run('b', s.step)), share.run('c', c.step))
-    await tick()
-    expect(log).toEqual(['a0', 'a1'])
-    // a still runs one step: b and c (none running) come first, b having waited longer.
-    a[0].finish()
-    await tick()
-    expect(log).toEqual(['a0', 'a1', 'b0'])
-    a[1].finish()
-    await tick()
-    expect(log).toEqual(['a0', 'a1', 'b0', 'c0'])
-    // b and c each run one; a runs none now, so a goes before b's second step.
-    b[0].finish()
-    await tick()
-    expect(log.at(-1)).toBe('a2')
-    c.finish()
-    await tick()
-    expect(log.at(-1)).toBe('b1')
-    for (const s of [a[2], b[1], a[3]]) {
-      s.finish()
-      await tick()
-    }
+    await endRound()
     await Promise.all(runs)
-    expect(log).toEqual(['a0', 'a1', 'b0', 'c0', 'a2', 'b1', 'a3'])
+    expect(log).toEqual(['a1', 'a2', 'a3'])
   })
 
-  it('frees the turn of a step that fails', async () => {
-    const share = new FairShare(1)
-    await expect(share.run('a', async () => Promise.reject(new Error('boom')))).rejects.toThrow('boom')
-    expect(await share.run('b', async () => 'next')).toBe('next')
-    expect(share.load()).toEqual({ running: 0, waiting: 0 })
+  it('refuses a number of slices per round that is not a positive integer', () => {
+    expect(() => new FairShare(0)).toThrow(/positive integer/)
+    expect(() => new FairShare(1.5)).toThrow(/positive integer/)
   })
 
-  it('refuses a concurrency that is not a positive integer', () => {
-    expect(() => new FairShare(0)).toThrow(/concurrency/)
-    expect(() => new FairShare(1.5)).toThrow(/concurrency/)
+  it('ends rounds by itself at the next task', async () => {
+    const share = new FairShare()
+    const runs = Array.from({ length: 20 }, (_, i) => share.run(`u${i % 2}`, async () => i))
+    expect(await Promise.all(runs)).toEqual(Array.from({ length: 20 }, (_, i) => i))
+    await tick()
+    expect(share.load()).toEqual({ started: 0, waiting: 0 })
+  })
+})
+
+describe('fairStore', () => {
+  /** A store whose reads answer when the test says. */
+  function slowStore() {
+    const pending: { key: string; answer: ReturnType<typeof deferred<Uint8Array>> }[] = []
+    const store = {
+      get: async (key: string) => {
+        const answer = deferred<Uint8Array>()
+        pending.push({ key, answer })
+        const body = await answer.promise
+        return { key, size: body.length, etag: 'e', body, offset: 0 }
+      },
+      head: async () => null,
+      list: async () => [],
+      put: async () => null,
+      delete: async () => {},
+    } as ObjectStore
+    return { store, pending }
+  }
+
+  it('takes no slice while storage answers, then one before the reader goes on', async () => {
+    const { share, endRound } = manual()
+    const { store, pending } = slowStore()
+    const read = fairStore(store, share, 'a').get('k')
+    await tick()
+    // While a's read is out, a's slices of this round are free for other work.
+    expect(share.load('a')).toEqual({ started: 0, waiting: 0 })
+    await share.turn('a')
+    pending[0].answer.resolve(new Uint8Array([1, 2]))
+    await tick()
+    // a started a slice in this round already: the read's caller goes on in the next one.
+    expect(share.load('a')).toEqual({ started: 1, waiting: 1 })
+    let done = false
+    void read.then(() => (done = true))
+    await tick()
+    expect(done).toBe(false)
+    await endRound()
+    expect((await read)!.body).toEqual(new Uint8Array([1, 2]))
+  })
+
+  it('gives each of concurrent reads of one request its own slice, in turn', async () => {
+    const { share, endRound } = manual()
+    const { store, pending } = slowStore()
+    const io = fairStore(store, share, 'a')
+    const reads = [io.get('x'), io.get('y')]
+    await tick()
+    for (const p of pending) p.answer.resolve(new Uint8Array([p.key.charCodeAt(0)]))
+    await tick()
+    expect(share.load('a')).toEqual({ started: 1, waiting: 1 })
+    await endRound()
+    expect((await Promise.all(reads)).map(r => r!.key)).toEqual(['x', 'y'])
+    await endRound()
+    expect(share.load()).toEqual({ started: 0, waiting: 0 })
+  })
+
+  it('waits for a slice after a failed read too, then rethrows', async () => {
+    const { share, endRound } = manual()
+    const { store, pending } = slowStore()
+    await share.turn('a')
+    const read = fairStore(store, share, 'a').get('k')
+    const failed = expect(read).rejects.toThrow('storage down')
+    await tick()
+    pending[0].answer.reject(new Error('storage down'))
+    await tick()
+    expect(share.load('a')).toEqual({ started: 1, waiting: 1 })
+    await endRound()
+    await failed
+    await endRound()
+    expect(share.load()).toEqual({ started: 0, waiting: 0 })
   })
 })

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { bindingLimiter, StreamSlots, userLimits, WindowLimiter } from '../../src/api/limits.ts'
+import { bindingLimiter, ReadAllowance, StreamSlots, userLimits, WindowLimiter } from '../../src/api/limits.ts'
 
 describe('WindowLimiter', () => {
   it('admits `limit` requests per key in a window, then says how long to wait', async () => {
@@ -27,6 +27,44 @@ describe('bindingLimiter', () => {
   })
 })
 
+describe('ReadAllowance', () => {
+  it('admits a user while its charge is within the allowance, then asks it to wait until enough has drained', () => {
+    let now = 1_000_000
+    const a = new ReadAllowance({ bytes: 1000, periodSeconds: 10, now: () => now })
+    a.charge('alice', 900)
+    expect(a.wait('alice')).toBe(0)
+    a.charge('alice', 600)
+    // 1,500 charged against 1,000 per 10 s: 500 over, drained in 5 s.
+    expect(a.wait('alice')).toBe(5)
+    expect(a.wait('bob')).toBe(0)
+    now += 4_000
+    expect(a.wait('alice')).toBe(1)
+    now += 1_001
+    expect(a.wait('alice')).toBe(0)
+  })
+
+  it('serves one response larger than the allowance, then makes its user wait in proportion', () => {
+    let now = 0
+    const a = new ReadAllowance({ bytes: 100, periodSeconds: 10, now: () => now })
+    expect(a.wait('alice')).toBe(0)
+    a.charge('alice', 1_000)
+    expect(a.wait('alice')).toBe(90)
+    now += 90_000
+    expect(a.wait('alice')).toBe(0)
+  })
+
+  it('asks for at least a second, and forgets the oldest users beyond maxKeys', () => {
+    const now = 0
+    const a = new ReadAllowance({ bytes: 1000, periodSeconds: 10, maxKeys: 2, now: () => now })
+    a.charge('alice', 1_001)
+    expect(a.wait('alice')).toBe(1)
+    a.charge('bob', 2_000)
+    a.charge('carol', 2_000)
+    expect(a.wait('alice')).toBe(0)
+    expect(a.wait('carol')).toBe(10)
+  })
+})
+
 describe('StreamSlots', () => {
   it('holds `max` streams per user and gives each slot back once', () => {
     const s = new StreamSlots(2)
@@ -45,9 +83,18 @@ describe('StreamSlots', () => {
 
 describe('userLimits', () => {
   it('reads the settings and refuses nonsense', async () => {
-    const l = userLimits({ RATE_LIMIT_REQUESTS: '2', RATE_LIMIT_PERIOD: '60', MAX_STREAMS_PER_USER: '3', SCAN_CONCURRENCY: '4' })
+    const l = userLimits({
+      RATE_LIMIT_REQUESTS: '2',
+      RATE_LIMIT_PERIOD: '60',
+      MAX_STREAMS_PER_USER: '3',
+      READ_LIMIT_BYTES: '5000',
+      SCAN_CONCURRENCY: '4',
+    })
     expect(l.streams.max).toBe(3)
-    expect(l.turns?.concurrency).toBe(4)
+    expect(l.turns?.perRound).toBe(4)
+    expect([l.reads.bytes, l.reads.periodMs]).toEqual([5000, 60_000])
+    expect(userLimits({}).reads.bytes).toBe(512 * 2 ** 20)
+    expect(() => userLimits({ READ_LIMIT_BYTES: '0' })).toThrow(/READ_LIMIT_BYTES/)
     expect(userLimits({}).turns).toBeUndefined()
     expect(() => userLimits({ SCAN_CONCURRENCY: '-1' })).toThrow(/SCAN_CONCURRENCY/)
     expect((l.requests as WindowLimiter).max).toBe(2)

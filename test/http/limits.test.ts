@@ -1,16 +1,18 @@
 /**
  * Per-user limits through the app and the Node server: the request rate (429
  * too_many_requests with Retry-After; a WebSocket that authenticates by message is
- * closed with 4429) and the concurrent data streams (429 too_many_streams), whose
- * slots come back however a stream ends.
+ * closed with 4429), the concurrent data streams (429 too_many_streams), whose
+ * slots come back however a stream ends, the storage read per user (429 too_much_read)
+ * and the fair shares of the CPU (src/api/fair.ts).
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { parseUsers } from '../../src/api/auth.ts'
-import { REFUSAL_HOLD_MS, StreamSlots, WindowLimiter } from '../../src/api/limits.ts'
+import { ReadAllowance, REFUSAL_HOLD_MS, StreamSlots, WindowLimiter } from '../../src/api/limits.ts'
 import { FairShare } from '../../src/api/fair.ts'
 import { createApp } from '../../src/http/app.ts'
 import { ManifestReader } from '../../src/manifest/read.ts'
 import { startNodeServer, type NodeServer } from '../../src/node/server.ts'
+import { countingStore } from '../../src/store/counting.ts'
 import type { ObjectStore } from '../../src/store/types.ts'
 import { globalClient, wsClient } from '../live/helpers.ts'
 import { basic } from '../support/basic.ts'
@@ -75,31 +77,79 @@ describe('concurrent streams per user', () => {
 })
 
 describe('fair shares between users', () => {
-  it('runs the planning and each read of the body as one of the user’s turns', async () => {
-    const turns = new FairShare(1)
-    const app = createApp({ store, manifest: new ManifestReader(store), users: await parseUsers(USERS), limits: { turns } })
-    // Another user holds the only turn: Bob's request waits for it, then runs.
-    let release!: () => void
-    const held = turns.run('carol', () => new Promise<void>(r => (release = r)))
-    const pending = app.fetch(new Request(`http://api.example.com${EXPORT}`, { headers: { authorization: BOB } }))
-    await vi.waitFor(() => expect(turns.load('bob')).toEqual({ running: 0, waiting: 1 }))
-    release()
-    await held
-    const res = await pending
+  const request = (app: ReturnType<typeof createApp>, path: string, auth = BOB, method = 'GET') =>
+    app.fetch(new Request(`http://api.example.com${path}`, { method, headers: { authorization: auth } }))
+
+  it('takes a slice of the user for the planning, each read of the body and the work after each storage read', async () => {
+    const turns = new FairShare()
+    const asked = vi.spyOn(turns, 'turn')
+    const counted = countingStore(store)
+    const app = createApp({ store: counted, manifest: new ManifestReader(counted), users: await parseUsers(USERS), limits: { turns } })
+    const res = await request(app, EXPORT)
     expect(res.status).toBe(200)
-    // So does every read of its body.
-    let releaseAgain!: () => void
-    const heldAgain = turns.run('carol', () => new Promise<void>(r => (releaseAgain = r)))
-    const reader = res.body!.getReader()
-    const first = reader.read()
-    await vi.waitFor(() => expect(turns.load('bob')).toEqual({ running: 0, waiting: 1 }))
-    releaseAgain()
-    await heldAgain
-    expect((await first).done).toBe(false)
-    let text = ''
-    for (let next = await first; !next.done; next = await reader.read()) text += new TextDecoder().decode(next.value)
-    expect(text.split('\n').length).toBeGreaterThan(100)
-    expect(turns.load()).toEqual({ running: 0, waiting: 0 })
+    expect((await res.text()).split('\n').length).toBeGreaterThan(100)
+    expect(counted.counts.requests).toBeGreaterThan(2)
+    expect(asked.mock.calls.every(([user]) => user === 'bob')).toBe(true)
+    // One per storage read, one for the planning, at least one per read of the body (and its end).
+    expect(asked.mock.calls.length).toBeGreaterThanOrEqual(counted.counts.requests + 3)
+  })
+
+  it("waits for the user's next round when its slice of this one is taken", async () => {
+    const ends: (() => void)[] = []
+    const turns = new FairShare({ later: fn => ends.push(fn), rescueMs: 60_000 })
+    const app = createApp({ store, manifest: new ManifestReader(store), users: await parseUsers(USERS), limits: { turns } })
+    await turns.turn('bob')
+    const pending = request(app, EXPORT)
+    await vi.waitFor(() => expect(turns.load('bob')).toEqual({ started: 1, waiting: 1 }))
+    // Alice's slice of this round is free: her request starts while Bob's waits.
+    const alice = request(app, EXPORT, ALICE)
+    await vi.waitFor(() => expect(turns.load('alice').started).toBe(1))
+    expect(turns.load('bob')).toEqual({ started: 1, waiting: 1 })
+    const rounds = setInterval(() => ends.splice(0).forEach(fn => fn()), 1)
+    try {
+      const [b, a] = await Promise.all([pending, alice])
+      expect(await b.text()).toBe(await a.text())
+    } finally {
+      clearInterval(rounds)
+    }
+  })
+
+  it('loses no slice to a HEAD, a cancelled stream or a failed request', async () => {
+    const turns = new FairShare()
+    const app = createApp({ store, manifest: new ManifestReader(store), users: await parseUsers(USERS), limits: { turns } })
+    expect((await request(app, EXPORT, BOB, 'HEAD')).status).toBe(200)
+    const dropped = await request(app, EXPORT)
+    const reader = dropped.body!.getReader()
+    await reader.read()
+    await reader.cancel()
+    expect((await request(app, '/v1/api/logs?chains=ETH&from_block=900000&to_block=900001')).status).toBe(404)
+    await vi.waitFor(() => expect(turns.load()).toEqual({ started: 0, waiting: 0 }))
+    const res = await request(app, EXPORT)
+    expect((await res.text()).split('\n').length).toBeGreaterThan(100)
+  })
+})
+
+describe('storage read per user', () => {
+  it('refuses the data requests of a user over its allowance with 429 too_much_read and Retry-After, held; others are served', async () => {
+    const reads = new ReadAllowance({ bytes: 1000, periodSeconds: 60 })
+    const app = createApp({ store, manifest: new ManifestReader(store), users: await parseUsers(USERS), limits: { reads } })
+    const get = (path: string, auth = ALICE) =>
+      app.fetch(new Request(`http://api.example.com${path}`, { headers: { authorization: auth } }))
+    // The first export is served whole; what it read is charged when it ends.
+    const first = await get(EXPORT)
+    expect(first.status).toBe(200)
+    expect((await first.text()).split('\n').length).toBeGreaterThan(100)
+    const asked = performance.now()
+    const refused = await get(EXPORT)
+    expect(performance.now() - asked).toBeGreaterThanOrEqual(REFUSAL_HOLD_MS - 5)
+    expect(refused.status).toBe(429)
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(1)
+    expect(((await refused.json()) as Envelope).error).toMatchObject({ status: 429, code: 'too_much_read' })
+    // Status reads no data; Bob has an allowance of his own.
+    expect((await get('/v1/api/status')).status).toBe(200)
+    const other = await get(EXPORT, BOB)
+    expect(other.status).toBe(200)
+    await other.text()
   })
 })
 

@@ -2,7 +2,8 @@
  * Per-user limits in workerd: the request rate counted by Cloudflare's rate-limiting
  * binding (USER_REQUESTS in wrangler.toml: 200 per 10 s, as Miniflare runs it), at a
  * request and at a WebSocket's `auth` message in the live Durable Object (close 4429),
- * and the concurrent streams the isolate counts (MAX_STREAMS_PER_USER).
+ * the concurrent streams and the storage read the isolate counts (MAX_STREAMS_PER_USER,
+ * READ_LIMIT_BYTES), and the fair shares (SCAN_CONCURRENCY).
  */
 /// <reference types="@cloudflare/vitest-plugin/types" />
 import { env } from 'cloudflare:workers'
@@ -68,6 +69,28 @@ describe('worker limits', () => {
     expect(((await refused.json()) as Envelope).error.code).toBe('too_many_streams')
     expect((await held.text()).length).toBeGreaterThan(1000)
     expect((await call(bindings, EXPORT, 'streamer')).status).toBe(200)
+  })
+
+  it('refuses a user whose data responses read more than READ_LIMIT_BYTES with 429 too_much_read', async () => {
+    const bindings = { ...env, API_USERS: 'reader:pw,other:pw', READ_LIMIT_BYTES: '1000' }
+    const first = await call(bindings, EXPORT, 'reader')
+    expect(first.status).toBe(200)
+    expect((await first.text()).length).toBeGreaterThan(1000)
+    const refused = await call(bindings, EXPORT, 'reader')
+    expect(refused.status).toBe(429)
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1)
+    expect(((await refused.json()) as Envelope).error.code).toBe('too_much_read')
+    expect((await call(bindings, EXPORT, 'other')).status).toBe(200)
+  })
+
+  it('serves concurrent exports of several users whole with the fair shares on (SCAN_CONCURRENCY)', async () => {
+    const bindings = { ...env, API_USERS: 'fair1:pw,fair2:pw,fair3:pw', SCAN_CONCURRENCY: '1' }
+    const alone = await (await call(bindings, EXPORT, 'fair1')).text()
+    const texts = await Promise.all(
+      ['fair1', 'fair2', 'fair3', 'fair1', 'fair2'].map(async user => (await call(bindings, EXPORT, user)).text()),
+    )
+    expect(alone.split('\n').length).toBeGreaterThan(100)
+    for (const t of texts) expect(t).toBe(alone)
   })
 
   it('closes a socket that authenticates by message over the rate with 4429 too_many_requests (the Durable Object asks the binding)', async () => {
