@@ -44,13 +44,15 @@ const CLIENTS = [1, 16, 64, 256]
 const PACED = 8
 const PACE_MS = 1000
 /** Limits high enough not to bind in the capacity points. */
-const OPEN_LIMITS = { RATE_LIMIT_REQUESTS: '1000000', MAX_STREAMS_PER_USER: '100000' }
+const OPEN_LIMITS = { RATE_LIMIT_REQUESTS: '1000000', MAX_STREAMS_PER_USER: '100000', READ_LIMIT_BYTES: String(2 ** 50) }
 /** The fair shares between users on (one slice per user per round), and off: more slices per round than ever start. */
 const FAIR = { SCAN_CONCURRENCY: process.env.LOAD_FAIR_CONCURRENCY ?? '1' }
 const UNFAIR = { SCAN_CONCURRENCY: '1000000' }
 const OPEN_RATELIMIT: Record<string, RateLimitConfig> = {
   USER_REQUESTS: { namespace_id: '1001', simple: { limit: 1_000_000, period: 10 } },
 }
+/** Requests per user per 10 s in the abuse rounds (LOAD_RATE_LIMIT; default the deployment's 200): sized to what one server serves. */
+const RATE_LIMIT = process.env.LOAD_RATE_LIMIT === undefined ? undefined : Number(process.env.LOAD_RATE_LIMIT)
 
 interface Server {
   name: 'workerd' | 'node'
@@ -91,12 +93,25 @@ function workerdPids(): number[] {
   return rows.filter(([pid, , comm]) => mine.has(Number(pid)) && comm.startsWith('workerd')).map(([pid]) => Number(pid))
 }
 
-async function startWorkerd(root: string, outdir: string, sample: string, open: boolean, vars: Record<string, string>): Promise<Server> {
+/** The Worker's rate-limit binding at `limit` requests per 10 s (wrangler.toml's, sized by LOAD_RATE_LIMIT). */
+const ratelimitOf = (limit: number): Record<string, RateLimitConfig> => ({
+  USER_REQUESTS: { namespace_id: '1001', simple: { limit, period: 10 } },
+})
+
+async function startWorkerd(
+  root: string,
+  outdir: string,
+  sample: string,
+  open: boolean,
+  vars: Record<string, string>,
+  rateLimit?: number,
+): Promise<Server> {
+  const ratelimits = open ? OPEN_RATELIMIT : rateLimit !== undefined ? ratelimitOf(rateLimit) : undefined
   const mf: Miniflare = await bundleMiniflare(
     root,
     outdir,
     { API_USERS, ...(open ? OPEN_LIMITS : {}), ...vars },
-    open ? { ratelimits: OPEN_RATELIMIT, quiet: true } : { quiet: true },
+    { ...(ratelimits ? { ratelimits } : {}), quiet: true },
   )
   await seedBucket((await mf.getR2Bucket('LAKE')) as unknown as SeedableBucket, fsStore(sample))
   const url = (await mf.ready).toString().replace(/\/$/, '')
@@ -162,7 +177,12 @@ export const load: Section = {
     try {
       for (const name of servers) {
         const start = (open: boolean, vars: Record<string, string> = {}) =>
-          name === 'workerd' ? startWorkerd(ctx.root, outdir, sample, open, vars) : startNode(ctx.root, sample, open, vars)
+          name === 'workerd'
+            ? startWorkerd(ctx.root, outdir, sample, open, vars, openRate ? 1_000_000 : RATE_LIMIT)
+            : startNode(ctx.root, sample, open, {
+                ...(RATE_LIMIT !== undefined ? { RATE_LIMIT_REQUESTS: String(RATE_LIMIT) } : {}),
+                ...vars,
+              })
         if (capacityPoints) {
           const server = await start(true)
           try {
@@ -240,7 +260,7 @@ export const load: Section = {
       ...(capacity.length
         ? [table(['server', 'clients', 'requests', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'peak RSS MB'], capacity), '']
         : []),
-      `Abuse, default limits (${openRate ? 'the request rate lifted, ' : '200 requests per 10 s and '}8 streams per user${readLimit ? `, storage read ${readLimit} bytes per 10 s` : ''}), the fair shares between users off (SCAN_CONCURRENCY=1000000) and on (SCAN_CONCURRENCY=${FAIR.SCAN_CONCURRENCY}), in turn: ${PACED} users each pacing ${1000 / PACE_MS} request/s, alone and beside one user running ${abusers} connections back to back. For the abuser, errors exclude its 429s.`,
+      `Abuse, default limits (${openRate ? 'the request rate lifted, ' : `${RATE_LIMIT ?? 200} requests per 10 s and `}8 streams per user${readLimit ? `, storage read ${readLimit} bytes per 10 s` : ''}), the fair shares between users off (SCAN_CONCURRENCY=1000000) and on (SCAN_CONCURRENCY=${FAIR.SCAN_CONCURRENCY}), in turn: ${PACED} users each pacing ${1000 / PACE_MS} request/s, alone and beside one user running ${abusers} connections back to back. For the abuser, errors exclude its 429s.`,
       '',
       table(['server', 'clients', 'requests', 'p50 ms', 'p99 ms', 'errors', '429s'], abuse),
       '',
