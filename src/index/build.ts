@@ -4,11 +4,14 @@
  * Pure and deterministic: the same partitions and values give the same bytes and keys,
  * so a rerun or a second writer stores nothing new.
  */
+import type { ColumnBatch } from '../columns/batch.ts'
 import type { PartitionEntry } from '../manifest/types.ts'
+import { crc32 } from '../store/crc32.ts'
 import { ByteWriter } from './bytes.ts'
-import { bucketKey, encodeBucket, encodeEntries, encodeTable, KEY_BITS, seal, tableKey } from './format.ts'
+import { bucketKey, encodeBucket, encodeEntries, encodeTable, KEY_BITS, log2, rowsKey, seal, tableKey } from './format.ts'
 import { hashHex, valueKey } from './hash.ts'
 import { unionRanges } from './ranges.ts'
+import { rowCodecId, writeRows, type RowField } from './rows.ts'
 import type { ColumnSegment, Entries, IndexedPartition, IndexObject, IndexValue, SegmentDescriptor } from './types.ts'
 
 /** What to index and where: shared by builds, merges and tier maintenance of one dataset. */
@@ -19,7 +22,20 @@ export interface SegmentSpec {
   columns: readonly string[]
   /** Target bucket size: a column gets the most buckets that keep them at least this big (so 1–2× this). Default 16 KiB. */
   bucketBytes?: number
+  /**
+   * Store the rows of rare values beside the buckets (inline rows): every stored field of
+   * the dataset, for each value in at most `max` (default `INLINE_ROWS`) rows of the segment.
+   */
+  rows?: { fields: readonly RowField[]; max?: number }
 }
+
+/**
+ * Most rows of one value in a segment that the index stores inline: a lookup of such a value
+ * reads its slice and never opens a partition. 64 rows of a log are ~10 KB, one ranged read;
+ * the storage cost (README "Cost") is every rare value's rows once per indexed column it is
+ * rare in.
+ */
+export const INLINE_ROWS = 64
 
 /** Default target bucket size: a whole-history lookup of one value reads a few 16–32 KB buckets. */
 export const BUCKET_BYTES = 16 * 1024
@@ -27,10 +43,15 @@ export const BUCKET_BYTES = 16 * 1024
 /** A value in more row groups than this (of a segment of `rowGroups`) is hot: the index keeps its key, not its postings. */
 export const hotCap = (rowGroups: number): number => Math.max(64, Math.floor(rowGroups / 8))
 
-/** A partition and its values: per row group of the file (in order), per indexed column, the values row by row (null: none). */
+/**
+ * A partition and its values: per row group of the file (in order), per indexed column, the
+ * values row by row (null: none); with inline rows, all its rows in file order (only those of
+ * rare values are encoded).
+ */
 export interface PartitionInput {
   entry: PartitionEntry
   rowGroups: readonly Readonly<Record<string, Iterable<IndexValue | null>>>[]
+  rows?: ColumnBatch
 }
 
 /** A built segment: its descriptor and its objects, not stored yet (see `maintainTiers`). */
@@ -71,6 +92,9 @@ class Postings {
   private keys = new Float64Array(1024)
   private last = new Int32Array(1024)
   private count = new Uint32Array(1024)
+  private rowCount = new Uint32Array(1024)
+  /** Entry index of each slot, once `entries` has sorted them. */
+  private entry = new Int32Array(0)
   private head = new Int32Array(1024)
   private tail = new Int32Array(1024)
   private ord = new Uint32Array(4096)
@@ -112,6 +136,7 @@ class Postings {
 
   add(key: number, ordinal: number): void {
     const s = this.slot(key)
+    this.rowCount[s]++
     if (this.last[s] === ordinal) return
     this.last[s] = ordinal
     this.count[s]++
@@ -132,13 +157,27 @@ class Postings {
     this.keys = grow(this.keys, size)
     this.last = grow(this.last, size)
     this.count = grow(this.count, size)
+    this.rowCount = grow(this.rowCount, size)
     this.head = grow(this.head, size)
     this.tail = grow(this.tail, size)
+  }
+
+  /** Entry index of `key` (a key added before `entries`). */
+  entryOf(key: number): number {
+    return this.entry[this.table[this.position(key)] - 1]
+  }
+
+  /** Rows (not row groups) holding each entry's key, by entry index. */
+  rowsPerEntry(): Uint32Array {
+    const out = new Uint32Array(this.n)
+    for (let s = 0; s < this.n; s++) out[this.entry[s]] = this.rowCount[s]
+    return out
   }
 
   /** Sorted entries; keys in more than `cap` row groups are hot. */
   entries(cap: number): Entries {
     const keys = this.keys.slice(0, this.n).sort()
+    this.entry = new Int32Array(this.n)
     const order = new Uint32Array(this.n)
     const hot = new Uint8Array(this.n)
     const start = new Uint32Array(this.n + 1)
@@ -146,6 +185,7 @@ class Postings {
     for (let i = 0; i < this.n; i++) {
       const s = this.table[this.position(keys[i])] - 1
       order[i] = s
+      this.entry[s] = i
       if (this.count[s] > cap) hot[i] = 1
       else total += this.count[s]
       start[i + 1] = total
@@ -179,16 +219,66 @@ function entryBytes(e: Entries): number {
 /** Whether a segment's partition table goes in every bucket (small tables) or in its own object. */
 export const inlineTable = (table: Uint8Array, spec: SegmentSpec): boolean => table.length <= (spec.bucketBytes ?? BUCKET_BYTES) / 8
 
-/** The bucket bodies of `e` split into 2^log2Buckets by the keys' top bits, in bucket order. */
-function* splitBuckets(e: Entries, log2Buckets: number, table: Uint8Array | undefined): Generator<Uint8Array> {
+/** A column's entries, with the slice of inline rows of each entry that has some (see `EntryRows`). */
+export interface ColumnEntries {
+  entries: Entries
+  slices?: readonly (Uint8Array | undefined)[]
+}
+
+/** A bucket body and, for a column with inline rows, its rows object body (the slices of its entries in order). */
+export interface BucketBodies {
+  body: Uint8Array
+  rows?: Uint8Array
+}
+
+/** The rows object body of entries [lo, hi). */
+export function joinSlices(slices: readonly (Uint8Array | undefined)[], lo: number, hi: number): Uint8Array {
+  let n = 0
+  for (let i = lo; i < hi; i++) n += slices[i]?.length ?? 0
+  const out = new Uint8Array(n)
+  let at = 0
+  for (let i = lo; i < hi; i++) {
+    const s = slices[i]
+    if (!s) continue
+    out.set(s, at)
+    at += s.length
+  }
+  return out
+}
+
+/** The bucket bodies of `c` split into 2^log2Buckets by the keys' top bits, in bucket order. */
+export function* splitBuckets(c: ColumnEntries, log2Buckets: number, table: Uint8Array | undefined): Generator<BucketBodies> {
+  const e = c.entries
   const width = 2 ** (KEY_BITS - log2Buckets)
   let lo = 0
   for (let b = 0; b < 2 ** log2Buckets; b++) {
     let hi = lo
     while (hi < e.keys.length && e.keys[hi] < (b + 1) * width) hi++
-    yield encodeBucket(e, lo, hi, b, log2Buckets, table)
+    const body = encodeBucket(e, lo, hi, b, log2Buckets, table)
+    yield c.slices ? { body, rows: joinSlices(c.slices, lo, hi) } : { body }
     lo = hi
   }
+}
+
+/** The objects of one column of a segment from its bucket bodies; fills in `c` (bytes, rows bytes). */
+export function columnObjects(
+  prefix: string,
+  d: SegmentDescriptor,
+  column: string,
+  c: ColumnSegment,
+  b: number,
+  bodies: BucketBodies,
+): IndexObject[] {
+  const k = log2(c.buckets)
+  const bytes = seal(bodies.body, { kind: 'bucket', id: c.id, bucket: b, log2Buckets: k })
+  c.bytes += bytes.length
+  const out = [{ key: bucketKey(prefix, d, column, b), bytes }]
+  if (bodies.rows && c.rows) {
+    const rows = seal(bodies.rows, { kind: 'rows', id: c.id, bucket: b, log2Buckets: k })
+    c.rows.bytes += rows.length
+    out.push({ key: rowsKey(prefix, d, column, b), bytes: rows })
+  }
+  return out
 }
 
 /** The content id of a column segment from what determines its bytes. */
@@ -225,24 +315,28 @@ export function buildSegment(spec: SegmentSpec, partitions: readonly PartitionIn
       key: tableKey(spec.prefix, descriptor, tableId),
       bytes: seal(table, { kind: 'table', id: tableId, bucket: 0, log2Buckets: 0 }),
     })
+  const rows = spec.rows && sorted.every(p => p.rows) ? spec.rows : undefined
+  const codec = rows && rowCodecId(rows.fields)
   for (const column of spec.columns) {
-    const entries = collect(sorted, column, hotCap(rowGroups))
-    const k = log2BucketsFor(entryBytes(entries), spec.bucketBytes ?? BUCKET_BYTES)
+    const entries = collect(sorted, column, hotCap(rowGroups), rows)
+    const k = log2BucketsFor(entryBytes(entries.entries), spec.bucketBytes ?? BUCKET_BYTES)
     const bodies = [...splitBuckets(entries, k, inline ? table : undefined)]
-    const id = columnId(`build:${column}:${k}:${inline ? 'inline' : tableId}:${bodies.map(hashHex).join(',')}`)
-    const c: ColumnSegment = { id, buckets: 2 ** k, bytes: 0 }
+    const id = columnId(
+      `build:${column}:${k}:${inline ? 'inline' : tableId}:${codec ? `rows=${codec}:` : ''}${bodies.map(b => hashHex(b.body)).join(',')}`,
+    )
+    const c: ColumnSegment = { id, buckets: 2 ** k, bytes: 0, ...(codec ? { rows: { codec, bytes: 0 } } : {}) }
     descriptor.columns[column] = c
-    bodies.forEach((body, b) => {
-      const bytes = seal(body, { kind: 'bucket', id, bucket: b, log2Buckets: k })
-      c.bytes += bytes.length
-      objects.push({ key: bucketKey(spec.prefix, descriptor, column, b), bytes })
-    })
+    bodies.forEach((body, b) => objects.push(...columnObjects(spec.prefix, descriptor, column, c, b, body)))
   }
   return { descriptor, objects }
 }
 
-/** The entries of `column` over sorted partitions, ordinals counted through them in order. */
-function collect(partitions: readonly PartitionInput[], column: string, cap: number): Entries {
+/**
+ * The entries of `column` over sorted partitions, ordinals counted through them in order; with
+ * `rows`, the inline rows of each key in at most `max` rows (a second pass over the values
+ * finds their rows, encoded in the partitions' order, then the file's: the dataset's order).
+ */
+function collect(partitions: readonly PartitionInput[], column: string, cap: number, rows?: SegmentSpec['rows']): ColumnEntries {
   const postings = new Postings()
   let ordinal = 0
   for (const p of partitions) {
@@ -253,5 +347,53 @@ function collect(partitions: readonly PartitionInput[], column: string, cap: num
       ordinal++
     }
   }
-  return postings.entries(cap)
+  const entries = postings.entries(cap)
+  if (!rows) return { entries }
+  const max = rows.max ?? INLINE_ROWS
+  const n = entries.keys.length
+  const perEntry = postings.rowsPerEntry()
+  const count = new Uint32Array(n)
+  const first = new Uint32Array(n + 1)
+  for (let i = 0; i < n; i++) {
+    if (!entries.hot[i] && perEntry[i] <= max) count[i] = perEntry[i]
+    first[i + 1] = first[i] + count[i]
+  }
+  const refPart = new Uint32Array(first[n])
+  const refRow = new Uint32Array(first[n])
+  const fill = first.slice(0, n)
+  partitions.forEach((p, pi) => {
+    let row = 0
+    for (const group of p.rowGroups) {
+      for (const v of group[column]) {
+        if (v !== null) {
+          const i = postings.entryOf(valueKey(v))
+          if (count[i]) {
+            refPart[fill[i]] = pi
+            refRow[fill[i]++] = row
+          }
+        }
+        row++
+      }
+    }
+    if (row !== p.rows!.length) throw new RangeError(`partition ${p.entry.key}: ${row} values of ${column}, ${p.rows!.length} rows`)
+  })
+  const slices: (Uint8Array | undefined)[] = new Array(n)
+  const length = new Uint32Array(n)
+  const crc = new Uint32Array(n)
+  const w = new ByteWriter()
+  for (let i = 0; i < n; i++) {
+    if (!count[i]) continue
+    w.length = 0
+    for (let j = first[i]; j < first[i + 1];) {
+      let k = j + 1
+      while (k < first[i + 1] && refPart[k] === refPart[j]) k++
+      writeRows(rows.fields, partitions[refPart[j]].rows!, refRow.subarray(j, k), w)
+      j = k
+    }
+    const slice = w.finish()
+    slices[i] = slice
+    length[i] = slice.length
+    crc[i] = crc32(slice)
+  }
+  return { entries: { ...entries, rows: { count, offset: new Float64Array(n), length, crc } }, slices }
 }

@@ -15,6 +15,7 @@ import { buildSegment, type BuiltSegment, type PartitionInput, type SegmentSpec 
 import { indexPrefix } from './format.ts'
 import { indexCoverage } from './lookup.ts'
 import { meets } from './ranges.ts'
+import { rowFieldsOf } from './rows.ts'
 import { sweepRetired, type SweepOptions } from './retire.ts'
 import { maintainTiers } from './tiers.ts'
 import type { IndexValue } from './types.ts'
@@ -34,10 +35,10 @@ export interface DatasetWrites {
 /** Where a dataset's index lives and what it indexes; null when it declares no indexed field. */
 export function indexSpecOf(chain: ChainRef, dataset: DatasetDecl): SegmentSpec | null {
   const columns = indexedColumns(dataset)
-  return columns.length ? { prefix: indexPrefix(chainKey(chain), dataset.storage), columns } : null
+  return columns.length ? { prefix: indexPrefix(chainKey(chain), dataset.storage), columns, rows: { fields: rowFieldsOf(dataset) } } : null
 }
 
-/** The index input of a written partition: its values cut into the file's row groups. */
+/** The index input of a written partition: its values cut into the file's row groups, and its rows (for inline rows). */
 export function partitionInput(columns: readonly string[], { entry, batch }: WrittenPartition): PartitionInput {
   let start = 0
   const rowGroups = entry.rowGroups.map(g => {
@@ -46,7 +47,7 @@ export function partitionInput(columns: readonly string[], { entry, batch }: Wri
     return Object.fromEntries(columns.map(c => [c, (batch.columns[c] ?? []).slice(from, to) as (IndexValue | null)[]]))
   })
   if (start !== batch.length) throw new Error(`partition ${entry.key}: row groups hold ${start} rows, the batch ${batch.length}`)
-  return { entry, rowGroups }
+  return { entry, rowGroups, rows: batch }
 }
 
 /** The built segment of each dataset's partitions (none for a dataset without indexed fields). */

@@ -11,6 +11,7 @@ import {
   IndexObjectError,
   log2,
   parsing,
+  rowsKey,
   tableKey,
   unseal,
   type Bucket,
@@ -65,6 +66,8 @@ export interface SegmentSource {
   descriptor: SegmentDescriptor
   table(): Promise<PartitionTable>
   bucket(column: string, b: number): Promise<Entries>
+  /** The rows object body beside bucket `b` (verified whole); undefined when the column stores no rows. */
+  rows(column: string, b: number): Promise<Uint8Array | undefined>
 }
 
 /** Segment `d` read through `read`. */
@@ -80,6 +83,12 @@ export function segmentSource(read: ObjectReader, prefix: string, d: SegmentDesc
     async bucket(column, b) {
       if (!d.columns[column]) throw new RangeError(`segment [${d.from}, ${d.to}] does not index ${column}`)
       return (await readBucket(read, prefix, d, column, b)).entries
+    },
+    async rows(column, b) {
+      const c = d.columns[column]
+      if (!c?.rows) return undefined
+      const key = rowsKey(prefix, d, column, b)
+      return unseal(key, await read(key), { kind: 'rows', id: c.id, bucket: b, log2Buckets: log2(c.buckets) })
     },
   }
 }

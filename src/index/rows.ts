@@ -116,7 +116,14 @@ function readValue(r: ByteReader, kind: Kind): StoredValue {
 }
 
 /** Rows `rows` of `batch` (indexes, in the order given) as bytes; a column the batch lacks is null. */
-export function encodeRows(fields: readonly RowField[], batch: ColumnBatch, rows: Iterable<number>, w = new ByteWriter()): Uint8Array {
+export function encodeRows(fields: readonly RowField[], batch: ColumnBatch, rows: Iterable<number>): Uint8Array {
+  const w = new ByteWriter()
+  writeRows(fields, batch, rows, w)
+  return w.finish()
+}
+
+/** `encodeRows` appending to `w`. */
+export function writeRows(fields: readonly RowField[], batch: ColumnBatch, rows: Iterable<number>, w: ByteWriter): void {
   const bitmap = new Uint8Array((fields.length + 7) >> 3)
   for (const i of rows) {
     bitmap.fill(0)
@@ -129,7 +136,6 @@ export function encodeRows(fields: readonly RowField[], batch: ColumnBatch, rows
       if (v !== null) writeValue(w, f.kind, v, f.column)
     }
   }
-  return w.finish()
 }
 
 /** The `count` rows `bytes` hold, as plain columns keyed by stored column. */

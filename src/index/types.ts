@@ -49,6 +49,19 @@ export interface Entries {
   hot: Uint8Array
   start: Uint32Array
   ordinals: Uint32Array
+  /** Inline rows of the entries (columns that store them): per entry its slice of the bucket's rows object. */
+  rows?: EntryRows
+}
+
+/**
+ * Where entry i's rows are in its bucket's rows object: `count[i]` rows (0: none stored, the
+ * postings answer) in bytes [offset[i], offset[i] + length[i]) whose CRC-32 is crc[i].
+ */
+export interface EntryRows {
+  count: Uint32Array
+  offset: Float64Array
+  length: Uint32Array
+  crc: Uint32Array
 }
 
 /** A partition that may hold a looked-up value, with the ordinals (in its file) of the row groups that may. */
