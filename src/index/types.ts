@@ -83,9 +83,35 @@ export interface HotValue {
   ranges: BlockRange[]
 }
 
+/** A slice of a rows object: the inline rows of one key in one segment, and the CRC-32 that verifies a ranged read of it. */
+export interface RowSlice {
+  /** The rows object's key. */
+  key: string
+  offset: number
+  length: number
+  crc: number
+  /** Rows it holds. */
+  count: number
+  /** The value looked up (named when the slice fails its check). */
+  value: IndexValue
+}
+
+/** A segment whose inline rows answer a lookup: every looked-up value is absent from it or has its rows there. */
+export interface InlineSegment {
+  /** Index of the segment in the index's list. */
+  segment: number
+  /** Its coverage, clipped to the lookup's range: no partition there needs opening. */
+  ranges: BlockRange[]
+  slices: RowSlice[]
+  /** Rows of all its slices. */
+  rows: number
+}
+
 /** The answer of `lookupValues`, with the I/O it cost. */
 export interface LookupResult extends Candidates {
   hot: HotValue[]
+  /** Segments answered by their inline rows (only with `LookupOptions.rows`); `partitions` and `scan` leave them out. */
+  inline: InlineSegment[]
   /** Object reads issued (cache hits are free). */
   reads: number
   bytes: number
