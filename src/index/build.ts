@@ -289,6 +289,8 @@ export function buildSegment(spec: SegmentSpec, partitions: readonly PartitionIn
   if (partitions.length === 0) throw new RangeError('a segment needs at least one partition')
   const sorted = [...partitions].sort((a, b) => a.entry.from - b.entry.from)
   for (const p of sorted) {
+    if (p.rows && p.rows.length !== p.entry.rows)
+      throw new RangeError(`partition ${p.entry.key}: ${p.rows.length} rows given, the entry has ${p.entry.rows}`)
     if (p.rowGroups.length !== p.entry.rowGroups.length) {
       throw new RangeError(
         `partition ${p.entry.key}: values for ${p.rowGroups.length} row groups, the entry has ${p.entry.rowGroups.length}`,
@@ -331,12 +333,8 @@ export function buildSegment(spec: SegmentSpec, partitions: readonly PartitionIn
   return { descriptor, objects }
 }
 
-/**
- * The entries of `column` over sorted partitions, ordinals counted through them in order; with
- * `rows`, the inline rows of each key in at most `max` rows (a second pass over the values
- * finds their rows, encoded in the partitions' order, then the file's: the dataset's order).
- */
-function collect(partitions: readonly PartitionInput[], column: string, cap: number, rows?: SegmentSpec['rows']): ColumnEntries {
+/** The postings of `column` over sorted partitions, ordinals counted through them in order. */
+function postingsOf(partitions: readonly PartitionInput[], column: string): Postings {
   const postings = new Postings()
   let ordinal = 0
   for (const p of partitions) {
@@ -347,9 +345,19 @@ function collect(partitions: readonly PartitionInput[], column: string, cap: num
       ordinal++
     }
   }
-  const entries = postings.entries(cap)
-  if (!rows) return { entries }
-  const max = rows.max ?? INLINE_ROWS
+  return postings
+}
+
+/** The rows of each inline entry: entry i's are refPart/refRow[first[i], first[i + 1]) (partition index, row in it), in order. */
+interface InlineRefs {
+  count: Uint32Array
+  first: Uint32Array
+  refPart: Uint32Array
+  refRow: Uint32Array
+}
+
+/** Which rows hold the keys of `entries` in at most `max` rows (a second pass over the values). */
+function inlineRefs(partitions: readonly PartitionInput[], column: string, postings: Postings, entries: Entries, max: number): InlineRefs {
   const n = entries.keys.length
   const perEntry = postings.rowsPerEntry()
   const count = new Uint32Array(n)
@@ -375,8 +383,39 @@ function collect(partitions: readonly PartitionInput[], column: string, cap: num
         row++
       }
     }
-    if (row !== p.rows!.length) throw new RangeError(`partition ${p.entry.key}: ${row} values of ${column}, ${p.rows!.length} rows`)
+    if (row !== p.entry.rows) throw new RangeError(`partition ${p.entry.key}: ${row} values of ${column}, ${p.entry.rows} rows`)
   })
+  return { count, first, refPart, refRow }
+}
+
+/**
+ * The rows of each partition (by index in `partitions`, sorted by block) that a build with
+ * `spec.rows` stores inline: what a writer without the rows in memory (`reindex`) must read.
+ */
+export function inlineRowsNeeded(spec: SegmentSpec, partitions: readonly PartitionInput[]): Set<number>[] {
+  const sorted = [...partitions].sort((a, b) => a.entry.from - b.entry.from)
+  const needed = partitions.map(() => new Set<number>())
+  if (!spec.rows) return needed
+  const at = sorted.map(p => partitions.indexOf(p))
+  const rowGroups = sorted.reduce((n, p) => n + p.entry.rowGroups.length, 0)
+  for (const column of spec.columns) {
+    const postings = postingsOf(sorted, column)
+    const refs = inlineRefs(sorted, column, postings, postings.entries(hotCap(rowGroups)), spec.rows.max ?? INLINE_ROWS)
+    for (let j = 0; j < refs.refPart.length; j++) needed[at[refs.refPart[j]]].add(refs.refRow[j])
+  }
+  return needed
+}
+
+/**
+ * The entries of `column` over sorted partitions; with `rows`, the inline rows of each key in
+ * at most `max` rows, encoded in the partitions' order, then the file's: the dataset's order.
+ */
+function collect(partitions: readonly PartitionInput[], column: string, cap: number, rows?: SegmentSpec['rows']): ColumnEntries {
+  const postings = postingsOf(partitions, column)
+  const entries = postings.entries(cap)
+  if (!rows) return { entries }
+  const n = entries.keys.length
+  const { count, first, refPart, refRow } = inlineRefs(partitions, column, postings, entries, rows.max ?? INLINE_ROWS)
   const slices: (Uint8Array | undefined)[] = new Array(n)
   const length = new Uint32Array(n)
   const crc = new Uint32Array(n)
