@@ -11,7 +11,7 @@ import { ByteWriter } from './bytes.ts'
 import { bucketKey, encodeBucket, encodeEntries, encodeTable, KEY_BITS, log2, rowsKey, seal, tableKey } from './format.ts'
 import { hashHex, valueKey } from './hash.ts'
 import { unionRanges } from './ranges.ts'
-import { rowCodecId, writeRows, type RowField } from './rows.ts'
+import { rowCodecId, rowWriter, type RowField } from './rows.ts'
 import type { ColumnSegment, Entries, IndexedPartition, IndexObject, IndexValue, SegmentDescriptor } from './types.ts'
 
 /** What to index and where: shared by builds, merges and tier maintenance of one dataset. */
@@ -219,10 +219,16 @@ function entryBytes(e: Entries): number {
 /** Whether a segment's partition table goes in every bucket (small tables) or in its own object. */
 export const inlineTable = (table: Uint8Array, spec: SegmentSpec): boolean => table.length <= (spec.bucketBytes ?? BUCKET_BYTES) / 8
 
-/** A column's entries, with the slice of inline rows of each entry that has some (see `EntryRows`). */
+/** A column's entries, with the slices of inline rows of its entries (see `EntryRows`). */
 export interface ColumnEntries {
   entries: Entries
-  slices?: readonly (Uint8Array | undefined)[]
+  slices?: Slices
+}
+
+/** Entry i's inline rows are bytes[start[i], start[i + 1]) (empty when it has none): the slices of a bucket are contiguous. */
+export interface Slices {
+  bytes: Uint8Array
+  start: Float64Array
 }
 
 /** A bucket body and, for a column with inline rows, its rows object body (the slices of its entries in order). */
@@ -232,19 +238,7 @@ export interface BucketBodies {
 }
 
 /** The rows object body of entries [lo, hi). */
-export function joinSlices(slices: readonly (Uint8Array | undefined)[], lo: number, hi: number): Uint8Array {
-  let n = 0
-  for (let i = lo; i < hi; i++) n += slices[i]?.length ?? 0
-  const out = new Uint8Array(n)
-  let at = 0
-  for (let i = lo; i < hi; i++) {
-    const s = slices[i]
-    if (!s) continue
-    out.set(s, at)
-    at += s.length
-  }
-  return out
-}
+export const joinSlices = (slices: Slices, lo: number, hi: number): Uint8Array => slices.bytes.subarray(slices.start[lo], slices.start[hi])
 
 /** The bucket bodies of `c` split into 2^log2Buckets by the keys' top bits, in bucket order. */
 export function* splitBuckets(c: ColumnEntries, log2Buckets: number, table: Uint8Array | undefined): Generator<BucketBodies> {
@@ -319,8 +313,9 @@ export function buildSegment(spec: SegmentSpec, partitions: readonly PartitionIn
     })
   const rows = spec.rows && sorted.every(p => p.rows) ? spec.rows : undefined
   const codec = rows && rowCodecId(rows.fields)
+  const cache = rows && new RowCache(rows.fields, sorted)
   for (const column of spec.columns) {
-    const entries = collect(sorted, column, hotCap(rowGroups), rows)
+    const entries = collect(sorted, column, hotCap(rowGroups), rows, cache)
     const k = log2BucketsFor(entryBytes(entries.entries), spec.bucketBytes ?? BUCKET_BYTES)
     const bodies = [...splitBuckets(entries, k, inline ? table : undefined)]
     const id = columnId(
@@ -333,19 +328,58 @@ export function buildSegment(spec: SegmentSpec, partitions: readonly PartitionIn
   return { descriptor, objects }
 }
 
-/** The postings of `column` over sorted partitions, ordinals counted through them in order. */
-function postingsOf(partitions: readonly PartitionInput[], column: string): Postings {
+/** Rows of the partitions encoded once each (a row is often rare in several columns: a rare contract's log to a rare wallet). */
+class RowCache {
+  private readonly writers: ((row: number, w: ByteWriter) => void)[]
+  /** Per partition, where each encoded row starts and ends in `encoded` (-1: not yet). */
+  private readonly start: Float64Array[]
+  private readonly end: Float64Array[]
+  private readonly encoded = new ByteWriter(1 << 16)
+
+  constructor(fields: readonly RowField[], partitions: readonly PartitionInput[]) {
+    this.writers = partitions.map(p => rowWriter(fields, p.rows!))
+    this.start = partitions.map(p => new Float64Array(p.entry.rows).fill(-1))
+    this.end = partitions.map(p => new Float64Array(p.entry.rows))
+  }
+
+  /** Appends row `row` of partition `p` to `w`. */
+  write(p: number, row: number, w: ByteWriter): void {
+    const start = this.start[p]
+    const end = this.end[p]
+    if (start[row] < 0) {
+      start[row] = this.encoded.length
+      this.writers[p](row, this.encoded)
+      end[row] = this.encoded.length
+    }
+    w.append(this.encoded, start[row], end[row])
+  }
+}
+
+/**
+ * The postings of `column` over sorted partitions, ordinals counted through them in order;
+ * with `keep`, also each row's key (NaN: null) through the partitions, for the inline rows' pass.
+ */
+function postingsOf(partitions: readonly PartitionInput[], column: string, keep: boolean): { postings: Postings; rowKeys: Float64Array } {
   const postings = new Postings()
+  let rowKeys = new Float64Array(keep ? partitions.reduce((n, p) => n + p.entry.rows, 0) : 0)
+  let row = 0
   let ordinal = 0
   for (const p of partitions) {
     for (const group of p.rowGroups) {
       const values = group[column]
       if (!values) throw new RangeError(`partition ${p.entry.key}: no values for indexed column ${column}`)
-      for (const v of values) if (v !== null) postings.add(valueKey(v), ordinal)
+      for (const v of values) {
+        const key = v === null ? NaN : valueKey(v)
+        if (v !== null) postings.add(key, ordinal)
+        if (keep) {
+          if (row === rowKeys.length) rowKeys = grow(rowKeys, rowKeys.length * 2 + 1024)
+          rowKeys[row++] = key
+        }
+      }
       ordinal++
     }
   }
-  return postings
+  return { postings, rowKeys }
 }
 
 /** The rows of each inline entry: entry i's are refPart/refRow[first[i], first[i + 1]) (partition index, row in it), in order. */
@@ -356,8 +390,15 @@ interface InlineRefs {
   refRow: Uint32Array
 }
 
-/** Which rows hold the keys of `entries` in at most `max` rows (a second pass over the values). */
-function inlineRefs(partitions: readonly PartitionInput[], column: string, postings: Postings, entries: Entries, max: number): InlineRefs {
+/** Which rows hold the keys of `entries` in at most `max` rows (a second pass, over the rows' keys). */
+function inlineRefs(
+  partitions: readonly PartitionInput[],
+  column: string,
+  postings: Postings,
+  rowKeys: Float64Array,
+  entries: Entries,
+  max: number,
+): InlineRefs {
   const n = entries.keys.length
   const perEntry = postings.rowsPerEntry()
   const count = new Uint32Array(n)
@@ -369,22 +410,21 @@ function inlineRefs(partitions: readonly PartitionInput[], column: string, posti
   const refPart = new Uint32Array(first[n])
   const refRow = new Uint32Array(first[n])
   const fill = first.slice(0, n)
+  let at = 0
   partitions.forEach((p, pi) => {
-    let row = 0
-    for (const group of p.rowGroups) {
-      for (const v of group[column]) {
-        if (v !== null) {
-          const i = postings.entryOf(valueKey(v))
-          if (count[i]) {
-            refPart[fill[i]] = pi
-            refRow[fill[i]++] = row
-          }
-        }
-        row++
+    if (at + p.entry.rows > rowKeys.length)
+      throw new RangeError(`partition ${p.entry.key}: fewer values of ${column} than its ${p.entry.rows} rows`)
+    for (let row = 0; row < p.entry.rows; row++) {
+      const key = rowKeys[at++]
+      if (key !== key) continue
+      const i = postings.entryOf(key)
+      if (count[i]) {
+        refPart[fill[i]] = pi
+        refRow[fill[i]++] = row
       }
     }
-    if (row !== p.entry.rows) throw new RangeError(`partition ${p.entry.key}: ${row} values of ${column}, ${p.entry.rows} rows`)
   })
+  if (at !== rowKeys.length) throw new RangeError(`${rowKeys.length} values of ${column}, the partitions have ${at} rows`)
   return { count, first, refPart, refRow }
 }
 
@@ -399,8 +439,8 @@ export function inlineRowsNeeded(spec: SegmentSpec, partitions: readonly Partiti
   const at = sorted.map(p => partitions.indexOf(p))
   const rowGroups = sorted.reduce((n, p) => n + p.entry.rowGroups.length, 0)
   for (const column of spec.columns) {
-    const postings = postingsOf(sorted, column)
-    const refs = inlineRefs(sorted, column, postings, postings.entries(hotCap(rowGroups)), spec.rows.max ?? INLINE_ROWS)
+    const { postings, rowKeys } = postingsOf(sorted, column, true)
+    const refs = inlineRefs(sorted, column, postings, rowKeys, postings.entries(hotCap(rowGroups)), spec.rows.max ?? INLINE_ROWS)
     for (let j = 0; j < refs.refPart.length; j++) needed[at[refs.refPart[j]]].add(refs.refRow[j])
   }
   return needed
@@ -410,29 +450,29 @@ export function inlineRowsNeeded(spec: SegmentSpec, partitions: readonly Partiti
  * The entries of `column` over sorted partitions; with `rows`, the inline rows of each key in
  * at most `max` rows, encoded in the partitions' order, then the file's: the dataset's order.
  */
-function collect(partitions: readonly PartitionInput[], column: string, cap: number, rows?: SegmentSpec['rows']): ColumnEntries {
-  const postings = postingsOf(partitions, column)
+function collect(
+  partitions: readonly PartitionInput[],
+  column: string,
+  cap: number,
+  rows?: SegmentSpec['rows'],
+  cache?: RowCache,
+): ColumnEntries {
+  const { postings, rowKeys } = postingsOf(partitions, column, rows !== undefined)
   const entries = postings.entries(cap)
-  if (!rows) return { entries }
+  if (!rows || !cache) return { entries }
   const n = entries.keys.length
-  const { count, first, refPart, refRow } = inlineRefs(partitions, column, postings, entries, rows.max ?? INLINE_ROWS)
-  const slices: (Uint8Array | undefined)[] = new Array(n)
+  const { count, first, refPart, refRow } = inlineRefs(partitions, column, postings, rowKeys, entries, rows.max ?? INLINE_ROWS)
+  const start = new Float64Array(n + 1)
   const length = new Uint32Array(n)
-  const crc = new Uint32Array(n)
   const w = new ByteWriter()
   for (let i = 0; i < n; i++) {
-    if (!count[i]) continue
-    w.length = 0
-    for (let j = first[i]; j < first[i + 1];) {
-      let k = j + 1
-      while (k < first[i + 1] && refPart[k] === refPart[j]) k++
-      writeRows(rows.fields, partitions[refPart[j]].rows!, refRow.subarray(j, k), w)
-      j = k
-    }
-    const slice = w.finish()
-    slices[i] = slice
-    length[i] = slice.length
-    crc[i] = crc32(slice)
+    start[i] = w.length
+    for (let j = first[i]; j < first[i + 1]; j++) cache.write(refPart[j], refRow[j], w)
+    length[i] = w.length - start[i]
   }
-  return { entries: { ...entries, rows: { count, offset: new Float64Array(n), length, crc } }, slices }
+  start[n] = w.length
+  const bytes = w.finish()
+  const crc = new Uint32Array(n)
+  for (let i = 0; i < n; i++) if (count[i]) crc[i] = crc32(bytes.subarray(start[i], start[i + 1]))
+  return { entries: { ...entries, rows: { count, offset: new Float64Array(n), length, crc } }, slices: { bytes, start } }
 }

@@ -49,6 +49,25 @@ export class ByteWriter {
     this.length += b.length
   }
 
+  /** Appends bytes [start, end) of what `from` wrote (a byte loop: rows are short, a view per copy would be garbage). */
+  append(from: ByteWriter, start: number, end: number): void {
+    this.reserve(end - start)
+    const src = from.buf
+    const buf = this.buf
+    let at = this.length
+    for (let i = start; i < end; i++) buf[at++] = src[i]
+    this.length = at
+  }
+
+  /** Appends `b[start, end)`. */
+  bytesOf(b: Uint8Array, start: number, end: number): void {
+    this.reserve(end - start)
+    const buf = this.buf
+    let at = this.length
+    for (let i = start; i < end; i++) buf[at++] = b[i]
+    this.length = at
+  }
+
   /** A copy of what was written. */
   finish(): Uint8Array {
     return this.buf.slice(0, this.length)

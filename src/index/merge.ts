@@ -18,6 +18,7 @@ import {
 } from './build.ts'
 import { encodeBucket, encodeTable, KEY_BITS, log2, seal, tableKey } from './format.ts'
 import { crc32 } from '../store/crc32.ts'
+import { ByteWriter } from './bytes.ts'
 import { hashHex } from './hash.ts'
 import { unionRanges } from './ranges.ts'
 import type { SegmentSource } from './read.ts'
@@ -48,7 +49,9 @@ function mergeEntries(parts: readonly Part[], cap: number, maxRows?: number): Co
   const hot: number[] = []
   const start: number[] = [0]
   const rowCount: number[] = []
-  const slices: (Uint8Array | undefined)[] = []
+  const lengths: number[] = []
+  const sliceStart: number[] = [0]
+  const w = new ByteWriter()
   let ordinals = new Uint32Array(1024)
   let count = 0
   const here: number[] = []
@@ -88,9 +91,10 @@ function mergeEntries(parts: readonly Part[], cap: number, maxRows?: number): Co
     for (const i of here) at[i]++
     start.push(count)
     if (maxRows !== undefined) {
-      const slice = total > cap ? undefined : joinRows(parts, here, at, maxRows)
-      rowCount.push(slice ? slice.count : 0)
-      slices.push(slice?.bytes)
+      const before = w.length
+      rowCount.push(total > cap ? 0 : joinRows(parts, here, at, maxRows, w))
+      lengths.push(w.length - before)
+      sliceStart.push(w.length)
     }
   }
   const entries: Entries = {
@@ -100,44 +104,39 @@ function mergeEntries(parts: readonly Part[], cap: number, maxRows?: number): Co
     ordinals: ordinals.slice(0, count),
   }
   if (maxRows === undefined) return { entries }
+  const bytes = w.finish()
+  const bounds = Float64Array.from(sliceStart)
   entries.rows = {
     count: Uint32Array.from(rowCount),
     offset: new Float64Array(keys.length),
-    length: Uint32Array.from(slices, s => s?.length ?? 0),
-    crc: Uint32Array.from(slices, s => (s ? crc32(s) : 0)),
+    length: Uint32Array.from(lengths),
+    crc: Uint32Array.from(rowCount, (n, i) => (n ? crc32(bytes.subarray(bounds[i], bounds[i + 1])) : 0)),
   }
-  return { entries, slices }
+  return { entries, slices: { bytes, start: bounds } }
 }
 
-/** The inline rows of the key just merged (entry at[i] - 1 of each part in `here`), or none when one lacks them or they are too many. */
-function joinRows(
-  parts: readonly Part[],
-  here: readonly number[],
-  at: readonly number[],
-  max: number,
-): { count: number; bytes: Uint8Array } | undefined {
+/**
+ * Writes the inline rows of the key just merged (entry at[i] - 1 of each part in `here`) to `w`
+ * and returns their count; 0 (nothing written) when one input lacks them or they are too many.
+ */
+function joinRows(parts: readonly Part[], here: readonly number[], at: readonly number[], max: number, w: ByteWriter): number {
   let count = 0
-  let length = 0
   for (const i of here) {
     const { e, rows } = parts[i]
     const j = at[i] - 1
-    if (!rows || !e.rows || e.rows.count[j] === 0) return undefined
+    if (!rows || !e.rows || e.rows.count[j] === 0) return 0
     count += e.rows.count[j]
-    length += e.rows.length[j]
   }
-  if (count > max) return undefined
-  const bytes = new Uint8Array(length)
-  let to = 0
+  if (count > max) return 0
   for (const i of here) {
     const { e, rows } = parts[i]
     const j = at[i] - 1
     const from = e.rows!.offset[j]
     const slice = rows!.subarray(from, from + e.rows!.length[j])
     if (slice.length !== e.rows!.length[j]) throw new RangeError('a slice beyond its rows object')
-    bytes.set(slice, to)
-    to += slice.length
+    w.bytes(slice)
   }
-  return { count, bytes }
+  return count
 }
 
 /**
@@ -251,7 +250,7 @@ export async function mergeSegments(
       )
       const merged = mergeEntries(parts, cap, codec ? (spec.rows!.max ?? INLINE_ROWS) : undefined)
       const body = encodeBucket(merged.entries, 0, merged.entries.keys.length, b, k, inline ? table : undefined)
-      const rows = merged.slices && joinSlices(merged.slices, 0, merged.slices.length)
+      const rows = merged.slices && joinSlices(merged.slices, 0, merged.entries.keys.length)
       for (const o of columnObjects(spec.prefix, descriptor, column, c, b, { body, ...(rows ? { rows } : {}) })) await put(o)
     }
   }

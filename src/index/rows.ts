@@ -40,6 +40,7 @@ const text = new TextDecoder()
 const TRIMMED: ReadonlySet<Kind> = new Set(['u256hex', 'u256pad'])
 
 function writeBig(w: ByteWriter, n: bigint): void {
+  if (n >= 0n && n <= 0x1fffffffffffffn) return w.uint(Number(n))
   if (n < 0n) throw new RangeError(`not an unsigned 64-bit value: ${n}`)
   while (n >= 0x80n) {
     w.byte(Number(n & 0x7fn) | 0x80)
@@ -58,37 +59,45 @@ function readBig(r: ByteReader): bigint {
   }
 }
 
-function writeValue(w: ByteWriter, kind: Kind, v: StoredValue, column: string): void {
-  const bad = () => new RangeError(`column ${column} (${kind}): cannot encode ${String(v)}`)
+const bad = (column: string, kind: Kind, v: StoredValue) => new RangeError(`column ${column} (${kind}): cannot encode ${String(v)}`)
+
+type ValueWriter = (w: ByteWriter, v: StoredValue) => void
+
+/** The writer of one column's values, chosen once per kind (a build writes millions of values). */
+function valueWriter(kind: Kind, column: string): ValueWriter {
+  const fail = (v: StoredValue) => {
+    throw bad(column, kind, v)
+  }
+  const width = KINDS[kind].width
   switch (kind) {
     case 'u64hex':
     case 'u64int':
-      if (typeof v !== 'bigint') throw bad()
-      return writeBig(w, v)
+      return (w, v) => (typeof v === 'bigint' ? writeBig(w, v) : fail(v))
     case 'bool':
-      if (typeof v !== 'boolean') throw bad()
-      return w.byte(v ? 1 : 0)
+      return (w, v) => (typeof v === 'boolean' ? w.byte(v ? 1 : 0) : fail(v))
     case 'string':
-    case 'json': {
-      if (typeof v !== 'string') throw bad()
-      const b = utf8.encode(v)
-      w.uint(b.length)
-      return w.bytes(b)
-    }
-    default: {
-      if (!(v instanceof Uint8Array)) throw bad()
-      const width = KINDS[kind].width
-      if (width === undefined) {
-        w.uint(v.length)
-        return w.bytes(v)
+    case 'json':
+      return (w, v) => {
+        if (typeof v !== 'string') return fail(v)
+        const b = utf8.encode(v)
+        w.uint(b.length)
+        w.bytes(b)
       }
-      if (v.length !== width) throw bad()
-      if (!TRIMMED.has(kind)) return w.bytes(v)
-      let i = 0
-      while (i < width && v[i] === 0) i++
-      w.byte(width - i)
-      return w.bytes(v.subarray(i))
-    }
+    default:
+      if (width === undefined)
+        return (w, v) => {
+          if (!(v instanceof Uint8Array)) return fail(v)
+          w.uint(v.length)
+          w.bytesOf(v, 0, v.length)
+        }
+      if (!TRIMMED.has(kind)) return (w, v) => (v instanceof Uint8Array && v.length === width ? w.bytesOf(v, 0, width) : fail(v))
+      return (w, v) => {
+        if (!(v instanceof Uint8Array) || v.length !== width) return fail(v)
+        let i = 0
+        while (i < width && v[i] === 0) i++
+        w.byte(width - i)
+        w.bytesOf(v, i, width)
+      }
   }
 }
 
@@ -118,22 +127,27 @@ function readValue(r: ByteReader, kind: Kind): StoredValue {
 /** Rows `rows` of `batch` (indexes, in the order given) as bytes; a column the batch lacks is null. */
 export function encodeRows(fields: readonly RowField[], batch: ColumnBatch, rows: Iterable<number>): Uint8Array {
   const w = new ByteWriter()
-  writeRows(fields, batch, rows, w)
+  const write = rowWriter(fields, batch)
+  for (const i of rows) write(i, w)
   return w.finish()
 }
 
-/** `encodeRows` appending to `w`. */
-export function writeRows(fields: readonly RowField[], batch: ColumnBatch, rows: Iterable<number>, w: ByteWriter): void {
+/**
+ * A writer of single rows of `batch` (a build encodes millions, a few per key): the columns
+ * and kinds are resolved once, not per row.
+ */
+export function rowWriter(fields: readonly RowField[], batch: ColumnBatch): (row: number, w: ByteWriter) => void {
+  const columns = fields.map(f => batch.columns[f.column])
+  const writers = fields.map(f => valueWriter(f.kind, f.column))
   const bitmap = new Uint8Array((fields.length + 7) >> 3)
-  for (const i of rows) {
+  const n = fields.length
+  return (i, w) => {
     bitmap.fill(0)
-    fields.forEach((f, j) => {
-      if ((batch.columns[f.column]?.[i] ?? null) === null) bitmap[j >> 3] |= 1 << (j & 7)
-    })
+    for (let j = 0; j < n; j++) if ((columns[j]?.[i] ?? null) === null) bitmap[j >> 3] |= 1 << (j & 7)
     w.bytes(bitmap)
-    for (const f of fields) {
-      const v = batch.columns[f.column]?.[i] ?? null
-      if (v !== null) writeValue(w, f.kind, v, f.column)
+    for (let j = 0; j < n; j++) {
+      const v = columns[j]?.[i] ?? null
+      if (v !== null) writers[j](w, v)
     }
   }
 }
