@@ -328,25 +328,28 @@ export function buildSegment(spec: SegmentSpec, partitions: readonly PartitionIn
   return { descriptor, objects }
 }
 
+const NONE = 0xffffffff
+
 /** Rows of the partitions encoded once each (a row is often rare in several columns: a rare contract's log to a rare wallet). */
 class RowCache {
   private readonly writers: ((row: number, w: ByteWriter) => void)[]
-  /** Per partition, where each encoded row starts and ends in `encoded` (-1: not yet). */
-  private readonly start: Float64Array[]
-  private readonly end: Float64Array[]
+  /** Per partition, where each encoded row starts and ends in `encoded` (NONE: not yet); 8 bytes a row. */
+  private readonly start: Uint32Array[]
+  private readonly end: Uint32Array[]
   private readonly encoded = new ByteWriter(1 << 16)
 
   constructor(fields: readonly RowField[], partitions: readonly PartitionInput[]) {
     this.writers = partitions.map(p => rowWriter(fields, p.rows!))
-    this.start = partitions.map(p => new Float64Array(p.entry.rows).fill(-1))
-    this.end = partitions.map(p => new Float64Array(p.entry.rows))
+    this.start = partitions.map(p => new Uint32Array(p.entry.rows).fill(NONE))
+    this.end = partitions.map(p => new Uint32Array(p.entry.rows))
   }
 
   /** Appends row `row` of partition `p` to `w`. */
   write(p: number, row: number, w: ByteWriter): void {
     const start = this.start[p]
     const end = this.end[p]
-    if (start[row] < 0) {
+    if (start[row] === NONE) {
+      if (this.encoded.length >= NONE) throw new RangeError('inline rows of a segment beyond 4 GiB')
       start[row] = this.encoded.length
       this.writers[p](row, this.encoded)
       end[row] = this.encoded.length
