@@ -150,4 +150,22 @@ describe('inline rows', () => {
       else expect(x).toBe(onlyFirst.get(k))
     }
   })
+
+  it('a merge refuses a damaged rows object, naming it', async () => {
+    const parts = [lake(6, 2), lake(7, 1)]
+    const store = memoryStore()
+    const built = parts.map(p => buildSegment(spec, p.inputs))
+    for (const b of built) await put(store, b.objects)
+    const key = built[1].objects.find(o => o.key.endsWith('.rows') && o.bytes.length > 100)!.key
+    const bytes = store.objects.get(key)!
+    bytes[10] ^= 1
+    const read = storeReader(store)
+    await expect(
+      mergeSegments(
+        spec,
+        built.map(b => segmentSource(read, spec.prefix, b.descriptor)),
+        async () => {},
+      ),
+    ).rejects.toMatchObject({ name: 'IndexObjectError', key })
+  })
 })
