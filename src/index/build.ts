@@ -344,8 +344,8 @@ class RowCache {
     this.end = partitions.map(p => new Uint32Array(p.entry.rows))
   }
 
-  /** Appends row `row` of partition `p` to `w`. */
-  write(p: number, row: number, w: ByteWriter): void {
+  /** Encodes row `row` of partition `p` unless done already; returns its length. */
+  encode(p: number, row: number): number {
     const start = this.start[p]
     const end = this.end[p]
     if (start[row] === NONE) {
@@ -354,7 +354,12 @@ class RowCache {
       this.writers[p](row, this.encoded)
       end[row] = this.encoded.length
     }
-    w.append(this.encoded, start[row], end[row])
+    return end[row] - start[row]
+  }
+
+  /** Appends row `row` of partition `p` (encoded) to `w`. */
+  write(p: number, row: number, w: ByteWriter): void {
+    w.append(this.encoded, this.start[p][row], this.end[p][row])
   }
 }
 
@@ -465,9 +470,13 @@ function collect(
   if (!rows || !cache) return { entries }
   const n = entries.keys.length
   const { count, first, refPart, refRow } = inlineRefs(partitions, column, postings, rowKeys, entries, rows.max ?? INLINE_ROWS)
+  // every row encoded first, so the column's slices are written into one buffer of their exact size
+  // (growing a buffer of hundreds of MB by doubling costs full garbage collections)
+  let total = 0
+  for (let j = 0; j < refPart.length; j++) total += cache.encode(refPart[j], refRow[j])
   const start = new Float64Array(n + 1)
   const length = new Uint32Array(n)
-  const w = new ByteWriter()
+  const w = new ByteWriter(total)
   for (let i = 0; i < n; i++) {
     start[i] = w.length
     for (let j = first[i]; j < first[i + 1]; j++) cache.write(refPart[j], refRow[j], w)

@@ -68,9 +68,9 @@ export class ByteWriter {
     this.length = at
   }
 
-  /** A copy of what was written. */
+  /** What was written: a copy, or the buffer itself when it was sized exactly (nothing more may be written then). */
   finish(): Uint8Array {
-    return this.buf.slice(0, this.length)
+    return this.length === this.buf.length ? this.buf : this.buf.slice(0, this.length)
   }
 }
 
