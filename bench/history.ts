@@ -14,7 +14,8 @@ import { bytes, int, ms, table, target } from './report.ts'
 import type { Section } from './section.ts'
 import { logs } from '../src/datasets/evm.ts'
 import { IndexCache } from '../src/index/read.ts'
-import { ManifestReader } from '../src/manifest/read.ts'
+import { ManifestReader, parseRoot } from '../src/manifest/read.ts'
+import { rootKey } from '../src/manifest/keys.ts'
 import { runQuery } from '../src/query/engine.ts'
 import { TailCache } from '../src/query/io.ts'
 import type { Predicate, QuerySpec } from '../src/query/types.ts'
@@ -41,6 +42,8 @@ const eq = (name: string, value: Uint8Array): Predicate => ({ field: field(name)
 
 interface Figures {
   rows: number
+  /** Rows read from the index's inline rows. */
+  inline: number
   reads: number
   rounds: number
   bytes: number
@@ -103,6 +106,7 @@ export const history: Section = {
           for await (const b of result.batches) rows += b.length
           return {
             rows,
+            inline: result.index?.rows ?? 0,
             reads: rec.reads.length,
             rounds: rounds(rec.reads),
             bytes: result.stats.bytesFetched,
@@ -121,6 +125,7 @@ export const history: Section = {
           `${bytes(cold.bytes)} / ${bytes(warm.bytes)}`,
           `${ms(cold.ms)} / ${ms(warm.ms)}`,
           int(cold.partitions),
+          int(cold.inline),
         ])
         if (!noIndex)
           verdicts.push(
@@ -131,11 +136,30 @@ export const history: Section = {
           )
       }
     }
+    const root = parseRoot((await fs.get(rootKey(ETH)))!.body)
+    const segments = root.datasets.logs.index?.segments ?? []
+    const columns = segments.flatMap(s => Object.values(s.columns))
+    const postings = columns.reduce((n, c) => n + c.bytes, 0)
+    const inline = columns.reduce((n, c) => n + (c.rows?.bytes ?? 0), 0)
+    const parquet = root.datasets.logs.bytes
     return [
+      `lake: ${int(lake.rows)} logs in ${int(PARTITIONS)} partitions (${bytes(parquet)} of Parquet); index: ${segments.length} segments, ` +
+        `${bytes(postings)} of buckets, ${bytes(inline)} of inline rows ` +
+        `(per million logs: ${bytes((postings * 1e6) / lake.rows)} and ${bytes((inline * 1e6) / lake.rows)}; inline rows ${((100 * inline) / parquet).toFixed(0)} % of the Parquet).`,
       `lake: ${int(lake.rows)} logs in ${int(PARTITIONS)} partitions of ${BLOCKS} blocks, blocks ${lake.from}-${lake.to}; every read +${LATENCY_MS} ms, ${CONNECTIONS} at once. Cold: new manifest, tail and index caches; warm: the same query again with them.`,
       '',
       table(
-        ['class', 'path', 'rows', 'reads cold / warm', 'rounds cold / warm', 'bytes cold / warm', 'ms cold / warm', 'partitions opened'],
+        [
+          'class',
+          'path',
+          'rows',
+          'reads cold / warm',
+          'rounds cold / warm',
+          'bytes cold / warm',
+          'ms cold / warm',
+          'partitions opened',
+          'rows from the index',
+        ],
         rowsOut,
       ),
       '',

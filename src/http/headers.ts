@@ -27,6 +27,7 @@ export const EXPOSED_HEADERS = [
   'X-Filters-Pushed-Down',
   'X-Index',
   'X-Index-Hot',
+  'X-Index-Rows',
   'X-Storage-Requests',
   'X-Bytes-Fetched',
   'Retry-After',
@@ -80,10 +81,15 @@ export function queryHeaders(planned: PlannedQuery & { pushed?: readonly string[
 /**
  * `X-Index`: the indexed columns the value index looked up (absent when it was not used);
  * `X-Index-Hot`: per column, the blocks where a looked-up value was too common to index, which
- * were scanned partition by partition instead (`topic0=100-200,300-400;address=…`).
+ * were scanned partition by partition instead (`topic0=100-200,300-400;address=…`);
+ * `X-Index-Rows`: rows read from the index's own copy of rare values' rows (absent when none), where no partition was opened.
  */
 function indexHeaders(index: IndexUse | undefined): Record<string, string> {
   if (!index) return {}
   const hot = index.hot.map(h => `${h.column}=${formatRanges(h.ranges.slice(0, MAX_SERVED_RANGES))}`).join(';')
-  return { 'X-Index': index.columns.join(','), ...(hot ? { 'X-Index-Hot': hot } : {}) }
+  return {
+    'X-Index': index.columns.join(','),
+    ...(hot ? { 'X-Index-Hot': hot } : {}),
+    ...(index.rows > 0 ? { 'X-Index-Rows': String(index.rows) } : {}),
+  }
 }

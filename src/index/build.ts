@@ -4,11 +4,14 @@
  * Pure and deterministic: the same partitions and values give the same bytes and keys,
  * so a rerun or a second writer stores nothing new.
  */
+import type { ColumnBatch } from '../columns/batch.ts'
 import type { PartitionEntry } from '../manifest/types.ts'
+import { crc32 } from '../store/crc32.ts'
 import { ByteWriter } from './bytes.ts'
-import { bucketKey, encodeBucket, encodeEntries, encodeTable, KEY_BITS, seal, tableKey } from './format.ts'
+import { bucketKey, encodeBucket, encodeEntries, encodeTable, KEY_BITS, log2, rowsKey, seal, tableKey } from './format.ts'
 import { hashHex, valueKey } from './hash.ts'
 import { unionRanges } from './ranges.ts'
+import { rowCodecId, rowWriter, type RowField } from './rows.ts'
 import type { ColumnSegment, Entries, IndexedPartition, IndexObject, IndexValue, SegmentDescriptor } from './types.ts'
 
 /** What to index and where: shared by builds, merges and tier maintenance of one dataset. */
@@ -19,7 +22,20 @@ export interface SegmentSpec {
   columns: readonly string[]
   /** Target bucket size: a column gets the most buckets that keep them at least this big (so 1–2× this). Default 16 KiB. */
   bucketBytes?: number
+  /**
+   * Store the rows of rare values beside the buckets (inline rows): every stored field of
+   * the dataset, for each value in at most `max` (default `INLINE_ROWS`) rows of the segment.
+   */
+  rows?: { fields: readonly RowField[]; max?: number }
 }
+
+/**
+ * Most rows of one value in a segment that the index stores inline: a lookup of such a value
+ * reads its slice and never opens a partition. 64 rows of a log are ~10 KB, one ranged read;
+ * the storage cost (README "Cost") is every rare value's rows once per indexed column it is
+ * rare in.
+ */
+export const INLINE_ROWS = 64
 
 /** Default target bucket size: a whole-history lookup of one value reads a few 16–32 KB buckets. */
 export const BUCKET_BYTES = 16 * 1024
@@ -27,10 +43,15 @@ export const BUCKET_BYTES = 16 * 1024
 /** A value in more row groups than this (of a segment of `rowGroups`) is hot: the index keeps its key, not its postings. */
 export const hotCap = (rowGroups: number): number => Math.max(64, Math.floor(rowGroups / 8))
 
-/** A partition and its values: per row group of the file (in order), per indexed column, the values row by row (null: none). */
+/**
+ * A partition and its values: per row group of the file (in order), per indexed column, the
+ * values row by row (null: none); with inline rows, all its rows in file order (only those of
+ * rare values are encoded).
+ */
 export interface PartitionInput {
   entry: PartitionEntry
   rowGroups: readonly Readonly<Record<string, Iterable<IndexValue | null>>>[]
+  rows?: ColumnBatch
 }
 
 /** A built segment: its descriptor and its objects, not stored yet (see `maintainTiers`). */
@@ -71,6 +92,9 @@ class Postings {
   private keys = new Float64Array(1024)
   private last = new Int32Array(1024)
   private count = new Uint32Array(1024)
+  private rowCount = new Uint32Array(1024)
+  /** Entry index of each slot, once `entries` has sorted them. */
+  private entry = new Int32Array(0)
   private head = new Int32Array(1024)
   private tail = new Int32Array(1024)
   private ord = new Uint32Array(4096)
@@ -112,6 +136,7 @@ class Postings {
 
   add(key: number, ordinal: number): void {
     const s = this.slot(key)
+    this.rowCount[s]++
     if (this.last[s] === ordinal) return
     this.last[s] = ordinal
     this.count[s]++
@@ -132,13 +157,27 @@ class Postings {
     this.keys = grow(this.keys, size)
     this.last = grow(this.last, size)
     this.count = grow(this.count, size)
+    this.rowCount = grow(this.rowCount, size)
     this.head = grow(this.head, size)
     this.tail = grow(this.tail, size)
+  }
+
+  /** Entry index of `key` (a key added before `entries`). */
+  entryOf(key: number): number {
+    return this.entry[this.table[this.position(key)] - 1]
+  }
+
+  /** Rows (not row groups) holding each entry's key, by entry index. */
+  rowsPerEntry(): Uint32Array {
+    const out = new Uint32Array(this.n)
+    for (let s = 0; s < this.n; s++) out[this.entry[s]] = this.rowCount[s]
+    return out
   }
 
   /** Sorted entries; keys in more than `cap` row groups are hot. */
   entries(cap: number): Entries {
     const keys = this.keys.slice(0, this.n).sort()
+    this.entry = new Int32Array(this.n)
     const order = new Uint32Array(this.n)
     const hot = new Uint8Array(this.n)
     const start = new Uint32Array(this.n + 1)
@@ -146,6 +185,7 @@ class Postings {
     for (let i = 0; i < this.n; i++) {
       const s = this.table[this.position(keys[i])] - 1
       order[i] = s
+      this.entry[s] = i
       if (this.count[s] > cap) hot[i] = 1
       else total += this.count[s]
       start[i + 1] = total
@@ -179,16 +219,60 @@ function entryBytes(e: Entries): number {
 /** Whether a segment's partition table goes in every bucket (small tables) or in its own object. */
 export const inlineTable = (table: Uint8Array, spec: SegmentSpec): boolean => table.length <= (spec.bucketBytes ?? BUCKET_BYTES) / 8
 
-/** The bucket bodies of `e` split into 2^log2Buckets by the keys' top bits, in bucket order. */
-function* splitBuckets(e: Entries, log2Buckets: number, table: Uint8Array | undefined): Generator<Uint8Array> {
+/** A column's entries, with the slices of inline rows of its entries (see `EntryRows`). */
+export interface ColumnEntries {
+  entries: Entries
+  slices?: Slices
+}
+
+/** Entry i's inline rows are bytes[start[i], start[i + 1]) (empty when it has none): the slices of a bucket are contiguous. */
+export interface Slices {
+  bytes: Uint8Array
+  start: Float64Array
+}
+
+/** A bucket body and, for a column with inline rows, its rows object body (the slices of its entries in order). */
+export interface BucketBodies {
+  body: Uint8Array
+  rows?: Uint8Array
+}
+
+/** The rows object body of entries [lo, hi). */
+export const joinSlices = (slices: Slices, lo: number, hi: number): Uint8Array => slices.bytes.subarray(slices.start[lo], slices.start[hi])
+
+/** The bucket bodies of `c` split into 2^log2Buckets by the keys' top bits, in bucket order. */
+export function* splitBuckets(c: ColumnEntries, log2Buckets: number, table: Uint8Array | undefined): Generator<BucketBodies> {
+  const e = c.entries
   const width = 2 ** (KEY_BITS - log2Buckets)
   let lo = 0
   for (let b = 0; b < 2 ** log2Buckets; b++) {
     let hi = lo
     while (hi < e.keys.length && e.keys[hi] < (b + 1) * width) hi++
-    yield encodeBucket(e, lo, hi, b, log2Buckets, table)
+    const body = encodeBucket(e, lo, hi, b, log2Buckets, table)
+    yield c.slices ? { body, rows: joinSlices(c.slices, lo, hi) } : { body }
     lo = hi
   }
+}
+
+/** The objects of one column of a segment from its bucket bodies; fills in `c` (bytes, rows bytes). */
+export function columnObjects(
+  prefix: string,
+  d: SegmentDescriptor,
+  column: string,
+  c: ColumnSegment,
+  b: number,
+  bodies: BucketBodies,
+): IndexObject[] {
+  const k = log2(c.buckets)
+  const bytes = seal(bodies.body, { kind: 'bucket', id: c.id, bucket: b, log2Buckets: k })
+  c.bytes += bytes.length
+  const out = [{ key: bucketKey(prefix, d, column, b), bytes }]
+  if (bodies.rows && c.rows) {
+    const rows = seal(bodies.rows, { kind: 'rows', id: c.id, bucket: b, log2Buckets: k })
+    c.rows.bytes += rows.length
+    out.push({ key: rowsKey(prefix, d, column, b), bytes: rows })
+  }
+  return out
 }
 
 /** The content id of a column segment from what determines its bytes. */
@@ -199,6 +283,8 @@ export function buildSegment(spec: SegmentSpec, partitions: readonly PartitionIn
   if (partitions.length === 0) throw new RangeError('a segment needs at least one partition')
   const sorted = [...partitions].sort((a, b) => a.entry.from - b.entry.from)
   for (const p of sorted) {
+    if (p.rows && p.rows.length !== p.entry.rows)
+      throw new RangeError(`partition ${p.entry.key}: ${p.rows.length} rows given, the entry has ${p.entry.rows}`)
     if (p.rowGroups.length !== p.entry.rowGroups.length) {
       throw new RangeError(
         `partition ${p.entry.key}: values for ${p.rowGroups.length} row groups, the entry has ${p.entry.rowGroups.length}`,
@@ -225,33 +311,180 @@ export function buildSegment(spec: SegmentSpec, partitions: readonly PartitionIn
       key: tableKey(spec.prefix, descriptor, tableId),
       bytes: seal(table, { kind: 'table', id: tableId, bucket: 0, log2Buckets: 0 }),
     })
+  const rows = spec.rows && sorted.every(p => p.rows) ? spec.rows : undefined
+  const codec = rows && rowCodecId(rows.fields)
+  const cache = rows && new RowCache(rows.fields, sorted)
   for (const column of spec.columns) {
-    const entries = collect(sorted, column, hotCap(rowGroups))
-    const k = log2BucketsFor(entryBytes(entries), spec.bucketBytes ?? BUCKET_BYTES)
+    const entries = collect(sorted, column, hotCap(rowGroups), rows, cache)
+    const k = log2BucketsFor(entryBytes(entries.entries), spec.bucketBytes ?? BUCKET_BYTES)
     const bodies = [...splitBuckets(entries, k, inline ? table : undefined)]
-    const id = columnId(`build:${column}:${k}:${inline ? 'inline' : tableId}:${bodies.map(hashHex).join(',')}`)
-    const c: ColumnSegment = { id, buckets: 2 ** k, bytes: 0 }
+    const id = columnId(
+      `build:${column}:${k}:${inline ? 'inline' : tableId}:${codec ? `rows=${codec}:` : ''}${bodies.map(b => hashHex(b.body)).join(',')}`,
+    )
+    const c: ColumnSegment = { id, buckets: 2 ** k, bytes: 0, ...(codec ? { rows: { codec, bytes: 0 } } : {}) }
     descriptor.columns[column] = c
-    bodies.forEach((body, b) => {
-      const bytes = seal(body, { kind: 'bucket', id, bucket: b, log2Buckets: k })
-      c.bytes += bytes.length
-      objects.push({ key: bucketKey(spec.prefix, descriptor, column, b), bytes })
-    })
+    bodies.forEach((body, b) => objects.push(...columnObjects(spec.prefix, descriptor, column, c, b, body)))
   }
   return { descriptor, objects }
 }
 
-/** The entries of `column` over sorted partitions, ordinals counted through them in order. */
-function collect(partitions: readonly PartitionInput[], column: string, cap: number): Entries {
+const NONE = 0xffffffff
+
+/** Rows of the partitions encoded once each (a row is often rare in several columns: a rare contract's log to a rare wallet). */
+class RowCache {
+  private readonly writers: ((row: number, w: ByteWriter) => void)[]
+  /** Per partition, where each encoded row starts and ends in `encoded` (NONE: not yet); 8 bytes a row. */
+  private readonly start: Uint32Array[]
+  private readonly end: Uint32Array[]
+  private readonly encoded = new ByteWriter(1 << 16)
+
+  constructor(fields: readonly RowField[], partitions: readonly PartitionInput[]) {
+    this.writers = partitions.map(p => rowWriter(fields, p.rows!))
+    this.start = partitions.map(p => new Uint32Array(p.entry.rows).fill(NONE))
+    this.end = partitions.map(p => new Uint32Array(p.entry.rows))
+  }
+
+  /** Encodes row `row` of partition `p` unless done already; returns its length. */
+  encode(p: number, row: number): number {
+    const start = this.start[p]
+    const end = this.end[p]
+    if (start[row] === NONE) {
+      if (this.encoded.length >= NONE) throw new RangeError('inline rows of a segment beyond 4 GiB')
+      start[row] = this.encoded.length
+      this.writers[p](row, this.encoded)
+      end[row] = this.encoded.length
+    }
+    return end[row] - start[row]
+  }
+
+  /** Appends row `row` of partition `p` (encoded) to `w`. */
+  write(p: number, row: number, w: ByteWriter): void {
+    w.append(this.encoded, this.start[p][row], this.end[p][row])
+  }
+}
+
+/**
+ * The postings of `column` over sorted partitions, ordinals counted through them in order;
+ * with `keep`, also each row's key (NaN: null) through the partitions, for the inline rows' pass.
+ */
+function postingsOf(partitions: readonly PartitionInput[], column: string, keep: boolean): { postings: Postings; rowKeys: Float64Array } {
   const postings = new Postings()
+  let rowKeys = new Float64Array(keep ? partitions.reduce((n, p) => n + p.entry.rows, 0) : 0)
+  let row = 0
   let ordinal = 0
   for (const p of partitions) {
     for (const group of p.rowGroups) {
       const values = group[column]
       if (!values) throw new RangeError(`partition ${p.entry.key}: no values for indexed column ${column}`)
-      for (const v of values) if (v !== null) postings.add(valueKey(v), ordinal)
+      for (const v of values) {
+        const key = v === null ? NaN : valueKey(v)
+        if (v !== null) postings.add(key, ordinal)
+        if (keep) {
+          if (row === rowKeys.length) rowKeys = grow(rowKeys, rowKeys.length * 2 + 1024)
+          rowKeys[row++] = key
+        }
+      }
       ordinal++
     }
   }
-  return postings.entries(cap)
+  return { postings, rowKeys }
+}
+
+/** The rows of each inline entry: entry i's are refPart/refRow[first[i], first[i + 1]) (partition index, row in it), in order. */
+interface InlineRefs {
+  count: Uint32Array
+  first: Uint32Array
+  refPart: Uint32Array
+  refRow: Uint32Array
+}
+
+/** Which rows hold the keys of `entries` in at most `max` rows (a second pass, over the rows' keys). */
+function inlineRefs(
+  partitions: readonly PartitionInput[],
+  column: string,
+  postings: Postings,
+  rowKeys: Float64Array,
+  entries: Entries,
+  max: number,
+): InlineRefs {
+  const n = entries.keys.length
+  const perEntry = postings.rowsPerEntry()
+  const count = new Uint32Array(n)
+  const first = new Uint32Array(n + 1)
+  for (let i = 0; i < n; i++) {
+    if (!entries.hot[i] && perEntry[i] <= max) count[i] = perEntry[i]
+    first[i + 1] = first[i] + count[i]
+  }
+  const refPart = new Uint32Array(first[n])
+  const refRow = new Uint32Array(first[n])
+  const fill = first.slice(0, n)
+  let at = 0
+  partitions.forEach((p, pi) => {
+    if (at + p.entry.rows > rowKeys.length)
+      throw new RangeError(`partition ${p.entry.key}: fewer values of ${column} than its ${p.entry.rows} rows`)
+    for (let row = 0; row < p.entry.rows; row++) {
+      const key = rowKeys[at++]
+      if (key !== key) continue
+      const i = postings.entryOf(key)
+      if (count[i]) {
+        refPart[fill[i]] = pi
+        refRow[fill[i]++] = row
+      }
+    }
+  })
+  if (at !== rowKeys.length) throw new RangeError(`${rowKeys.length} values of ${column}, the partitions have ${at} rows`)
+  return { count, first, refPart, refRow }
+}
+
+/**
+ * The rows of each partition (by index in `partitions`, sorted by block) that a build with
+ * `spec.rows` stores inline: what a writer without the rows in memory (`reindex`) must read.
+ */
+export function inlineRowsNeeded(spec: SegmentSpec, partitions: readonly PartitionInput[]): Set<number>[] {
+  const sorted = [...partitions].sort((a, b) => a.entry.from - b.entry.from)
+  const needed = partitions.map(() => new Set<number>())
+  if (!spec.rows) return needed
+  const at = sorted.map(p => partitions.indexOf(p))
+  const rowGroups = sorted.reduce((n, p) => n + p.entry.rowGroups.length, 0)
+  for (const column of spec.columns) {
+    const { postings, rowKeys } = postingsOf(sorted, column, true)
+    const refs = inlineRefs(sorted, column, postings, rowKeys, postings.entries(hotCap(rowGroups)), spec.rows.max ?? INLINE_ROWS)
+    for (let j = 0; j < refs.refPart.length; j++) needed[at[refs.refPart[j]]].add(refs.refRow[j])
+  }
+  return needed
+}
+
+/**
+ * The entries of `column` over sorted partitions; with `rows`, the inline rows of each key in
+ * at most `max` rows, encoded in the partitions' order, then the file's: the dataset's order.
+ */
+function collect(
+  partitions: readonly PartitionInput[],
+  column: string,
+  cap: number,
+  rows?: SegmentSpec['rows'],
+  cache?: RowCache,
+): ColumnEntries {
+  const { postings, rowKeys } = postingsOf(partitions, column, rows !== undefined)
+  const entries = postings.entries(cap)
+  if (!rows || !cache) return { entries }
+  const n = entries.keys.length
+  const { count, first, refPart, refRow } = inlineRefs(partitions, column, postings, rowKeys, entries, rows.max ?? INLINE_ROWS)
+  // every row encoded first, so the column's slices are written into one buffer of their exact size
+  // (growing a buffer of hundreds of MB by doubling costs full garbage collections)
+  let total = 0
+  for (let j = 0; j < refPart.length; j++) total += cache.encode(refPart[j], refRow[j])
+  const start = new Float64Array(n + 1)
+  const length = new Uint32Array(n)
+  const w = new ByteWriter(total)
+  for (let i = 0; i < n; i++) {
+    start[i] = w.length
+    for (let j = first[i]; j < first[i + 1]; j++) cache.write(refPart[j], refRow[j], w)
+    length[i] = w.length - start[i]
+  }
+  start[n] = w.length
+  const bytes = w.finish()
+  const crc = new Uint32Array(n)
+  for (let i = 0; i < n; i++) if (count[i]) crc[i] = crc32(bytes.subarray(start[i], start[i + 1]))
+  return { entries: { ...entries, rows: { count, offset: new Float64Array(n), length, crc } }, slices: { bytes, start } }
 }

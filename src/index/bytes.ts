@@ -49,9 +49,28 @@ export class ByteWriter {
     this.length += b.length
   }
 
-  /** A copy of what was written. */
+  /** Appends bytes [start, end) of what `from` wrote (a byte loop: rows are short, a view per copy would be garbage). */
+  append(from: ByteWriter, start: number, end: number): void {
+    this.reserve(end - start)
+    const src = from.buf
+    const buf = this.buf
+    let at = this.length
+    for (let i = start; i < end; i++) buf[at++] = src[i]
+    this.length = at
+  }
+
+  /** Appends `b[start, end)`. */
+  bytesOf(b: Uint8Array, start: number, end: number): void {
+    this.reserve(end - start)
+    const buf = this.buf
+    let at = this.length
+    for (let i = start; i < end; i++) buf[at++] = b[i]
+    this.length = at
+  }
+
+  /** What was written: a copy, or the buffer itself when it was sized exactly (nothing more may be written then). */
   finish(): Uint8Array {
-    return this.buf.slice(0, this.length)
+    return this.length === this.buf.length ? this.buf : this.buf.slice(0, this.length)
   }
 }
 

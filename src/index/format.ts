@@ -15,26 +15,34 @@
  * (0: none), then its key front- and back-coded against the partition's key, bytes -
  * tailOffset and its tail's CRC-32 + 1 (tables written before copies end after the partitions).
  *
- * Bucket body: flags (1: the partition table follows, length-prefixed), entry count, then per
- * entry: key - previous key (the first: from the bucket's lowest key), a tag (1: hot; else
- * 2 × row-group count) and the row-group ordinals as runs: (gap from the previous run's end)
- * × 2 + (run longer than 1), then length - 2 when longer.
+ * Bucket body: flags (1: the partition table follows, length-prefixed; 2: entries carry inline
+ * rows), entry count, then per entry: key - previous key (the first: from the bucket's lowest
+ * key), a tag (1: hot; else 2 × row-group count) and the row-group ordinals as runs: (gap from
+ * the previous run's end) × 2 + (run longer than 1), then length - 2 when longer; with flag 2,
+ * then its row count (0: none stored) and, when some, the byte length and CRC-32 of its slice
+ * of the bucket's rows object (slices follow each other in entry order: offsets are implicit).
+ *
+ * Rows object (kind `rows`, beside a bucket of a column that stores rows): the entries'
+ * slices one after the other, each the rows of that key in the segment in the dataset's order
+ * (`rows.ts`). Read whole by a merge (trailer checked) or a slice at a time by a lookup (its
+ * CRC-32 checked against the verified bucket).
  */
 import { CorruptObjectError } from '../store/types.ts'
 import { ByteReader, ByteWriter, IndexFormatError } from './bytes.ts'
 import { hashHex } from './hash.ts'
 import type { LookupEntry } from '../manifest/types.ts'
-import type { Entries, IndexedPartition, SegmentDescriptor } from './types.ts'
+import type { Entries, EntryRows, IndexedPartition, SegmentDescriptor } from './types.ts'
 
 /** Bits of a key; bucket b of 2^k holds the keys whose top k bits are b. */
 export const KEY_BITS = 52
 const MAGIC = [0x56, 0x49, 0x58, 0x31] // 'VIX1'
 const TRAILER = 26
 const INLINE_TABLE = 1
+const HAS_ROWS = 2
 
-/** A bucket of one column of a segment, or a segment's partition table. */
-export type ObjectKind = 'bucket' | 'table'
-const KIND_CODE: Record<ObjectKind, number> = { bucket: 1, table: 2 }
+/** A bucket of one column of a segment, a segment's partition table, or the inline rows beside a bucket. */
+export type ObjectKind = 'bucket' | 'table' | 'rows'
+const KIND_CODE: Record<ObjectKind, number> = { bucket: 1, table: 2, rows: 3 }
 
 /** What an object must be: checked against its trailer. */
 export interface ObjectIdentity {
@@ -68,6 +76,10 @@ export function bucketKey(prefix: string, d: SegmentDescriptor, column: string, 
   const base = `${prefix}/${column}/${span(d)}-${c.id}`
   return c.buckets === 1 ? `${base}.idx` : `${base}/${b.toString(16).padStart((c.buckets - 1).toString(16).length, '0')}.idx`
 }
+
+/** Key of the rows object beside bucket `b` of `column` in segment `d` (columns that store rows). */
+export const rowsKey = (prefix: string, d: SegmentDescriptor, column: string, b: number): string =>
+  bucketKey(prefix, d, column, b).replace(/\.idx$/, '.rows')
 
 /** Bucket of `key` among 2^log2Buckets. */
 export const bucketOf = (key: number, log2Buckets: number): number => Math.floor(key / 2 ** (KEY_BITS - log2Buckets))
@@ -277,6 +289,7 @@ export function encodeEntries(w: ByteWriter, e: Entries, lo: number, hi: number,
     prev = e.keys[i]
     if (e.hot[i]) {
       w.uint(1)
+      if (e.rows) w.uint(0)
       continue
     }
     const s = e.start[i]
@@ -293,13 +306,21 @@ export function encodeEntries(w: ByteWriter, e: Entries, lo: number, hi: number,
       prevEnd = first + run
       j = k
     }
+    if (e.rows) writeEntryRows(w, e.rows, i)
   }
+}
+
+function writeEntryRows(w: ByteWriter, rows: EntryRows, i: number): void {
+  w.uint(rows.count[i])
+  if (rows.count[i] === 0) return
+  w.uint(rows.length[i])
+  w.uint(rows.crc[i])
 }
 
 /** A bucket body: entries [lo, hi) of `e`, all of bucket `b` of 2^log2Buckets, with the partition table when inline. */
 export function encodeBucket(e: Entries, lo: number, hi: number, b: number, log2Buckets: number, table?: Uint8Array): Uint8Array {
   const w = new ByteWriter(64 + (table?.length ?? 0) + (hi - lo) * 12)
-  w.byte(table ? INLINE_TABLE : 0)
+  w.byte((table ? INLINE_TABLE : 0) | (e.rows ? HAS_ROWS : 0))
   if (table) {
     w.uint(table.length)
     w.bytes(table)
@@ -324,6 +345,11 @@ export function decodeBucket(body: Uint8Array, b: number, log2Buckets: number): 
   const keys = new Float64Array(n)
   const hot = new Uint8Array(n)
   const start = new Uint32Array(n + 1)
+  const rows: EntryRows | undefined =
+    flags & HAS_ROWS
+      ? { count: new Uint32Array(n), offset: new Float64Array(n), length: new Uint32Array(n), crc: new Uint32Array(n) }
+      : undefined
+  let rowBytes = 0
   let ordinals = new Uint32Array(Math.max(16, n * 2))
   let count = 0
   const width = 2 ** (KEY_BITS - log2Buckets)
@@ -354,10 +380,22 @@ export function decodeBucket(body: Uint8Array, b: number, log2Buckets: number): 
       }
     }
     start[i + 1] = count
+    if (rows) {
+      rows.offset[i] = rowBytes
+      rows.count[i] = r.uint()
+      if (rows.count[i] > 0) {
+        if (hot[i]) throw new IndexFormatError('a hot entry with rows')
+        rows.length[i] = r.uint()
+        const crc = r.uint()
+        if (crc > 0xffffffff) throw new IndexFormatError('a CRC-32 above 32 bits')
+        rows.crc[i] = crc
+        rowBytes += rows.length[i]
+      }
+    }
   }
   if (key >= (b + 1) * width) throw new IndexFormatError(`a key beyond bucket ${b}`)
   if (r.at !== body.length) throw new IndexFormatError('bytes after the last entry')
-  return { entries: { keys, hot, start, ordinals: ordinals.subarray(0, count) }, ...(table ? { table } : {}) }
+  return { entries: { keys, hot, start, ordinals: ordinals.subarray(0, count), ...(rows ? { rows } : {}) }, ...(table ? { table } : {}) }
 }
 
 /** Index of `key` in sorted `keys`, or -1. */

@@ -6,11 +6,21 @@
  */
 import type { BlockRange } from '../manifest/types.ts'
 import type { ObjectStore } from '../store/types.ts'
-import { bucketKey, bucketOf, findKey, log2, tableKey, type Bucket, type ObjectKind, type PartitionTable } from './format.ts'
+import { bucketKey, bucketOf, findKey, log2, rowsKey, tableKey, type Bucket, type ObjectKind, type PartitionTable } from './format.ts'
 import { valueKey } from './hash.ts'
 import { intersectRanges, meets, unionRanges } from './ranges.ts'
 import { IndexCache, readBucket, readTable, storeReader } from './read.ts'
-import type { Candidate, Candidates, HotValue, IndexValue, LookupResult, SegmentDescriptor, ValueIndex } from './types.ts'
+import type {
+  Candidate,
+  Candidates,
+  HotValue,
+  IndexValue,
+  InlineSegment,
+  LookupResult,
+  RowSlice,
+  SegmentDescriptor,
+  ValueIndex,
+} from './types.ts'
 
 /** One whole-object read of a lookup. */
 export interface PlannedRead {
@@ -54,9 +64,18 @@ export interface LookupOptions {
   range?: BlockRange
   /** Tables and buckets kept across lookups (and shared between concurrent ones). */
   cache?: IndexCache
+  /**
+   * The row codec (`rowCodecId`) the caller decodes: segments whose inline rows are in it and
+   * answer every value are returned in `inline` instead of as candidates.
+   */
+  rows?: string
 }
 
-const entriesSize = (b: Bucket) => b.entries.keys.byteLength * 2 + b.entries.ordinals.byteLength + (b.table ? tableSize(b.table) : 0)
+const entriesSize = (b: Bucket) =>
+  b.entries.keys.byteLength * 2 +
+  b.entries.ordinals.byteLength +
+  (b.entries.rows ? b.entries.keys.length * 20 : 0) +
+  (b.table ? tableSize(b.table) : 0)
 const tableSize = (t: PartitionTable) => t.partitions.length * 160
 
 /**
@@ -82,7 +101,7 @@ export async function lookupValues(
     if (!byKey.has(key)) byKey.set(key, v)
   }
   const keys = [...byKey.keys()]
-  if (keys.length === 0) return { partitions: [], scan: [], hot: [], reads: 0, bytes: 0 }
+  if (keys.length === 0) return { partitions: [], scan: [], hot: [], inline: [], reads: 0, bytes: 0 }
   const plan = planLookup(index, column, keys, range)
   const loaded = new Map<string, Bucket | PartitionTable>()
   await Promise.all(
@@ -104,11 +123,19 @@ export async function lookupValues(
 
   const found = new Map<string, { entry: Candidate['entry']; groups: Set<number> }>()
   const hot = new Map<number, BlockRange[]>()
-  for (const s of index.segments) {
+  const inline: InlineSegment[] = []
+  const clip = (ranges: BlockRange[]) => unionRanges(range ? intersectRanges(unionRanges(ranges), [range]) : ranges)
+  index.segments.forEach((s, segment) => {
     const c = s.columns[column]
-    if (!c || !inRange(s, range)) continue
+    if (!c || !inRange(s, range)) return
     const k = log2(c.buckets)
     const bucketOfKey = (key: number) => loaded.get(bucketKey(index.prefix, s, column, bucketOf(key, k))) as Bucket
+    const answered =
+      options.rows !== undefined && c.rows?.codec === options.rows ? inlineAnswer(index.prefix, s, column, keys, byKey, bucketOfKey) : null
+    if (answered) {
+      inline.push({ segment, ranges: clip(s.coverage), slices: answered, rows: answered.reduce((n, x) => n + x.count, 0) })
+      return
+    }
     const table = s.table ? (loaded.get(tableKey(index.prefix, s, s.table)) as PartitionTable) : bucketOfKey(keys[0]).table!
     for (const key of keys) {
       const { entries } = bucketOfKey(key)
@@ -129,16 +156,44 @@ export async function lookupValues(
         found.set(entry.key, f)
       }
     }
-  }
+  })
 
-  const clip = (ranges: BlockRange[]) => unionRanges(range ? intersectRanges(unionRanges(ranges), [range]) : ranges)
   const hotValues: HotValue[] = keys.filter(key => hot.has(key)).map(key => ({ value: byKey.get(key)!, ranges: clip(hot.get(key)!) }))
   const scan = clip(hotValues.flatMap(h => h.ranges))
   const partitions = [...found.values()]
     .filter(f => !meets(scan, f.entry.from, f.entry.to))
     .sort((a, b) => a.entry.from - b.entry.from)
     .map(f => ({ entry: f.entry, rowGroups: [...f.groups].sort((a, b) => a - b) }))
-  return { partitions, scan, hot: hotValues, reads: counts.reads, bytes: counts.bytes }
+  return { partitions, scan, hot: hotValues, inline, reads: counts.reads, bytes: counts.bytes }
+}
+
+/** The slices of `keys` in segment `s` when its inline rows answer all of them (each absent or with rows), else null. */
+function inlineAnswer(
+  prefix: string,
+  s: SegmentDescriptor,
+  column: string,
+  keys: readonly number[],
+  byKey: ReadonlyMap<number, IndexValue>,
+  bucketOfKey: (key: number) => Bucket,
+): RowSlice[] | null {
+  const slices: RowSlice[] = []
+  const k = log2(s.columns[column].buckets)
+  for (const key of keys) {
+    const { entries } = bucketOfKey(key)
+    const at = findKey(entries.keys, key)
+    if (at < 0) continue
+    const rows = entries.rows
+    if (!rows || rows.count[at] === 0) return null
+    slices.push({
+      key: rowsKey(prefix, s, column, bucketOf(key, k)),
+      offset: rows.offset[at],
+      length: rows.length[at],
+      crc: rows.crc[at],
+      count: rows.count[at],
+      value: byKey.get(key)!,
+    })
+  }
+  return slices
 }
 
 /**

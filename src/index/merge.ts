@@ -4,12 +4,26 @@
  * is one decoded bucket per input whatever the segments' size (a whole-chain topic1 segment
  * is gigabytes), and each input bucket is read once.
  */
-import { BUCKET_BYTES, columnId, hotCap, inlineTable, log2BucketsFor, type SegmentSpec } from './build.ts'
-import { bucketKey, encodeBucket, encodeTable, KEY_BITS, log2, seal, tableKey } from './format.ts'
+import {
+  BUCKET_BYTES,
+  columnId,
+  columnObjects,
+  hotCap,
+  INLINE_ROWS,
+  inlineTable,
+  log2BucketsFor,
+  joinSlices,
+  type ColumnEntries,
+  type SegmentSpec,
+} from './build.ts'
+import { encodeBucket, encodeTable, KEY_BITS, log2, seal, tableKey } from './format.ts'
+import { crc32 } from '../store/crc32.ts'
+import { ByteWriter } from './bytes.ts'
 import { hashHex } from './hash.ts'
 import { unionRanges } from './ranges.ts'
 import type { SegmentSource } from './read.ts'
-import type { Entries, IndexObject, SegmentDescriptor } from './types.ts'
+import { rowCodecId } from './rows.ts'
+import type { ColumnSegment, Entries, IndexObject, SegmentDescriptor } from './types.ts'
 
 /** One input's slice of an output bucket: entries [lo, hi) of `e`, ordinals renumbered through `map`. */
 interface Part {
@@ -18,18 +32,26 @@ interface Part {
   hi: number
   /** Merged ordinal of each of the input's row groups (ascending). */
   map: Uint32Array
+  /** The input bucket's rows object body, when its column stores rows this merge can keep (same codec). */
+  rows?: Uint8Array
 }
 
 /**
  * Entries of the parts merged by key. A key's count is the sum of its counts, a hot input
  * counting all its row groups (its postings were dropped, so all stay candidates); above
  * `cap` the key is hot, else its ordinals are the union, a hot input contributing all of its.
+ * With `maxRows`, a key keeps inline rows when every input holding it has them and they
+ * total at most `maxRows`: the inputs' slices one after the other (a reader orders them).
  */
-function mergeEntries(parts: readonly Part[], cap: number): Entries {
+function mergeEntries(parts: readonly Part[], cap: number, maxRows?: number): ColumnEntries {
   const at = parts.map(p => p.lo)
   const keys: number[] = []
   const hot: number[] = []
   const start: number[] = [0]
+  const rowCount: number[] = []
+  const lengths: number[] = []
+  const sliceStart: number[] = [0]
+  const w = new ByteWriter()
   let ordinals = new Uint32Array(1024)
   let count = 0
   const here: number[] = []
@@ -68,8 +90,53 @@ function mergeEntries(parts: readonly Part[], cap: number): Entries {
     }
     for (const i of here) at[i]++
     start.push(count)
+    if (maxRows !== undefined) {
+      const before = w.length
+      rowCount.push(total > cap ? 0 : joinRows(parts, here, at, maxRows, w))
+      lengths.push(w.length - before)
+      sliceStart.push(w.length)
+    }
   }
-  return { keys: Float64Array.from(keys), hot: Uint8Array.from(hot), start: Uint32Array.from(start), ordinals: ordinals.slice(0, count) }
+  const entries: Entries = {
+    keys: Float64Array.from(keys),
+    hot: Uint8Array.from(hot),
+    start: Uint32Array.from(start),
+    ordinals: ordinals.slice(0, count),
+  }
+  if (maxRows === undefined) return { entries }
+  const bytes = w.finish()
+  const bounds = Float64Array.from(sliceStart)
+  entries.rows = {
+    count: Uint32Array.from(rowCount),
+    offset: new Float64Array(keys.length),
+    length: Uint32Array.from(lengths),
+    crc: Uint32Array.from(rowCount, (n, i) => (n ? crc32(bytes.subarray(bounds[i], bounds[i + 1])) : 0)),
+  }
+  return { entries, slices: { bytes, start: bounds } }
+}
+
+/**
+ * Writes the inline rows of the key just merged (entry at[i] - 1 of each part in `here`) to `w`
+ * and returns their count; 0 (nothing written) when one input lacks them or they are too many.
+ */
+function joinRows(parts: readonly Part[], here: readonly number[], at: readonly number[], max: number, w: ByteWriter): number {
+  let count = 0
+  for (const i of here) {
+    const { e, rows } = parts[i]
+    const j = at[i] - 1
+    if (!rows || !e.rows || e.rows.count[j] === 0) return 0
+    count += e.rows.count[j]
+  }
+  if (count > max) return 0
+  for (const i of here) {
+    const { e, rows } = parts[i]
+    const j = at[i] - 1
+    const from = e.rows!.offset[j]
+    const slice = rows!.subarray(from, from + e.rows!.length[j])
+    if (slice.length !== e.rows!.length[j]) throw new RangeError('a slice beyond its rows object')
+    w.bytes(slice)
+  }
+  return count
 }
 
 /**
@@ -77,13 +144,22 @@ function mergeEntries(parts: readonly Part[], cap: number): Entries {
  * (reads are the merge's latency: a whole-chain column has ~260,000 buckets). A read ahead
  * that fails fails the merge when it gets there, not as an unhandled rejection before.
  */
-function readAhead(source: SegmentSource, column: string, count: number, ahead = 8): (b: number) => Promise<Entries> {
-  const pending = new Map<number, Promise<Entries>>()
+function readAhead(
+  source: SegmentSource,
+  column: string,
+  count: number,
+  withRows: boolean,
+  ahead = 8,
+): (b: number) => Promise<{ e: Entries; rows?: Uint8Array }> {
+  const pending = new Map<number, Promise<{ e: Entries; rows?: Uint8Array }>>()
   return b => {
     for (const j of pending.keys()) if (j < b) pending.delete(j)
     for (let j = b; j < Math.min(count, b + ahead); j++) {
       if (pending.has(j)) continue
-      const p = source.bucket(column, j)
+      const p = Promise.all([source.bucket(column, j), withRows ? source.rows(column, j) : undefined]).then(([e, rows]) => ({
+        e,
+        ...(rows ? { rows } : {}),
+      }))
       p.catch(() => {})
       pending.set(j, p)
     }
@@ -137,6 +213,7 @@ export async function mergeSegments(
       bytes: seal(table, { kind: 'table', id: tableId, bucket: 0, log2Buckets: 0 }),
     })
   const cap = hotCap(rowGroups)
+  const codec = spec.rows && rowCodecId(spec.rows.fields)
   for (const column of spec.columns) {
     const columns = inputs.map(s => {
       const c = s.descriptor.columns[column]
@@ -151,31 +228,30 @@ export async function mergeSegments(
       ),
       ...ks,
     )
-    const id = columnId(`merge:${column}:${k}:${inline ? 'inline' : tableId}:${columns.map(c => c.id).join(',')}`)
-    descriptor.columns[column] = { id, buckets: 2 ** k, bytes: 0 }
-    const buckets = inputs.map((s, i) => readAhead(s, column, 2 ** ks[i]))
+    const id = columnId(
+      `merge:${column}:${k}:${inline ? 'inline' : tableId}:${codec ? `rows=${codec}:` : ''}${columns.map(c => c.id).join(',')}`,
+    )
+    const c: ColumnSegment = { id, buckets: 2 ** k, bytes: 0, ...(codec ? { rows: { codec, bytes: 0 } } : {}) }
+    descriptor.columns[column] = c
+    const buckets = inputs.map((s, i) => readAhead(s, column, 2 ** ks[i], codec !== undefined && columns[i].rows?.codec === codec))
     const width = 2 ** (KEY_BITS - k)
     for (let b = 0; b < 2 ** k; b++) {
       const parts = await Promise.all(
         inputs.map(async (_, i) => {
-          const e = await buckets[i](Math.floor(b / 2 ** (k - ks[i])))
+          const { e, rows } = await buckets[i](Math.floor(b / 2 ** (k - ks[i])))
           return {
             e,
             lo: lowerBound(e.keys, b * width, 0, e.keys.length),
             hi: lowerBound(e.keys, (b + 1) * width, 0, e.keys.length),
             map: maps[i],
+            ...(rows ? { rows } : {}),
           }
         }),
       )
-      const merged = mergeEntries(parts, cap)
-      const bytes = seal(encodeBucket(merged, 0, merged.keys.length, b, k, inline ? table : undefined), {
-        kind: 'bucket',
-        id,
-        bucket: b,
-        log2Buckets: k,
-      })
-      descriptor.columns[column].bytes += bytes.length
-      await put({ key: bucketKey(spec.prefix, descriptor, column, b), bytes })
+      const merged = mergeEntries(parts, cap, codec ? (spec.rows!.max ?? INLINE_ROWS) : undefined)
+      const body = encodeBucket(merged.entries, 0, merged.entries.keys.length, b, k, inline ? table : undefined)
+      const rows = merged.slices && joinSlices(merged.slices, 0, merged.entries.keys.length)
+      for (const o of columnObjects(spec.prefix, descriptor, column, c, b, { body, ...(rows ? { rows } : {}) })) await put(o)
     }
   }
   return descriptor

@@ -12,10 +12,11 @@ import type { ChainRef, ManifestRoot, PartitionEntry } from '../manifest/types.t
 import { indexedColumns, type DatasetDecl } from '../schema/dataset.ts'
 import type { ObjectStore } from '../store/types.ts'
 import type { ColumnBatch } from '../columns/batch.ts'
-import { buildSegment, type BuiltSegment, type PartitionInput, type SegmentSpec } from './build.ts'
+import { buildSegment, INLINE_ROWS, type BuiltSegment, type PartitionInput, type SegmentSpec } from './build.ts'
 import { indexPrefix } from './format.ts'
 import { indexCoverage } from './lookup.ts'
 import { meets } from './ranges.ts'
+import { rowFieldsOf } from './rows.ts'
 import { sweepRetired, type SweepOptions } from './retire.ts'
 import { maintainTiers } from './tiers.ts'
 import type { IndexValue } from './types.ts'
@@ -32,13 +33,18 @@ export interface DatasetWrites {
   partitions: WrittenPartition[]
 }
 
-/** Where a dataset's index lives and what it indexes; null when it declares no indexed field. */
-export function indexSpecOf(chain: ChainRef, dataset: DatasetDecl): SegmentSpec | null {
+/**
+ * Where a dataset's index lives and what it indexes; null when it declares no indexed field.
+ * `inlineRows`: most rows of a value stored inline (default `INLINE_ROWS`; 0: none).
+ */
+export function indexSpecOf(chain: ChainRef, dataset: DatasetDecl, inlineRows = INLINE_ROWS): SegmentSpec | null {
   const columns = indexedColumns(dataset)
-  return columns.length ? { prefix: indexPrefix(chainKey(chain), dataset.storage), columns } : null
+  if (columns.length === 0) return null
+  const spec: SegmentSpec = { prefix: indexPrefix(chainKey(chain), dataset.storage), columns }
+  return inlineRows > 0 ? { ...spec, rows: { fields: rowFieldsOf(dataset), max: inlineRows } } : spec
 }
 
-/** The index input of a written partition: its values cut into the file's row groups. */
+/** The index input of a written partition: its values cut into the file's row groups, and its rows (for inline rows). */
 export function partitionInput(columns: readonly string[], { entry, batch }: WrittenPartition): PartitionInput {
   let start = 0
   const rowGroups = entry.rowGroups.map(g => {
@@ -47,14 +53,18 @@ export function partitionInput(columns: readonly string[], { entry, batch }: Wri
     return Object.fromEntries(columns.map(c => [c, (batch.columns[c] ?? []).slice(from, to) as (IndexValue | null)[]]))
   })
   if (start !== batch.length) throw new Error(`partition ${entry.key}: row groups hold ${start} rows, the batch ${batch.length}`)
-  return { entry, rowGroups }
+  return { entry, rowGroups, rows: batch }
 }
 
 /** The built segment of each dataset's partitions (none for a dataset without indexed fields). */
-export function buildSegments(chain: ChainRef, writes: readonly DatasetWrites[]): Map<string, { spec: SegmentSpec; built: BuiltSegment }> {
+export function buildSegments(
+  chain: ChainRef,
+  writes: readonly DatasetWrites[],
+  inlineRows?: number,
+): Map<string, { spec: SegmentSpec; built: BuiltSegment }> {
   const out = new Map<string, { spec: SegmentSpec; built: BuiltSegment }>()
   for (const { dataset, partitions } of writes) {
-    const spec = indexSpecOf(chain, dataset)
+    const spec = indexSpecOf(chain, dataset, inlineRows)
     if (!spec || partitions.length === 0) continue
     const sorted = [...partitions].sort((a, b) => a.entry.from - b.entry.from)
     out.set(dataset.storage, {
@@ -106,10 +116,10 @@ export function publishIndexed(
   store: ObjectStore,
   chain: ChainRef,
   writes: readonly DatasetWrites[],
-  options: Omit<PublishOptions, 'index'> & { sweep?: SweepOptions } = {},
+  options: Omit<PublishOptions, 'index'> & { sweep?: SweepOptions; inlineRows?: number } = {},
 ): Promise<PublishResult> {
-  const { sweep, ...rest } = options
-  return publish(store, chain, additionsOf(writes), { ...rest, index: indexStep(store, buildSegments(chain, writes), sweep) })
+  const { sweep, inlineRows, ...rest } = options
+  return publish(store, chain, additionsOf(writes), { ...rest, index: indexStep(store, buildSegments(chain, writes, inlineRows), sweep) })
 }
 
 /** The manifest entries of a publication, by storage dataset. */

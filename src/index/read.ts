@@ -11,12 +11,15 @@ import {
   IndexObjectError,
   log2,
   parsing,
+  rowsKey,
   tableKey,
   unseal,
   type Bucket,
   type PartitionTable,
 } from './format.ts'
-import type { Entries, SegmentDescriptor } from './types.ts'
+import type { Entries, RowSlice, SegmentDescriptor } from './types.ts'
+import { crc32 } from '../store/crc32.ts'
+import { bytesToHex } from '../schema/hex.ts'
 
 /** Fetches a whole object's bytes; throws IndexObjectError when it is missing. */
 export type ObjectReader = (key: string) => Promise<Uint8Array>
@@ -65,6 +68,8 @@ export interface SegmentSource {
   descriptor: SegmentDescriptor
   table(): Promise<PartitionTable>
   bucket(column: string, b: number): Promise<Entries>
+  /** The rows object body beside bucket `b` (verified whole); undefined when the column stores no rows. */
+  rows(column: string, b: number): Promise<Uint8Array | undefined>
 }
 
 /** Segment `d` read through `read`. */
@@ -81,7 +86,41 @@ export function segmentSource(read: ObjectReader, prefix: string, d: SegmentDesc
       if (!d.columns[column]) throw new RangeError(`segment [${d.from}, ${d.to}] does not index ${column}`)
       return (await readBucket(read, prefix, d, column, b)).entries
     },
+    async rows(column, b) {
+      const c = d.columns[column]
+      if (!c?.rows) return undefined
+      const key = rowsKey(prefix, d, column, b)
+      return unseal(key, await read(key), { kind: 'rows', id: c.id, bucket: b, log2Buckets: log2(c.buckets) })
+    },
   }
+}
+
+/**
+ * The bytes of each slice (ranged reads, all at once), each checked against its CRC-32 from
+ * the verified bucket: a flipped bit, a short read or a missing object is an IndexObjectError
+ * naming the object and the value, never other rows. Kept in `cache` (immutable objects).
+ */
+export async function readSlices(
+  store: ObjectStore,
+  slices: readonly RowSlice[],
+  cache: IndexCache,
+  counts?: { reads: number; bytes: number },
+): Promise<Uint8Array[]> {
+  return Promise.all(
+    slices.map(s =>
+      cache.get(`${s.key}@${s.offset}+${s.length}`, async () => {
+        if (counts) counts.reads++
+        const got = s.length === 0 ? { body: new Uint8Array(0) } : await store.get(s.key, { offset: s.offset, length: s.length })
+        if (!got) throw new IndexObjectError(s.key, 'is missing')
+        if (counts) counts.bytes += got.body.length
+        const name = typeof s.value === 'string' ? s.value : bytesToHex(s.value)
+        if (got.body.length !== s.length)
+          throw new IndexObjectError(s.key, `is damaged: the rows of ${name} at ${s.offset} are ${got.body.length} bytes, not ${s.length}`)
+        if (crc32(got.body) !== s.crc) throw new IndexObjectError(s.key, `is damaged: the rows of ${name} at ${s.offset} fail their CRC-32`)
+        return { value: got.body, size: got.body.length + 64 }
+      }),
+    ),
+  )
 }
 
 /**

@@ -49,6 +49,19 @@ export interface Entries {
   hot: Uint8Array
   start: Uint32Array
   ordinals: Uint32Array
+  /** Inline rows of the entries (columns that store them): per entry its slice of the bucket's rows object. */
+  rows?: EntryRows
+}
+
+/**
+ * Where entry i's rows are in its bucket's rows object: `count[i]` rows (0: none stored, the
+ * postings answer) in bytes [offset[i], offset[i] + length[i]) whose CRC-32 is crc[i].
+ */
+export interface EntryRows {
+  count: Uint32Array
+  offset: Float64Array
+  length: Uint32Array
+  crc: Uint32Array
 }
 
 /** A partition that may hold a looked-up value, with the ordinals (in its file) of the row groups that may. */
@@ -70,9 +83,35 @@ export interface HotValue {
   ranges: BlockRange[]
 }
 
+/** A slice of a rows object: the inline rows of one key in one segment, and the CRC-32 that verifies a ranged read of it. */
+export interface RowSlice {
+  /** The rows object's key. */
+  key: string
+  offset: number
+  length: number
+  crc: number
+  /** Rows it holds. */
+  count: number
+  /** The value looked up (named when the slice fails its check). */
+  value: IndexValue
+}
+
+/** A segment whose inline rows answer a lookup: every looked-up value is absent from it or has its rows there. */
+export interface InlineSegment {
+  /** Index of the segment in the index's list. */
+  segment: number
+  /** Its coverage, clipped to the lookup's range: no partition there needs opening. */
+  ranges: BlockRange[]
+  slices: RowSlice[]
+  /** Rows of all its slices. */
+  rows: number
+}
+
 /** The answer of `lookupValues`, with the I/O it cost. */
 export interface LookupResult extends Candidates {
   hot: HotValue[]
+  /** Segments answered by their inline rows (only with `LookupOptions.rows`); `partitions` and `scan` leave them out. */
+  inline: InlineSegment[]
   /** Object reads issued (cache hits are free). */
   reads: number
   bytes: number

@@ -5,8 +5,11 @@
  * and published in one root write. Segments a writer appended meanwhile are kept when they
  * index blocks this run did not see.
  */
-import { parquetMetadataAsync, parquetRead, type AsyncBuffer } from 'hyparquet'
-import { buildSegment, type PartitionInput } from '../index/build.ts'
+import { parquetMetadataAsync, parquetRead, type AsyncBuffer, type FileMetaData } from 'hyparquet'
+import type { ColumnBatch } from '../columns/batch.ts'
+import { buildSegment, inlineRowsNeeded, type PartitionInput } from '../index/build.ts'
+import type { RowField } from '../index/rows.ts'
+import type { Kind, StoredValue } from '../schema/kinds.ts'
 import { indexSpecOf } from '../index/publish.ts'
 import { meets, unionRanges } from '../index/ranges.ts'
 import { maintainTiers, segmentKeys } from '../index/tiers.ts'
@@ -51,8 +54,15 @@ async function objectBuffer(store: ObjectStore, key: string, size: number): Prom
   }
 }
 
+/** A stored partition being indexed: its index input and the open file, for the rows of rare values. */
+interface StoredPartition {
+  input: PartitionInput
+  file: AsyncBuffer
+  metadata: FileMetaData
+}
+
 /** The index input of a stored partition: its indexed columns row group by row group. */
-async function storedInput(store: ObjectStore, entry: PartitionEntry, columns: readonly string[]): Promise<PartitionInput> {
+async function storedInput(store: ObjectStore, entry: PartitionEntry, columns: readonly string[]): Promise<StoredPartition> {
   const file = await objectBuffer(store, entry.key, entry.bytes)
   const metadata = await parquetMetadataAsync(file)
   const stored = new Set(metadata.schema.map(e => e.name))
@@ -78,7 +88,53 @@ async function storedInput(store: ObjectStore, entry: PartitionEntry, columns: r
     rowGroups.push(group)
     start = end
   }
-  return { entry, rowGroups }
+  return { input: { entry, rowGroups }, file, metadata }
+}
+
+/**
+ * The rows `needed` of a stored partition (those a build stores inline), every stored field,
+ * read from the row groups that hold them only; the other rows are left empty (never encoded).
+ */
+async function neededRows(
+  { input, file, metadata }: StoredPartition,
+  fields: readonly RowField[],
+  needed: Set<number>,
+): Promise<ColumnBatch> {
+  const rows = input.entry.rows
+  const columns: ColumnBatch['columns'] = Object.fromEntries(fields.map(f => [f.column, new Array(rows).fill(null)]))
+  const stored = new Set(metadata.schema.map(e => e.name))
+  const present = fields.filter(f => stored.has(f.column))
+  let start = 0
+  for (const g of metadata.row_groups) {
+    const end = start + Number(g.num_rows)
+    const from = start
+    if ([...needed].some(r => r >= from && r < end)) {
+      await parquetRead({
+        file,
+        metadata,
+        columns: present.map(f => f.column),
+        rowStart: from,
+        rowEnd: end,
+        utf8: false,
+        onComplete: got => {
+          ;(got as unknown[][]).forEach((row, i) => {
+            if (needed.has(from + i)) present.forEach((f, j) => (columns[f.column][from + i] = storedValue(f.kind, row[j])))
+          })
+        },
+      })
+    }
+    start = end
+  }
+  return { length: rows, columns }
+}
+
+const utf8 = new TextDecoder()
+
+/** A value as hyparquet reads it (binary text as bytes) in the writers' in-memory form. */
+function storedValue(kind: Kind, v: unknown): StoredValue | null {
+  if (v === null || v === undefined) return null
+  if ((kind === 'string' || kind === 'json') && v instanceof Uint8Array) return utf8.decode(v)
+  return v as StoredValue
 }
 
 /**
@@ -125,13 +181,18 @@ export async function reindex(opts: ReindexOptions): Promise<ReindexReport[]> {
     let segments: SegmentDescriptor[] = []
     // merged away before any root listed them: deleted once this run's list is published
     const unlisted: SegmentDescriptor[] = []
-    let group: PartitionInput[] = []
+    let group: StoredPartition[] = []
     let groupRows = 0
     let partitions = 0
     let rows = 0
     const flush = async () => {
       if (group.length === 0) return
-      const tiers = await maintainTiers(store, spec, segments, buildSegment(spec, group))
+      const inputs = group.map(p => p.input)
+      if (spec.rows) {
+        const needed = inlineRowsNeeded(spec, inputs)
+        for (const [i, p] of group.entries()) inputs[i] = { ...p.input, rows: await neededRows(p, spec.rows.fields, needed[i]) }
+      }
+      const tiers = await maintainTiers(store, spec, segments, buildSegment(spec, inputs))
       segments = tiers.segments
       unlisted.push(...tiers.obsolete)
       group = []
@@ -161,7 +222,7 @@ export async function reindex(opts: ReindexOptions): Promise<ReindexReport[]> {
       partitions,
       rows,
       segments: final.length,
-      bytes: final.reduce((n, s) => n + Object.values(s.columns).reduce((m, c) => m + c.bytes, 0), 0),
+      bytes: final.reduce((n, s) => n + Object.values(s.columns).reduce((m, c) => m + c.bytes + (c.rows?.bytes ?? 0), 0), 0),
       ms: Date.now() - started,
     })
   }

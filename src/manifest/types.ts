@@ -79,6 +79,11 @@ export interface ColumnSegment {
   buckets: number
   /** Stored bytes of all its objects. */
   bytes: number
+  /**
+   * Rows of its rare values are stored beside the buckets (one rows object per bucket,
+   * src/index/README.md "Inline rows"): the row codec they are written in and their bytes.
+   */
+  rows?: { codec: string; bytes: number }
 }
 
 /**

@@ -22,9 +22,11 @@
 import { intersectRanges } from '../manifest/coverage.ts'
 import type { ManifestReader, PartitionWalk } from '../manifest/read.ts'
 import type { BlockRange } from '../manifest/types.ts'
-import type { IndexCache } from '../index/read.ts'
 import type { Candidate } from '../index/types.ts'
 import { planIndexed } from './index-plan.ts'
+import { inlinePieces, type InlinePiece } from './inline-rows.ts'
+import { IndexCache } from '../index/read.ts'
+import { rowCodecId, rowFieldsOf } from '../index/rows.ts'
 import { columnOf, type FieldDecl } from '../schema/dataset.ts'
 import { countingStore } from '../store/counting.ts'
 import type { ObjectStore } from '../store/types.ts'
@@ -54,9 +56,11 @@ export interface IndexUse {
   columns: string[]
   /** Per column, blocks where a looked-up value was hot: scanned the per-partition way. */
   hot: { column: string; ranges: BlockRange[] }[]
-  /** Index objects read and their bytes. */
+  /** Index objects read and their bytes (inline rows' slices included). */
   reads: number
   bytes: number
+  /** Rows read from the index's inline rows (before the other filters), where no partition was opened. */
+  rows: number
 }
 
 export interface QueryResult extends PlannedQuery {
@@ -108,17 +112,34 @@ export async function runQuery(ctx: EngineContext, spec: QuerySpec): Promise<Que
   const fields = rangeField && !spec.fields.includes(rangeField) ? [...spec.fields, rangeField] : spec.fields
   const plan = planScan({ ...spec, fields }, range)
   const dataset = root.datasets[storage]
-  const indexed = ctx.noIndex || plan.empty ? null : await planIndexed(io, spec.chain, storage, dataset, plan.predicates, range, ctx.index)
+  const fieldsOfRows = rowFieldsOf(spec.dataset)
+  const indexed =
+    ctx.noIndex || plan.empty
+      ? null
+      : await planIndexed(io, spec.chain, storage, dataset, plan.predicates, range, ctx.index, rowCodecId(fieldsOfRows))
+  const inline = indexed?.inline.length
+    ? await inlinePieces(io, plan, fieldsOfRows, indexed.inline, ctx.index ?? new IndexCache(Infinity))
+    : { pieces: [], rows: 0, reads: 0, bytes: 0 }
   const walks = (indexed ? indexed.fallback : [range]).map(r => ctx.manifest.scanPartitions(root, storage, r, io))
   const partitionsTotal = dataset.shards.reduce((n, s) => n + s.partitions, 0)
   const indexedGroups = indexed?.candidates.reduce((n, c) => n + c.entry.rowGroupCount, 0) ?? 0
   const progress: ScanProgress = { partitionsRead: 0, rowGroupsRead: 0, rowsScanned: 0 }
   const stats = statsOf(io, progress, partitionsTotal, () => walks.reduce((n, w) => n + w.loaded.rowGroups, indexedGroups))
   const scanOptions = spec.limit === undefined ? ctx.scan : { rampUp: true, ...ctx.scan }
-  const partitions = inBlockOrder(indexed?.candidates ?? [], walks, range)
+  const partitions = inBlockOrder(indexed?.candidates ?? [], inline.pieces, walks, range)
   const batches = scanPlan(io, plan, partitions, fields, spec.chain.id, progress, scanOptions)
   const pushed = plan.pushed.map(spell)
-  const index = indexed ? { index: { columns: indexed.columns, hot: indexed.hot, reads: indexed.reads, bytes: indexed.bytes } } : {}
+  const index = indexed
+    ? {
+        index: {
+          columns: indexed.columns,
+          hot: indexed.hot,
+          reads: indexed.reads + inline.reads,
+          bytes: indexed.bytes + inline.bytes,
+          rows: inline.rows,
+        },
+      }
+    : {}
 
   if (spec.limit === undefined || !rangeField) {
     return { range, served, latest, stats, pushed, ...index, batches: await primed(batches) }
@@ -160,20 +181,29 @@ function statsOf(
 }
 
 /**
- * The partitions to scan in block order: those the index named, and those of the manifest
- * walks over the blocks it left (disjoint from them, partition-aligned, in order). A walk's
- * shards are loaded only when the scan reaches its blocks.
+ * The partitions to scan in block order: those the index named, the rows it answered itself
+ * (inline pieces), and the partitions of the manifest walks over the blocks it left (all
+ * disjoint, partition-aligned, in order). A walk's shards are loaded only when the scan
+ * reaches its blocks.
  */
-async function* inBlockOrder(indexed: readonly Candidate[], walks: PartitionWalk[], range: BlockRange): AsyncGenerator<PartitionPlan> {
+async function* inBlockOrder(
+  indexed: readonly Candidate[],
+  pieces: readonly InlinePiece[],
+  walks: PartitionWalk[],
+  range: BlockRange,
+): AsyncGenerator<PartitionPlan | InlinePiece> {
+  const known: (PartitionPlan | InlinePiece)[] = [...indexed.map(planIndexedPartition), ...pieces]
+  const fromOf = (x: PartitionPlan | InlinePiece, i: number) => ('values' in x ? x.from : indexed[i].entry.from)
+  const order = known.map((x, i) => ({ x, from: fromOf(x, i) })).sort((a, b) => a.from - b.from)
   let next = 0
   for (const walk of walks) {
     for await (const p of walk.partitions) {
-      while (next < indexed.length && indexed[next].entry.from < p.from) yield planIndexedPartition(indexed[next++])
+      while (next < order.length && order[next].from < p.from) yield order[next++].x
       const plan = planPartition(p, range)
       if (plan) yield plan
     }
   }
-  while (next < indexed.length) yield planIndexedPartition(indexed[next++])
+  while (next < order.length) yield order[next++].x
 }
 
 /** The output field holding the range key (needed to cut at block boundaries). */

@@ -12,7 +12,7 @@ import { indexCoverage, intersectCandidates, lookupValues, planLookup } from '..
 import { intersectRanges, meets, subtractRanges, unionRanges } from '../index/ranges.ts'
 import { valueKey } from '../index/hash.ts'
 import type { IndexCache } from '../index/read.ts'
-import type { Candidate, Candidates, IndexValue, ValueIndex } from '../index/types.ts'
+import type { Candidate, Candidates, IndexValue, InlineSegment, ValueIndex } from '../index/types.ts'
 import { columnOf } from '../schema/dataset.ts'
 import type { ChainRef } from '../manifest/types.ts'
 import type { Predicate } from './types.ts'
@@ -25,6 +25,11 @@ export const MAX_INDEX_READS = 256
 
 /** What the index decided for a query. */
 export interface IndexedScan {
+  /**
+   * Segments whose inline rows answer the query (one looked-up predicate's values are each
+   * absent or stored with their rows there): their slices are read instead of partitions.
+   */
+  inline: InlineSegment[]
   /** Partitions that may hold matches, in block order, with the ordinals of their row groups that may. */
   candidates: Candidate[]
   /** Blocks read the per-partition way: outside the index's coverage, or where a value is hot. */
@@ -61,6 +66,7 @@ export async function planIndexed(
   predicates: readonly Predicate[],
   range: BlockRange,
   cache?: IndexCache,
+  rows?: string,
 ): Promise<IndexedScan | null> {
   const segments = dataset.index?.segments ?? []
   if (segments.length === 0) return null
@@ -75,13 +81,20 @@ export async function planIndexed(
   if (covered.length === 0) return null
 
   const results = await Promise.all(
-    usable.map(p => lookupValues(store, index, columnOf(p.field), p.values as IndexValue[], { range, cache })),
+    usable.map(p => lookupValues(store, index, columnOf(p.field), p.values as IndexValue[], { range, cache, rows })),
   )
+  const inline = chooseInline(results.map(r => r.inline)).filter(s =>
+    s.ranges.every(([a, b]) => !meets(subtractRanges([range], covered), a, b)),
+  )
+  const answered = unionRanges(inline.flatMap(s => s.ranges))
   const both = results.slice(1).reduce<Candidates>((a, b) => intersectCandidates(a, b), results[0])
-  const scan = intersectRanges(unionRanges(both.scan), covered)
+  const scan = subtractRanges(intersectRanges(unionRanges(both.scan), covered), answered)
   const fallback = unionRanges([...subtractRanges([range], covered), ...scan])
   return {
-    candidates: both.partitions.filter(c => c.rowGroups.length > 0 && !meets(fallback, c.entry.from, c.entry.to)),
+    inline,
+    candidates: both.partitions.filter(
+      c => c.rowGroups.length > 0 && !meets(fallback, c.entry.from, c.entry.to) && !meets(answered, c.entry.from, c.entry.to),
+    ),
     fallback,
     columns,
     hot: usable
@@ -90,4 +103,18 @@ export async function planIndexed(
     reads: results.reduce((n, r) => n + r.reads, 0),
     bytes: results.reduce((n, r) => n + r.bytes, 0),
   }
+}
+
+/**
+ * Per segment, the inline answer of the predicate with the fewest rows there (an AND needs the
+ * rows of one side only: the other predicates are applied to them), in segment order.
+ */
+function chooseInline(perPredicate: readonly InlineSegment[][]): InlineSegment[] {
+  const best = new Map<number, InlineSegment>()
+  for (const list of perPredicate)
+    for (const s of list) {
+      const held = best.get(s.segment)
+      if (!held || s.rows < held.rows) best.set(s.segment, s)
+    }
+  return [...best.values()].sort((a, b) => a.segment - b.segment)
 }

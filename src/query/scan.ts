@@ -47,6 +47,7 @@ import { constantVector, takeVector, type U64Vector, type Vector } from '../colu
 import { filterStream } from '../columns/stream.ts'
 import { groupSpan, hold, letGo, prefetch } from './hold.ts'
 import { lookupUnit, selectLookup } from './lookup-scan.ts'
+import type { InlinePiece } from './inline-rows.ts'
 import {
   columnChunk,
   count,
@@ -98,7 +99,7 @@ export interface ScanOptions {
 export async function* scanPlan(
   store: ObjectStore,
   plan: ScanPlan,
-  partitions: AsyncIterable<PartitionPlan>,
+  partitions: AsyncIterable<PartitionPlan | InlinePiece>,
   fields: readonly FieldDecl[],
   chainId: number,
   progress: ScanProgress,
@@ -119,7 +120,9 @@ export async function* scanPlan(
   }
   const copyTail = (lookup: LookupEntry) =>
     tail(lookup.key, [{ start: lookup.tailOffset, end: lookup.bytes, crc: lookup.tailCrc, what: 'the tail' }])
-  const open = async (planned: PartitionPlan): Promise<Unit[]> => {
+  const open = async (planned: PartitionPlan | InlinePiece): Promise<(Unit | Answered)[]> => {
+    // Rows the index answered: already filtered and ordered, only the output batch is left to build.
+    if ('values' in planned) return [{ answered: answeredBatch(planned, plan, fields, chainId) }]
     if (planned.indexed) {
       // The index said the value may be here: its copy alone answers, unless the value is common in it.
       if (plan.lookup && planned.lookup) {
@@ -148,23 +151,25 @@ export async function* scanPlan(
         : null
     return unit ? [unit] : unitsOf(part, plan, maxBatchRows)
   }
-  async function* units(): AsyncGenerator<Unit> {
+  async function* units(): AsyncGenerator<Unit | Answered> {
     for await (const list of mapOrdered(partitions, open, { count: options.partitionLookAhead ?? 16, rampUp: options.rampUp })) {
       yield* list
     }
   }
-  const select = (u: Unit) => (u.lookup ? selectLookup(u, plan, rangeTests, progress) : selectUnit(u, plan, rangeTests, progress))
+  const select = async (u: Unit | Answered): Promise<Selected | Answered> =>
+    'answered' in u ? u : u.lookup ? selectLookup(u, plan, rangeTests, progress) : selectUnit(u, plan, rangeTests, progress)
   const selected = mapOrdered(units(), select, {
     count: 64,
-    weight: u => (u.end - u.start) * Math.max(1, plan.filterColumns.length + (u.inside ? 0 : 1)),
+    weight: u => ('answered' in u ? 1 : (u.end - u.start) * Math.max(1, plan.filterColumns.length + (u.inside ? 0 : 1))),
     maxWeight: options.selectLookAheadValues ?? 800_000,
     rampUp: options.rampUp,
   })
-  const nonEmpty = filterStream(selected, s => count(s) > 0)
-  const output = (s: Selected) => outputUnit(s, plan, fields, chainId, progress)
+  const rowsOf = (s: Selected | Answered) => ('answered' in s ? s.answered.length : count(s))
+  const nonEmpty = filterStream(selected, s => rowsOf(s) > 0)
+  const output = async (s: Selected | Answered) => ('answered' in s ? s.answered : outputUnit(s, plan, fields, chainId, progress))
   for await (const batch of mapOrdered(nonEmpty, output, {
     count: 64,
-    weight: count,
+    weight: rowsOf,
     maxWeight: options.outputLookAheadRows ?? 30_000,
     rampUp: options.rampUp,
   })) {
@@ -172,6 +177,19 @@ export async function* scanPlan(
     for (let at = 0; at < batch.length; at += maxBatchRows)
       yield batch.length <= maxBatchRows ? batch : sliceBatch(batch, at, Math.min(batch.length, at + maxBatchRows))
   }
+}
+
+/** Rows the value index answered (an inline piece) as an output batch, in the scan's pipeline. */
+interface Answered {
+  answered: RowBatch
+}
+
+function answeredBatch(piece: InlinePiece, plan: ScanPlan, fields: readonly FieldDecl[], chainId: number): RowBatch {
+  const columns: RowBatch['columns'] = {}
+  for (const f of fields)
+    columns[f.name] = f.virtual === undefined ? piece.values[columnOf(f)] : constantVector(f.kind, virtualValue(f, chainId), piece.length)
+  if (plan.outputColumns.some(c => !(c in piece.values))) throw new Error('an inline piece lacks an output column')
+  return { length: piece.length, columns }
 }
 
 /** A partition's parsed footer; one that does not parse is a damaged object, named. */

@@ -72,6 +72,20 @@ describe('reindex', () => {
     expect(viaIndex.result.index?.columns).toEqual(['address'])
     expect(viaIndex.rows.length).toBeGreaterThan(0)
     expect(viaIndex.rows).toEqual(walked.rows)
+
+    // a rare value's rows come from the index's inline rows, which reindex read from the partitions
+    const counts = new Map<string, number>()
+    for (const row of rows) counts.set(String(row.topic1), (counts.get(String(row.topic1)) ?? 0) + 1)
+    const rare = rows
+      .filter(row => row.topic1 !== null && counts.get(String(row.topic1))! <= 3)
+      .slice(0, 4)
+      .map(row => row.topic1!)
+    spec.predicates = [{ field: logs.fields.find(f => f.name === 'topic1')!, op: 'in', values: rare }]
+    const [inline, scanned] = [await run(false), await run(true)]
+    expect(inline.result.index?.rows).toBeGreaterThanOrEqual(4)
+    expect(inline.result.stats.partitionsRead).toBe(0)
+    expect(inline.rows).toEqual(scanned.rows)
+    expect(inline.rows.length).toBeGreaterThanOrEqual(4)
   })
 
   it('leaves no object of a segment it merged away, and retires the segments it replaced', async () => {

@@ -35,13 +35,19 @@ const PLAIN: [number, number] = [1800, 1899]
 const LAYOUT = { rowGroupSize: 16, pageSize: 256 }
 const blocksOf = ([a, b]: [number, number]) => Array.from({ length: b - a + 1 }, (_, i) => a + i)
 
+// The main lake stores inline the rows of values in at most INLINE (8) rows of a segment, so
+// a value is inline in small segments and over the threshold once merged (mixed answers); the
+// second lake, the same rows without inline rows, keeps the candidate and lookup-copy paths.
+const INLINE = 8
 let store: ObjectStore
+let plainStore: ObjectStore
 const rows: Record<string, Row[]> = {}
 // Lookup copies in small row groups, so these small partitions get one (as a 200k-log partition does).
 const withCopies = (d: DatasetDecl): DatasetDecl => (d.lookup ? { ...d, lookup: { ...d.lookup, rowGroupSize: 8 } } : d)
 
 beforeAll(async () => {
   ;({ store } = await tempStore())
+  ;({ store: plainStore } = await tempStore())
   const r = rng(11)
   const pools = makePools(r)
   for (const dataset of [logs, transactions]) {
@@ -49,11 +55,13 @@ beforeAll(async () => {
     for (const spans of INDEXED) {
       const parts = spans.map(span => ({ from: span[0], to: span[1], rows: makeRows(dataset, blocksOf(span), r, pools, 8) }))
       rows[dataset.storage].push(...parts.flatMap(p => p.rows))
-      await buildLake(store, ETH, withCopies(dataset), parts, LAYOUT, { index: true })
+      await buildLake(store, ETH, withCopies(dataset), parts, LAYOUT, { index: true, inlineRows: INLINE })
+      await buildLake(plainStore, ETH, withCopies(dataset), parts, LAYOUT, { index: true, inlineRows: 0 })
     }
     const plain = { from: PLAIN[0], to: PLAIN[1], rows: makeRows(dataset, blocksOf(PLAIN), r, pools, 8) }
     rows[dataset.storage].push(...plain.rows)
     await buildLake(store, ETH, withCopies(dataset), [plain], LAYOUT)
+    await buildLake(plainStore, ETH, withCopies(dataset), [plain], LAYOUT)
   }
 })
 
@@ -88,27 +96,30 @@ function randomSpec(r: () => number): QuerySpec {
     predicates.push({ field: field(dataset, name), op: k === 1 ? 'eq' : 'in', values })
   }
   if (r() < 0.2) predicates.push({ field: field(dataset, dataset === logs ? 'log_index' : 'transaction_index'), op: 'lte', values: [3n] })
+  if (r() < 0.15) predicates.push({ field: field(dataset, 'block_number'), op: 'gte', values: [BigInt(1000 + Math.floor(r() * 800))] })
   const from = 950 + Math.floor(r() * 900)
   // at least 101 blocks, so never inside the gap alone
   const to = Math.min(1950, from + 101 + Math.floor(r() * 900))
+  // a projection in any order, now and then
+  const fields = r() < 0.3 ? [...dataset.fields].sort(() => r() - 0.5).slice(0, 1 + Math.floor(r() * 4)) : [...dataset.fields]
   return {
     chain: ETH,
     dataset,
     from,
     to,
     predicates,
-    fields: [...dataset.fields],
-    ...(r() < 0.2 ? { limit: 1 + Math.floor(r() * 40) } : {}),
+    fields,
+    ...(r() < 0.25 ? { limit: 1 + Math.floor(r() * 40) } : {}),
   }
 }
 
-async function answer(s: QuerySpec, noIndex: boolean, cache?: IndexCache) {
-  const result = await runQuery({ store, manifest: new ManifestReader(store), noIndex, index: cache }, s)
+async function answer(s: QuerySpec, noIndex: boolean, cache?: IndexCache, from: ObjectStore = store) {
+  const result = await runQuery({ store: from, manifest: new ManifestReader(from), noIndex, index: cache }, s)
   return { result, rows: batchRows(await collect(result.batches)) }
 }
 
-/** `column` = `value` over `dataset` from block 1000 to `to`, through a store that records every read. */
-async function recordedQuery(column: string, value: StoredValue, to: number, dataset: DatasetDecl = logs) {
+/** `column` = `value` over `dataset` from block 1000 to `to`, through a store that records every read (default: the lake without inline rows). */
+async function recordedQuery(column: string, value: StoredValue, to: number, dataset: DatasetDecl = logs, from: ObjectStore = plainStore) {
   const s: QuerySpec = {
     chain: ETH,
     dataset,
@@ -117,7 +128,7 @@ async function recordedQuery(column: string, value: StoredValue, to: number, dat
     predicates: [{ field: field(dataset, column), op: 'eq', values: [value] }],
     fields: [...dataset.fields],
   }
-  const { store: recorded, reads } = recordingStore(store)
+  const { store: recorded, reads } = recordingStore(from)
   const result = await runQuery({ store: recorded, manifest: new ManifestReader(recorded) }, s)
   return { s, result, got: batchRows(await collect(result.batches)), reads }
 }
@@ -136,26 +147,91 @@ describe('the value index in the planner', () => {
     expect(Object.keys(index.segments[0].columns).sort()).toEqual(['address', 'topic0', 'topic1', 'topic2', 'topic3'])
   })
 
-  it('gives the same rows in the same order as the per-partition path and a plain filter (random values, ranges, __in, limit)', async () => {
+  it('gives the same rows in the same order as the per-partition path and a plain filter (random values, ranges, __in, fields, limit and its cursor)', async () => {
     const r = rng(2024)
     const cache = new IndexCache()
+    const plainCache = new IndexCache()
     let used = 0
     let hot = 0
-    for (let i = 0; i < 60; i++) {
+    let inline = 0
+    let mixed = 0
+    for (let i = 0; i < 100; i++) {
       const s = randomSpec(r)
       const viaIndex = await answer(s, false, i % 2 ? cache : undefined)
+      const viaCandidates = await answer(s, false, i % 2 ? plainCache : undefined, plainStore)
       const plain = await answer(s, true)
       expect(viaIndex.rows).toEqual(plain.rows)
+      expect(viaCandidates.rows).toEqual(plain.rows)
       expect(viaIndex.result.nextFrom).toBe(plain.result.nextFrom)
       if (s.limit === undefined) {
         const range = viaIndex.result.range
         expect(viaIndex.rows).toEqual(expected(rows[s.dataset.storage], s.predicates, s.fields, range, s.dataset.rangeKey, ETH.id))
+      } else if (plain.result.nextFrom !== undefined) {
+        // the next page, from the cursor
+        const next = { ...s, from: plain.result.nextFrom }
+        expect((await answer(next, false, cache)).rows).toEqual((await answer(next, true)).rows)
       }
       if (viaIndex.result.index) used++
       if (viaIndex.result.index?.hot.length) hot++
+      if (viaIndex.result.index?.rows) {
+        inline++
+        if (viaIndex.result.stats.partitionsRead > 1) mixed++
+      }
     }
-    expect(used).toBeGreaterThan(40)
+    expect(used).toBeGreaterThan(60)
     expect(hot).toBeGreaterThan(0)
+    expect(inline).toBeGreaterThan(20)
+    expect(mixed).toBeGreaterThan(0)
+  })
+
+  it('answers values spread over many partitions from the index, opening no partition', async () => {
+    // topic1 values each in one row, from the six partitions of blocks 1000-1599 (all indexed), as one __in list
+    const counts = new Map<string, number>()
+    for (const row of rows.logs)
+      if (row.topic1 instanceof Uint8Array) counts.set(row.topic1.join(','), (counts.get(row.topic1.join(',')) ?? 0) + 1)
+    const byPartition = new Map<number, StoredValue>()
+    for (const row of rows.logs) {
+      const block = Number(row.block_number)
+      if (block < 1600 && row.topic1 instanceof Uint8Array && counts.get(row.topic1.join(',')) === 1)
+        byPartition.set(Math.floor(block / 100), row.topic1)
+    }
+    const values = [...byPartition.values()].slice(0, 6)
+    expect(values.length).toBe(6)
+    const s: QuerySpec = {
+      chain: ETH,
+      dataset: logs,
+      from: 1000,
+      to: 1599,
+      predicates: [{ field: field(logs, 'topic1'), op: 'in', values }],
+      fields: [...logs.fields],
+    }
+    const { store: recorded, reads } = recordingStore(store)
+    const result = await runQuery({ store: recorded, manifest: new ManifestReader(recorded) }, s)
+    const got = batchRows(await collect(result.batches))
+    expect(got).toEqual(expected(rows.logs, s.predicates, s.fields, result.range, 'block_number', ETH.id))
+    expect(got.length).toBe(6)
+    expect(result.index?.rows).toBe(6)
+    expect(result.stats.partitionsRead).toBe(0)
+    expect(reads.filter(x => x.key.endsWith('.parquet'))).toEqual([])
+    expect(reads.filter(x => x.key.includes('/manifest/') && !x.key.endsWith('root.json'))).toEqual([])
+    expect(reads.filter(x => x.key.endsWith('.rows')).length).toBeGreaterThan(0)
+  })
+
+  it('fails visibly, naming the object and the value, when a byte of a rows object is flipped', async () => {
+    const value = valuesOf(logs, 'topic2', rng(12))[2]
+    const { reads } = await recordedQuery('topic2', value, 1799, logs, store)
+    const key = reads.find(x => x.key.endsWith('.rows'))!.key
+    const original = (await store.get(key))!.body.slice()
+    const read = reads.find(x => x.key === key)!
+    const damaged = original.slice()
+    damaged[read.offset + Math.floor(read.length / 2)] ^= 0x10
+    await store.put(key, damaged)
+    try {
+      await expect(recordedQuery('topic2', value, 1799, logs, store)).rejects.toThrow(/rows of 0x[0-9a-f]{64} at \d+ fail their CRC-32/)
+      await expect(recordedQuery('topic2', value, 1799, logs, store)).rejects.toMatchObject({ name: 'IndexObjectError', key })
+    } finally {
+      await store.put(key, original)
+    }
   })
 
   it('opens only the partitions that hold a rare value, and no bloom filter', async () => {

@@ -122,6 +122,8 @@ export interface BuildOptions {
   entry?: (entry: PartitionEntry) => PartitionEntry
   /** Publish a value index with the partitions (as every product writer does); off by default so tests of the per-partition path stay on it. */
   index?: boolean
+  /** With `index`: most rows of a value the index stores inline (default the product's; 0: none). */
+  inlineRows?: number
 }
 
 /** Writes and publishes partitions; returns their manifest entries as published. */
@@ -141,7 +143,11 @@ export async function buildLake(
   }
   const publishOptions = options.shardSpan ? { shardSpan: options.shardSpan } : {}
   const writes = [{ dataset, partitions: written }]
-  if (options.index) await publishIndexed(store, chain, writes, publishOptions)
+  if (options.index)
+    await publishIndexed(store, chain, writes, {
+      ...publishOptions,
+      ...(options.inlineRows !== undefined ? { inlineRows: options.inlineRows } : {}),
+    })
   else await publish(store, chain, additionsOf(writes), publishOptions)
   return written.map(w => w.entry)
 }

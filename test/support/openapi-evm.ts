@@ -834,6 +834,7 @@ export interface operations {
           'X-Filters-Pushed-Down'?: string
           'X-Index'?: string
           'X-Index-Hot'?: string
+          'X-Index-Rows'?: string
           'X-Storage-Requests'?: string
           'X-Bytes-Fetched'?: string
           'Retry-After'?: string
@@ -1194,6 +1195,7 @@ export interface operations {
           'X-Filters-Pushed-Down'?: string
           'X-Index'?: string
           'X-Index-Hot'?: string
+          'X-Index-Rows'?: string
           'X-Storage-Requests'?: string
           'X-Bytes-Fetched'?: string
           'Retry-After'?: string
@@ -1430,6 +1432,7 @@ export interface operations {
           'X-Filters-Pushed-Down'?: string
           'X-Index'?: string
           'X-Index-Hot'?: string
+          'X-Index-Rows'?: string
           'X-Storage-Requests'?: string
           'X-Bytes-Fetched'?: string
           'Retry-After'?: string
@@ -1702,6 +1705,7 @@ export interface operations {
           'X-Filters-Pushed-Down'?: string
           'X-Index'?: string
           'X-Index-Hot'?: string
+          'X-Index-Rows'?: string
           'X-Storage-Requests'?: string
           'X-Bytes-Fetched'?: string
           'Retry-After'?: string
@@ -2118,6 +2122,7 @@ export interface operations {
           'X-Filters-Pushed-Down'?: string
           'X-Index'?: string
           'X-Index-Hot'?: string
+          'X-Index-Rows'?: string
           'X-Storage-Requests'?: string
           'X-Bytes-Fetched'?: string
           'Retry-After'?: string
@@ -2454,6 +2459,7 @@ export interface operations {
           'X-Filters-Pushed-Down'?: string
           'X-Index'?: string
           'X-Index-Hot'?: string
+          'X-Index-Rows'?: string
           'X-Storage-Requests'?: string
           'X-Bytes-Fetched'?: string
           'Retry-After'?: string
@@ -2802,6 +2808,7 @@ export interface operations {
           'X-Filters-Pushed-Down'?: string
           'X-Index'?: string
           'X-Index-Hot'?: string
+          'X-Index-Rows'?: string
           'X-Storage-Requests'?: string
           'X-Bytes-Fetched'?: string
           'Retry-After'?: string
@@ -2978,6 +2985,7 @@ export interface operations {
           'X-Filters-Pushed-Down'?: string
           'X-Index'?: string
           'X-Index-Hot'?: string
+          'X-Index-Rows'?: string
           'X-Storage-Requests'?: string
           'X-Bytes-Fetched'?: string
           'Retry-After'?: string

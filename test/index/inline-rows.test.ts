@@ -1,0 +1,171 @@
+import { describe, expect, it } from 'vitest'
+import { buildSegment, type PartitionInput, type SegmentSpec } from '../../src/index/build.ts'
+import { valueKey } from '../../src/index/hash.ts'
+import { mergeSegments } from '../../src/index/merge.ts'
+import { segmentSource, storeReader } from '../../src/index/read.ts'
+import { decodeRows, rowCodecId, type RowField } from '../../src/index/rows.ts'
+import { segmentKeys } from '../../src/index/tiers.ts'
+import type { IndexObject, SegmentDescriptor } from '../../src/index/types.ts'
+import { hex, memoryStore, randomLake, type MemoryStore } from './helpers.ts'
+
+const fields: RowField[] = [
+  { column: 'block', kind: 'u64int' },
+  { column: 'n', kind: 'u64int' },
+  { column: 'a', kind: 'address' },
+  { column: 'b', kind: 'address' },
+]
+const MAX = 8
+const spec: SegmentSpec = { prefix: 'evm-1/index/logs', columns: ['a', 'b'], bucketBytes: 1024, rows: { fields, max: MAX } }
+
+/** The lake's partitions with their rows: each row numbered (`n`), so a decoded row names its source. */
+function lake(seed: number, partitions: number) {
+  const l = randomLake(seed, { partitions, groups: 4, rows: 60, universe: 200, blocksPerPartition: 100, firstBlock: seed * 10_000 })
+  let n = 0n
+  // value hex → row numbers holding it, per column
+  const rowsOf: Record<'a' | 'b', Map<string, bigint[]>> = { a: new Map(), b: new Map() }
+  const inputs: PartitionInput[] = l.inputs.map(p => {
+    const a = p.rowGroups.flatMap(g => [...(g.a as Iterable<Uint8Array | null>)])
+    const b = p.rowGroups.flatMap(g => [...(g.b as Iterable<Uint8Array | null>)])
+    const ns = a.map(() => n++)
+    ns.forEach((x, i) => {
+      for (const [c, v] of [
+        ['a', a[i]],
+        ['b', b[i]],
+      ] as const) {
+        if (!v) continue
+        const list = rowsOf[c].get(hex(v)) ?? []
+        list.push(x)
+        rowsOf[c].set(hex(v), list)
+      }
+    })
+    const block = ns.map(x => BigInt(p.entry.from) + (x % 100n))
+    return { ...p, rows: { length: a.length, columns: { block, n: ns, a, b } } }
+  })
+  return { inputs, rowsOf }
+}
+
+/** Per key of `column`: the row numbers of its inline rows ('none' when it has none), from the stored objects. */
+async function inlineRows(store: MemoryStore, d: SegmentDescriptor, column: string): Promise<Map<number, string>> {
+  const source = segmentSource(storeReader(store), spec.prefix, d)
+  const out = new Map<number, string>()
+  for (let b = 0; b < d.columns[column].buckets; b++) {
+    const e = await source.bucket(column, b)
+    const body = await source.rows(column, b)
+    e.keys.forEach((key, i) => {
+      const r = e.rows!
+      if (r.count[i] === 0) return out.set(key, 'none')
+      const slice = body!.subarray(r.offset[i], r.offset[i] + r.length[i])
+      const rows = decodeRows(fields, slice, r.count[i])
+      out.set(key, [...(rows.columns.n as bigint[])].sort((x, y) => (x < y ? -1 : 1)).join(','))
+    })
+  }
+  return out
+}
+
+/** What inline rows must be: a value's rows when at most MAX, else none. */
+function truth(rowsOf: Map<string, bigint[]>): Map<number, string> {
+  const out = new Map<number, string>()
+  for (const [v, ns] of rowsOf) {
+    const bytes = Uint8Array.from(v.match(/../g)!.map(x => parseInt(x, 16)))
+    out.set(valueKey(bytes), ns.length <= MAX ? [...ns].sort((x, y) => (x < y ? -1 : 1)).join(',') : 'none')
+  }
+  return out
+}
+
+async function put(store: MemoryStore, objects: IndexObject[]) {
+  for (const o of objects) await store.put(o.key, o.bytes)
+}
+
+describe('inline rows', () => {
+  it('a build stores the rows of every value in at most INLINE_ROWS rows, and only those', async () => {
+    const { inputs, rowsOf } = lake(1, 5)
+    const store = memoryStore()
+    const built = buildSegment(spec, inputs)
+    await put(store, built.objects)
+    for (const column of ['a', 'b'] as const) {
+      expect(built.descriptor.columns[column].rows).toEqual({ codec: rowCodecId(fields), bytes: expect.any(Number) })
+      const got = await inlineRows(store, built.descriptor, column)
+      const want = truth(rowsOf[column])
+      expect(got).toEqual(want)
+      // both kinds are there: values with rows, values over the threshold
+      expect([...want.values()].filter(x => x === 'none').length).toBeGreaterThan(0)
+      expect([...want.values()].filter(x => x !== 'none').length).toBeGreaterThan(20)
+    }
+    // every object it wrote is one segmentKeys names (what retirement deletes)
+    expect(new Set(segmentKeys(spec.prefix, built.descriptor))).toEqual(new Set(built.objects.map(o => o.key)))
+    expect(built.objects.some(o => o.key.endsWith('.rows'))).toBe(true)
+  })
+
+  it('a build without rows for some partition (or without the spec) stores none', () => {
+    const { inputs } = lake(2, 2)
+    const { rows: _, ...plain } = spec
+    expect(buildSegment(plain, inputs).descriptor.columns.a.rows).toBeUndefined()
+    expect(
+      buildSegment(spec, [inputs[0], { entry: inputs[1].entry, rowGroups: inputs[1].rowGroups }]).descriptor.columns.a.rows,
+    ).toBeUndefined()
+  })
+
+  it('a merge keeps a key’s rows while the merged count is at most INLINE_ROWS, like a build over the union', async () => {
+    const parts = [lake(3, 3), lake(4, 1), lake(5, 2)]
+    const store = memoryStore()
+    const built = parts.map(p => buildSegment(spec, p.inputs))
+    for (const b of built) await put(store, b.objects)
+    const outputs: IndexObject[] = []
+    const read = storeReader(store)
+    const merged = await mergeSegments(
+      spec,
+      built.map(b => segmentSource(read, spec.prefix, b.descriptor)),
+      async o => {
+        outputs.push(o)
+      },
+    )
+    await put(store, outputs)
+    expect(new Set(segmentKeys(spec.prefix, merged))).toEqual(new Set(outputs.map(o => o.key)))
+    for (const column of ['a', 'b'] as const) {
+      const all = new Map<string, bigint[]>()
+      for (const p of parts) for (const [v, ns] of p.rowsOf[column]) all.set(v, [...(all.get(v) ?? []), ...ns])
+      const want = truth(all)
+      expect(await inlineRows(store, merged, column)).toEqual(want)
+      // some keys had rows in each input and lost them merged (over MAX together)
+      const singles = parts.map(p => truth(p.rowsOf[column]))
+      expect([...want].some(([k, x]) => x === 'none' && singles.every(s => (s.get(k) ?? '') !== 'none'))).toBe(true)
+    }
+    // the same merge over the builds without rows drops every row, keeps every posting
+    const { rows: _, ...plain } = spec
+    const bare = parts.map(p => buildSegment(plain, p.inputs))
+    for (const b of bare) await put(store, b.objects)
+    const mixed = await mergeSegments(
+      spec,
+      [segmentSource(read, spec.prefix, built[0].descriptor), segmentSource(read, spec.prefix, bare[1].descriptor)],
+      o => store.put(o.key, o.bytes).then(() => {}),
+    )
+    const rows = await inlineRows(store, mixed, 'a')
+    const onlyFirst = truth(parts[0].rowsOf.a)
+    for (const [k, x] of rows) {
+      if (
+        parts[1].rowsOf.a.size &&
+        [...parts[1].rowsOf.a.keys()].some(v => valueKey(Uint8Array.from(v.match(/../g)!.map(y => parseInt(y, 16)))) === k)
+      )
+        expect(x).toBe('none')
+      else expect(x).toBe(onlyFirst.get(k))
+    }
+  })
+
+  it('a merge refuses a damaged rows object, naming it', async () => {
+    const parts = [lake(6, 2), lake(7, 1)]
+    const store = memoryStore()
+    const built = parts.map(p => buildSegment(spec, p.inputs))
+    for (const b of built) await put(store, b.objects)
+    const key = built[1].objects.find(o => o.key.endsWith('.rows') && o.bytes.length > 100)!.key
+    const bytes = store.objects.get(key)!
+    bytes[10] ^= 1
+    const read = storeReader(store)
+    await expect(
+      mergeSegments(
+        spec,
+        built.map(b => segmentSource(read, spec.prefix, b.descriptor)),
+        async () => {},
+      ),
+    ).rejects.toMatchObject({ name: 'IndexObjectError', key })
+  })
+})
