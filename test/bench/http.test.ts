@@ -98,8 +98,10 @@ describe('benchHttp', () => {
     for (const f of r.figures) {
       expect(f.rows).toBe(f.duckdbRows)
       expect(f.served.node!.ms).toBeGreaterThan(0)
-      expect(f.requests).toBeGreaterThan(0)
-      expect(f.bytesFetched).toBeGreaterThan(0)
+      // A fresh server reads storage for every query; a warm one may answer a rare value from cached index slices alone.
+      expect(f.coldRequests).toBeGreaterThan(0)
+      expect(f.coldBytes).toBeGreaterThan(0)
+      expect(f.coldRequests).toBeGreaterThanOrEqual(f.requests)
       // A fresh server reads the manifest root and shard first: never fewer rounds than a warm one.
       expect(f.coldRounds).toBeGreaterThanOrEqual(f.rounds)
     }

@@ -66,9 +66,17 @@ describe('runIngest from a live anvil devnet', () => {
   })
 })
 
-type PutKind = 'partition' | 'shard' | 'index' | 'root'
+type PutKind = 'partition' | 'shard' | 'index' | 'retired' | 'root'
 const kindOf = (key: string): PutKind =>
-  key.endsWith('/manifest/root.json') ? 'root' : key.includes('/manifest/') ? 'shard' : key.includes('/index/') ? 'index' : 'partition'
+  key.endsWith('/manifest/root.json')
+    ? 'root'
+    : key.includes('/retired/')
+      ? 'retired'
+      : key.includes('/manifest/')
+        ? 'shard'
+        : key.includes('/index/')
+          ? 'index'
+          : 'partition'
 
 /** A store that fails at its `failAt`-th put: before writing, or right after (as if killed then). */
 function crashingStore(inner: ObjectStore, failAt: number, after: boolean): ObjectStore & { kinds: PutKind[] } {
@@ -113,14 +121,16 @@ describe('crash safety', () => {
 
   /** Crashes inside a publication: around its shard writes, or just before its root write. */
   const publishing = (failAt: number, after: boolean) =>
-    kinds[failAt - 1] === 'shard' || kinds[failAt - 1] === 'index' || (kinds[failAt - 1] === 'root' && !after)
+    ['shard', 'index', 'retired'].includes(kinds[failAt - 1]) || (kinds[failAt - 1] === 'root' && !after)
 
   it('ends with the same manifest and rows whichever partition write the ingester dies at, or after a publication, and rerun', async () => {
-    // Two units, each: its partitions (one per dataset with rows), as many manifest shards, the index objects (the second unit's merged with the first's), the root.
+    // Two units, each: its partitions (one per dataset with rows), as many manifest shards, the index objects (the second unit's merged with the first's, which retires the first's segments: a retired list per dataset), the root.
     const units = kinds.join(' ').split(/(?<=root) /)
     expect(units).toHaveLength(2)
+    expect(units[0]).not.toContain('retired')
+    expect(units[1]).toContain('retired')
     for (const unit of units) {
-      expect(unit).toMatch(/^(partition )+(shard )+(index )+root$/)
+      expect(unit).toMatch(/^(partition )+(shard )+(index )+(retired )*root$/)
       expect(unit.split('partition').length).toBe(unit.split('shard').length)
     }
     for (const after of [false, true]) {
