@@ -12,11 +12,11 @@ import { decodeRows, type RowField } from '../index/rows.ts'
 import type { InlineSegment } from '../index/types.ts'
 import { IndexObjectError, parsing } from '../index/format.ts'
 import type { ObjectStore } from '../store/types.ts'
-import { valueAt, vectorOf, takeVector, type U64Vector, type Vector } from '../columns/vector.ts'
-import { compareValues } from '../columns/compare.ts'
+import { vectorOf, takeVector, type U64Vector, type Vector } from '../columns/vector.ts'
 import type { StoredValue } from '../schema/kinds.ts'
 import { selectRows } from './filter.ts'
 import type { ScanPlan } from './plan.ts'
+import { sortedBy } from './lookup-scan.ts'
 import type { Predicate } from './types.ts'
 
 /** The matching rows of one segment answered from the index: stored output columns, in the dataset's order. */
@@ -64,7 +64,7 @@ export async function inlinePieces(
     if (n === 0) continue
     const decoded: Record<string, Vector> = Object.fromEntries(columns.map(c => [c, vectorOf(plan.kinds[c], plain[c])]))
     // Slices of several values, or of merged segments, follow each other: put back in the dataset's order.
-    const keep = inOrder(
+    const keep = sortedBy(
       selectRows([...rangeTests, ...plan.predicates], decoded, 0, n),
       plan.lookupOrder.map(c => decoded[c]),
     )
@@ -82,20 +82,4 @@ export async function inlinePieces(
     }
   }
   return { pieces: pieces.sort((a, b) => a.from - b.from), rows, ...counts }
-}
-
-/** `rows` ordered by the values of `keys` (the dataset's order columns; nulls first), ties in row order. */
-function inOrder(rows: Int32Array, keys: readonly Vector[]): Int32Array {
-  return rows.slice().sort((a, b) => {
-    for (const k of keys) {
-      if (k.type === 'u64' && k.valid === null) {
-        if (k.values[a] !== k.values[b]) return k.values[a] < k.values[b] ? -1 : 1
-        continue
-      }
-      const [x, y] = [valueAt(k, a), valueAt(k, b)]
-      const c = x === null || y === null ? (x === null ? 0 : 1) - (y === null ? 0 : 1) : compareValues(x, y)
-      if (c !== 0) return c
-    }
-    return a - b
-  })
 }

@@ -10,7 +10,7 @@ import { ReadQueue, Resident } from './io.ts'
 import { groupStartsOf, type PartitionPlan, type ScanPlan } from './plan.ts'
 import type { Predicate } from './types.ts'
 import type { StoredValue } from '../schema/kinds.ts'
-import { concatVectors, takeVector, type U64Vector, type Vector } from '../columns/vector.ts'
+import { concatVectors, takeVector, valueAt, type Vector } from '../columns/vector.ts'
 import { compareValues } from '../columns/compare.ts'
 import { groupSpan, hold, letGo } from './hold.ts'
 import { columnChunk, layoutsOf, type OpenPartition, readWhole, type ScanProgress, type Selected, type Unit } from './unit.ts'
@@ -99,12 +99,17 @@ export async function selectLookup(u: Unit, plan: ScanPlan, rangeTests: Predicat
   }
 }
 
-/** `rows` ordered by the values of `keys` (u64 columns: the dataset's order). */
+/** `rows` ordered by the values of `keys` (the dataset's order columns; nulls first), ties in row order. */
 export function sortedBy(rows: Int32Array, keys: readonly Vector[]): Int32Array {
-  const u64 = keys as U64Vector[]
   return rows.slice().sort((a, b) => {
-    for (const k of u64) {
-      if (k.values[a] !== k.values[b]) return k.values[a] < k.values[b] ? -1 : 1
+    for (const k of keys) {
+      if (k.type === 'u64' && k.valid === null) {
+        if (k.values[a] !== k.values[b]) return k.values[a] < k.values[b] ? -1 : 1
+        continue
+      }
+      const [x, y] = [valueAt(k, a), valueAt(k, b)]
+      const c = x === null || y === null ? (x === null ? 0 : 1) - (y === null ? 0 : 1) : compareValues(x, y)
+      if (c !== 0) return c
     }
     return a - b
   })
