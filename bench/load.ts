@@ -16,8 +16,9 @@
  * LOAD_SECONDS sets the time per point (default 10); LOAD_SERVERS the servers (default
  * `workerd,node`); LOAD_CAPACITY=0 skips the capacity points; LOAD_ROUNDS the rounds of the
  * abuse run (default 1); LOAD_ABUSER_CONNECTIONS the abuser's connections (default 32), and
- * LOAD_ABUSER_RATE=open lifts the request rate on the Node server (RATE_LIMIT_REQUESTS), so
- * an abuser with 8 connections (its stream cap) keeps 8 requests running all the time;
+ * LOAD_ABUSER_RATE=open lifts the request rate on both servers, so an abuser with 8
+ * connections (its stream cap) keeps 8 requests running all the time; LOAD_RATE_LIMIT sets it
+ * (requests per user per 10 s) instead;
  * LOAD_FAIR_CONCURRENCY the SCAN_CONCURRENCY of the fair variant (default 1); LOAD_READ_LIMIT the
  * READ_LIMIT_BYTES of the abuse run's servers (default: theirs, 512 MiB per 10 s). The clients run
  * in this process, the abuser's in a process of its own (bench/lib/load-clients.ts), all on
@@ -167,6 +168,8 @@ export const load: Section = {
     const rounds = Number(process.env.LOAD_ROUNDS ?? 1)
     const abusers = Number(process.env.LOAD_ABUSER_CONNECTIONS ?? 32)
     const openRate = process.env.LOAD_ABUSER_RATE === 'open'
+    /** The per-user rate of the abuse rounds on both servers (unset: the deployment's); the capacity rounds lift it. */
+    const rate = openRate ? 1_000_000 : RATE_LIMIT
     const readLimit = process.env.LOAD_READ_LIMIT
     const sample = join(ctx.root, 'partitions-manifest', 'sample')
     ctx.log('building the bundle')
@@ -178,11 +181,8 @@ export const load: Section = {
       for (const name of servers) {
         const start = (open: boolean, vars: Record<string, string> = {}) =>
           name === 'workerd'
-            ? startWorkerd(ctx.root, outdir, sample, open, vars, openRate ? 1_000_000 : RATE_LIMIT)
-            : startNode(ctx.root, sample, open, {
-                ...(RATE_LIMIT !== undefined ? { RATE_LIMIT_REQUESTS: String(RATE_LIMIT) } : {}),
-                ...vars,
-              })
+            ? startWorkerd(ctx.root, outdir, sample, open, vars, rate)
+            : startNode(ctx.root, sample, open, { ...(!open && rate !== undefined ? { RATE_LIMIT_REQUESTS: String(rate) } : {}), ...vars })
         if (capacityPoints) {
           const server = await start(true)
           try {
@@ -203,7 +203,6 @@ export const load: Section = {
           for (const fair of [false, true]) {
             const server = await start(false, {
               ...(fair ? FAIR : UNFAIR),
-              ...(openRate ? { RATE_LIMIT_REQUESTS: '1000000' } : {}),
               ...(readLimit ? { READ_LIMIT_BYTES: readLimit } : {}),
             })
             const label = `${name}, fair shares ${fair ? 'on' : 'off'}${rounds > 1 ? ` (round ${round})` : ''}`
