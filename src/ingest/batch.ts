@@ -31,7 +31,10 @@ export class BatchBuilder {
       if (value === undefined) throw new Error(`${this.dataset.name}: row has no value for column ${name}`)
       this.columns[name].push(value)
     }
-    if (Object.keys(row).length !== this.names.length) {
+    // counted without Object.keys' array per row
+    let keys = 0
+    for (const _ in row) keys++
+    if (keys !== this.names.length) {
       const extra = Object.keys(row).filter(k => !this.names.includes(k))
       throw new Error(`${this.dataset.name}: row has columns the declaration does not store: ${extra.join(', ')}`)
     }

@@ -7,7 +7,7 @@
  * the whole encoding into one buffer. Concatenating per level would copy a byte once
  * per list it is nested in, and verification encodes about 300 KB per mainnet block.
  */
-import { hexToBytes } from '../schema/hex.ts'
+import { digitsToBytes, hexToBytes } from '../schema/hex.ts'
 
 /** An already-encoded item, spliced in as is. */
 export interface RlpRaw {
@@ -80,8 +80,7 @@ export function quantityBytes(hex: string): Uint8Array {
   if (hex.length < 3 || hex.charCodeAt(0) !== 48 || (hex.charCodeAt(1) | 0x20) !== 120) return uintBytes(BigInt(hex))
   let start = 2
   while (start < hex.length && hex.charCodeAt(start) === 48) start++
-  const digits = hex.slice(start)
-  return hexToBytes(digits.length % 2 ? '0' + digits : digits)
+  return digitsToBytes(hex, start)
 }
 
 /** JSON-RPC data ("0x…" of even length) as bytes, leading zeros kept. */

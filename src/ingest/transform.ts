@@ -4,7 +4,7 @@
  * schema/kinds.ts). Pure: no I/O, no checks beyond what filling a column needs.
  */
 import { blocks, logs, transactions } from '../datasets/evm.ts'
-import { hexToBytes } from '../schema/hex.ts'
+import { digitsInto, hexToBytes } from '../schema/hex.ts'
 import { u256ToBytes } from '../schema/kinds.ts'
 import { BatchBuilder } from './batch.ts'
 import type { Hex, RawBlock, RpcBlock, RpcLog, RpcReceipt, RpcTransaction } from './evm-json.ts'
@@ -19,7 +19,17 @@ export interface EvmBatches {
 type Maybe = Hex | null | undefined
 
 const u64 = (hex: Hex): bigint => BigInt(hex)
-const u256 = (hex: Hex): Uint8Array => u256ToBytes(BigInt(hex))
+/** A 256-bit quantity's 32 stored bytes, read from its hex digits (u256ToBytes(BigInt(hex)) without the BigInt arithmetic). */
+export function u256(hex: Hex): Uint8Array {
+  if (hex.length < 3 || hex.charCodeAt(0) !== 48 || (hex.charCodeAt(1) | 0x20) !== 120) return u256ToBytes(BigInt(hex))
+  let start = 2
+  while (start < hex.length && hex.charCodeAt(start) === 48) start++
+  const digits = hex.length - start
+  if (digits > 64) throw new RangeError(`quantity wider than 256 bits: ${hex}`)
+  const out = new Uint8Array(32)
+  digitsInto(hex, start, out, 32 - ((digits + 1) >> 1))
+  return out
+}
 const bin = (hex: Hex): Uint8Array => hexToBytes(hex)
 const orNull = <T>(value: Maybe, f: (hex: Hex) => T): T | null => (value === null || value === undefined ? null : f(value))
 

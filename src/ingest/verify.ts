@@ -22,8 +22,25 @@ export class IngestVerificationError extends Error {
   }
 }
 
-const same = (a: string | null | undefined, b: string | null | undefined) => (a ?? '').toLowerCase() === (b ?? '').toLowerCase()
+const same = (a: string | null | undefined, b: string | null | undefined) => a === b || (a ?? '').toLowerCase() === (b ?? '').toLowerCase()
 const num = (hex: string): bigint => BigInt(hex)
+
+/**
+ * Whether a quantity is `n` (a safe integer): read from its digits when it is plain 0x-hex
+ * of at most 13 digits, else by BigInt as before. The per-log checks ask this four times a
+ * log, and BigInt would allocate for each.
+ */
+export function isQuantity(hex: string, n: number): boolean {
+  if (hex.length < 3 || hex.length > 15 || hex.charCodeAt(0) !== 48 || (hex.charCodeAt(1) | 0x20) !== 120) return num(hex) === BigInt(n)
+  let v = 0
+  for (let i = 2; i < hex.length; i++) {
+    const c = hex.charCodeAt(i)
+    const d = c - 48 < 10 ? c - 48 : (c | 0x20) - 97 < 6 ? (c | 0x20) - 87 : -1
+    if (d < 0) return num(hex) === BigInt(n)
+    v = v * 16 + d
+  }
+  return v === n
+}
 const present = <T>(v: T | null | undefined): v is T => v !== null && v !== undefined
 
 /** Header fields that enter the hash, in RLP order; fork fields only when the header has them. */
@@ -138,6 +155,9 @@ export function encodeReceipt(receipt: RpcReceipt, txType: Hex | undefined, byte
 export const encodeWithdrawal = (w: RpcWithdrawal): Uint8Array =>
   rlpEncode([quantityBytes(w.index), quantityBytes(w.validatorIndex), dataBytes(w.address), quantityBytes(w.amount)])
 
+/** How a failure names a log (built only when one fails). */
+const logName = (log: RpcLog, tx: RpcTransaction) => `log ${log.logIndex} of ${tx.hash}`
+
 /**
  * Verifies one extracted block; throws IngestVerificationError naming the block. The
  * hash function is injected (keccak.ts): every check is the same whichever is given;
@@ -163,10 +183,10 @@ export function verifyBlock({ block, receipts }: RawBlock, keccak: Keccak256 = j
   txs.forEach((tx, i) => {
     if (typeof tx !== 'object' || tx === null)
       fail(`transaction ${i} is not a full transaction object (fetch blocks with full transactions)`)
-    if (present(tx.transactionIndex) && num(tx.transactionIndex) !== BigInt(i))
+    if (present(tx.transactionIndex) && !isQuantity(tx.transactionIndex, i))
       fail(`transaction ${tx.hash} has index ${tx.transactionIndex} at position ${i}`)
     if (present(tx.blockHash) && !same(tx.blockHash, block.hash)) fail(`transaction ${tx.hash} names block hash ${tx.blockHash}`)
-    if (present(tx.blockNumber) && num(tx.blockNumber) !== BigInt(n)) fail(`transaction ${tx.hash} names block ${tx.blockNumber}`)
+    if (present(tx.blockNumber) && !isQuantity(tx.blockNumber, n)) fail(`transaction ${tx.hash} names block ${tx.blockNumber}`)
   })
   const encodedTxs = txs.map((tx, i) => attempt(`transaction ${i}`, () => encodeTransaction(tx, bytes)))
   encodedTxs.forEach((bytes, i) => {
@@ -178,27 +198,29 @@ export function verifyBlock({ block, receipts }: RawBlock, keccak: Keccak256 = j
 
   if (receipts.length !== txs.length) fail(`${txs.length} transactions but ${receipts.length} receipts`)
   let cumulative = 0n
-  let logIndex = 0n
+  let logIndex = 0
+  const timestamp = num(block.timestamp)
+  const sameTime = (hex: string) =>
+    timestamp <= BigInt(Number.MAX_SAFE_INTEGER) ? isQuantity(hex, Number(timestamp)) : num(hex) === timestamp
   receipts.forEach((r, i) => {
     const tx = txs[i]
     if (!same(r.transactionHash, tx.hash)) fail(`receipt ${i} is for transaction ${r.transactionHash}, not ${tx.hash}`)
-    if (num(r.transactionIndex) !== BigInt(i)) fail(`receipt of ${tx.hash} has index ${r.transactionIndex}, expected ${i}`)
+    if (!isQuantity(r.transactionIndex, i)) fail(`receipt of ${tx.hash} has index ${r.transactionIndex}, expected ${i}`)
     if (present(r.blockHash) && !same(r.blockHash, block.hash)) fail(`receipt of ${tx.hash} names block hash ${r.blockHash}`)
-    if (present(r.blockNumber) && num(r.blockNumber) !== BigInt(n)) fail(`receipt of ${tx.hash} names block ${r.blockNumber}`)
+    if (present(r.blockNumber) && !isQuantity(r.blockNumber, n)) fail(`receipt of ${tx.hash} names block ${r.blockNumber}`)
     const used = num(r.cumulativeGasUsed) - cumulative
     if (num(r.gasUsed) !== used) fail(`receipt of ${tx.hash} has gasUsed ${r.gasUsed}, cumulative gas says ${used}`)
     cumulative = num(r.cumulativeGasUsed)
     for (const log of r.logs) {
-      const where = `log ${log.logIndex} of ${tx.hash}`
-      if (!same(log.blockHash, block.hash)) fail(`${where} names block hash ${log.blockHash}`)
-      if (num(log.blockNumber) !== BigInt(n)) fail(`${where} names block ${log.blockNumber}`)
-      if (!same(log.transactionHash, tx.hash) || num(log.transactionIndex) !== BigInt(i))
-        fail(`${where} names transaction ${log.transactionHash} at ${log.transactionIndex}`)
-      if (num(log.logIndex) !== logIndex) fail(`${where}: log indexes are not consecutive (expected ${logIndex})`)
-      if (present(log.blockTimestamp) && num(log.blockTimestamp) !== num(block.timestamp))
-        fail(`${where} has timestamp ${log.blockTimestamp}, block has ${block.timestamp}`)
-      if (log.removed === true) fail(`${where} is marked removed (reorged out)`)
-      if (log.topics.length > 4) fail(`${where} has ${log.topics.length} topics`)
+      if (!same(log.blockHash, block.hash)) fail(`${logName(log, tx)} names block hash ${log.blockHash}`)
+      if (!isQuantity(log.blockNumber, n)) fail(`${logName(log, tx)} names block ${log.blockNumber}`)
+      if (!same(log.transactionHash, tx.hash) || !isQuantity(log.transactionIndex, i))
+        fail(`${logName(log, tx)} names transaction ${log.transactionHash} at ${log.transactionIndex}`)
+      if (!isQuantity(log.logIndex, logIndex)) fail(`${logName(log, tx)}: log indexes are not consecutive (expected ${logIndex})`)
+      if (present(log.blockTimestamp) && !sameTime(log.blockTimestamp))
+        fail(`${logName(log, tx)} has timestamp ${log.blockTimestamp}, block has ${block.timestamp}`)
+      if (log.removed === true) fail(`${logName(log, tx)} is marked removed (reorged out)`)
+      if (log.topics.length > 4) fail(`${logName(log, tx)} has ${log.topics.length} topics`)
       logIndex++
     }
   })

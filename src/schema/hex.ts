@@ -16,32 +16,57 @@ for (let i = 0; i < 16; i++) {
 
 /** Node's (and workerd's nodejs_compat) native hex decoder, when there is one. */
 const NativeBuffer = (globalThis as { Buffer?: typeof import('node:buffer').Buffer }).Buffer
-/** Below this many digits the loop is as fast as the native decoder's call. */
-const NATIVE_FROM = 64
+/**
+ * Below this many digits the loop is faster than the native decoder's call (a 32-byte hash:
+ * 2.4× faster; the two cross between 256 and 512 digits, measured in Node 22).
+ */
+const NATIVE_FROM = 512
+
+const invalidHex = (hex: string) => new Error(`invalid hex: ${hex.length > 80 ? hex.slice(0, 80) + '…' : hex}`)
 
 /** Parses 0x-prefixed hex of even length (case-insensitive). */
 export function hexToBytes(hex: string): Uint8Array {
   const start = hex.charCodeAt(0) === 48 && (hex.charCodeAt(1) | 0x20) === 120 ? 2 : 0
   if ((hex.length - start) % 2 !== 0) throw new Error(`odd-length hex: ${hex}`)
-  const out = new Uint8Array((hex.length - start) / 2)
   if (NativeBuffer && hex.length - start >= NATIVE_FROM) {
+    const out = new Uint8Array((hex.length - start) / 2)
     // The native decoder stops at the first pair that is not hex (a short count), but reads a
     // character past ASCII by its low byte: its UTF-8 length gives that away (both checks native, unlike a regex).
     const digits = start ? hex.slice(start) : hex
     const written = NativeBuffer.from(out.buffer, 0, out.length).write(digits, 'hex')
-    if (written !== out.length || NativeBuffer.byteLength(digits, 'utf8') !== digits.length)
-      throw new Error(`invalid hex: ${hex.length > 80 ? hex.slice(0, 80) + '…' : hex}`)
+    if (written !== out.length || NativeBuffer.byteLength(digits, 'utf8') !== digits.length) throw invalidHex(hex)
     return out
   }
-  for (let i = 0, j = start; i < out.length; i++, j += 2) {
+  return digitsToBytes(hex, start)
+}
+
+/**
+ * The hex digits of `hex` from `start` on as bytes, an odd count read as if led by a 0 (a
+ * JSON-RPC quantity's digits), without slicing or padding the text first.
+ */
+export function digitsToBytes(hex: string, start: number): Uint8Array {
+  const out = new Uint8Array((hex.length - start + 1) >> 1)
+  digitsInto(hex, start, out, 0)
+  return out
+}
+
+/** `digitsToBytes` written into `out` from `at` on (the caller sized it). */
+export function digitsInto(hex: string, start: number, out: Uint8Array, at: number): void {
+  let j = start
+  if ((hex.length - start) % 2) {
+    const a = hex.charCodeAt(j++)
+    const lo = a < 128 ? NIBBLE[a] : -1
+    if (lo < 0) throw invalidHex(hex)
+    out[at++] = lo
+  }
+  for (; j < hex.length; at++, j += 2) {
     const a = hex.charCodeAt(j)
     const b = hex.charCodeAt(j + 1)
     const hi = a < 128 ? NIBBLE[a] : -1
     const lo = b < 128 ? NIBBLE[b] : -1
-    if ((hi | lo) < 0) throw new Error(`invalid hex: ${hex}`)
-    out[i] = (hi << 4) | lo
+    if ((hi | lo) < 0) throw invalidHex(hex)
+    out[at] = (hi << 4) | lo
   }
-  return out
 }
 
 /** The parts one after another in a new buffer. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { rlpEncode, rlpRaw, uintBytes } from '../../src/ingest/rlp.ts'
+import { quantityBytes, rlpEncode, rlpRaw, uintBytes } from '../../src/ingest/rlp.ts'
 
 const text = (s: string) => new TextEncoder().encode(s)
 const hex = (b: Uint8Array) => Buffer.from(b).toString('hex')
@@ -31,5 +31,27 @@ describe('rlpEncode', () => {
   it('splices raw items in unchanged', () => {
     const inner = rlpEncode([text('cat')])
     expect(hex(rlpEncode([rlpRaw(inner), text('dog')]))).toBe(hex(rlpEncode([[text('cat')], text('dog')])))
+  })
+})
+
+describe('quantityBytes', () => {
+  it('gives the minimal big-endian bytes of any quantity: odd and even digit counts, leading zeros, either case', () => {
+    for (const q of [
+      '0x0',
+      '0x00',
+      '0x1',
+      '0x0f',
+      '0x100',
+      '0xABC',
+      '0x00abcd',
+      '0x' + 'f'.repeat(63),
+      '0x' + '1'.repeat(64),
+      '0x' + '0'.repeat(70) + '7',
+    ])
+      expect(hex(quantityBytes(q)), q).toBe(hex(uintBytes(BigInt(q))))
+  })
+
+  it('refuses a quantity with a character that is not a hex digit', () => {
+    for (const q of ['0x1g', '0xg1', '0x12 ', '0x1é', '0x0z00']) expect(() => quantityBytes(q), q).toThrow(/invalid hex/)
   })
 })

@@ -3,7 +3,8 @@ import { parquetReadObjects } from 'hyparquet'
 import { blocks, logs, transactions } from '../../src/datasets/evm.ts'
 import { storedFields, writePartition } from '../../src/parquet/write.ts'
 import { columnOf, type DatasetDecl } from '../../src/schema/dataset.ts'
-import { legacySignature, transformBlocks } from '../../src/ingest/transform.ts'
+import { legacySignature, transformBlocks, u256 } from '../../src/ingest/transform.ts'
+import { u256ToBytes } from '../../src/schema/kinds.ts'
 import { expectedRows, recordedBlock, recordedReceipts, view, WITH_RECEIPTS, type Json } from './fixtures.ts'
 import type { ColumnBatch } from '../../src/columns/batch.ts'
 
@@ -139,5 +140,26 @@ describe('legacySignature', () => {
     expect(legacySignature(37n)).toEqual({ chainId: 1n, yParity: 0n })
     expect(legacySignature(38n)).toEqual({ chainId: 1n, yParity: 1n })
     expect(legacySignature(62709n)).toEqual({ chainId: 31337n, yParity: 0n })
+  })
+})
+
+describe('u256', () => {
+  it('gives the same 32 bytes as the BigInt path for any quantity up to 256 bits', () => {
+    for (const q of [
+      '0x0',
+      '0x1',
+      '0xff',
+      '0x100',
+      '0x0abc',
+      '0xDEADbeef',
+      '0x' + 'f'.repeat(64),
+      '0x' + '0'.repeat(10) + '1'.repeat(63),
+    ] as const)
+      expect(u256(q as `0x${string}`), q).toEqual(u256ToBytes(BigInt(q)))
+  })
+
+  it('refuses a quantity wider than 256 bits or with a character that is not a hex digit', () => {
+    expect(() => u256(`0x1${'0'.repeat(64)}`)).toThrow(/wider than 256 bits/)
+    expect(() => u256('0x1g')).toThrow(/invalid hex/)
   })
 })

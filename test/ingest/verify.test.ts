@@ -7,6 +7,7 @@ import {
   encodeWithdrawal,
   headerFields,
   IngestVerificationError,
+  isQuantity,
   verifyBlock,
 } from '../../src/ingest/verify.ts'
 import { orderedTrieRoot } from '../../src/ingest/trie.ts'
@@ -129,6 +130,14 @@ describe.each(hashers)('verifyBlock with the %s', (_, keccak) => {
       /invalid hex/,
     ],
     ['a quantity that is not hex', r => (r.block.transactions[4].nonce = '0xfg'), /transaction 4: invalid hex/],
+    ['a log naming another block number', r => (r.receipts.findLast(x => x.logs.length).logs[0].blockNumber = '0x1'), /names block 0x1$/],
+    [
+      'a log naming another transaction index',
+      r => (r.receipts.find(x => x.logs.length).logs[0].transactionIndex = '0x7777'),
+      /names transaction/,
+    ],
+    ['a log with another timestamp', r => (r.receipts.find(x => x.logs.length).logs[0].blockTimestamp = '0x5'), /has timestamp 0x5/],
+    ['a transaction naming another block', r => (r.block.transactions[7].blockNumber = '0x112a881'), /names block 0x112a881/],
   ]
   for (const [name, mutate, message] of cases) {
     it(`refuses ${name}, naming the block`, () => {
@@ -149,5 +158,28 @@ describe('WebAssembly keccak', () => {
       const bytes = Uint8Array.from({ length: size }, (_, i) => (i * 131 + size) & 0xff)
       expect(hex(wasm(bytes)), `${size} bytes`).toBe(hex(jsKeccak256(bytes)))
     }
+  })
+})
+
+describe('isQuantity', () => {
+  it('agrees with BigInt on every form of a quantity, short or long, and throws where BigInt does', () => {
+    const forms = [
+      '0x0',
+      '0x00',
+      '0x1',
+      '0xA',
+      '0xa',
+      '0X1f',
+      '0x000000000001f',
+      '0xfffffffffffff',
+      '0x1fffffffffffff',
+      '0x' + '0'.repeat(20) + '5',
+      '5',
+      ' 0x5',
+    ]
+    for (const hex of forms)
+      for (const n of [0, 1, 5, 10, 31, 2 ** 52 - 1, 2 ** 53 - 1])
+        expect(isQuantity(hex, n), `${hex} = ${n}`).toBe(BigInt(hex) === BigInt(n))
+    for (const hex of ['0x', '0xg', '0x1 2', '0x1é']) expect(() => isQuantity(hex, 1), hex).toThrow()
   })
 })

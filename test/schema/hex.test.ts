@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { bytesToHex, hexToBytes } from '../../src/schema/hex.ts'
 
 // Short strings go through the loop, long ones through Node's native decoder: both are covered.
-const lengths = [0, 1, 20, 31, 32, 33, 1000]
+const lengths = [0, 1, 20, 31, 32, 33, 255, 256, 1000]
 const sample = (n: number) => Uint8Array.from({ length: n }, (_, i) => (i * 97 + 13) & 0xff)
 
 describe('hexToBytes', () => {
