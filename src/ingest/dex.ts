@@ -48,15 +48,19 @@ export function dexBlockOf({ block, receipts }: RawBlock): DexBlock {
   }
 }
 
+/** Each DEX dataset's stored columns (name, and whether the kind is `int`), derived once rather than per row. */
+const storedColumns = new Map<DatasetDecl, { name: string; int: boolean }[]>()
+
 /** A decoded row as stored: `int` fields as their stored bytes, `removed` false. */
 function storedRow(dataset: DatasetDecl, row: object): Record<string, StoredValue | null> {
   const values = row as Record<string, unknown>
   const out: Record<string, StoredValue | null> = {}
-  for (const f of storedFields(dataset)) {
-    const name = columnOf(f)
+  let columns = storedColumns.get(dataset)
+  if (!columns) storedColumns.set(dataset, (columns = storedFields(dataset).map(f => ({ name: columnOf(f), int: f.kind === 'int' }))))
+  for (const { name, int } of columns) {
     const v = name === 'removed' ? false : values[name]
     if (v === undefined) throw new Error(`${dataset.name}: the decoder gave no ${name}`)
-    out[name] = v === null ? null : f.kind === 'int' ? intToBytes(v as bigint) : (v as StoredValue)
+    out[name] = v === null ? null : int ? intToBytes(v as bigint) : (v as StoredValue)
   }
   return out
 }

@@ -102,14 +102,30 @@ export function blockRow(b: RpcBlock, key: Bin = bin) {
   }
 }
 
+/** What every transaction and log row of a block repeats: parsed and decoded once per block. */
+interface BlockKeys {
+  number: bigint
+  hash: Uint8Array
+  timestamp: bigint
+}
+
+const blockKeys = (b: RpcBlock, key: Bin): BlockKeys => ({ number: u64(b.number), hash: key(b.hash), timestamp: u64(b.timestamp) })
+
 /** The transaction row: the transaction, its receipt, and the block's number, hash and timestamp. */
-export function transactionRow(b: RpcBlock, tx: RpcTransaction, r: RpcReceipt, index: number, key: Bin = bin) {
+export function transactionRow(
+  b: RpcBlock,
+  tx: RpcTransaction,
+  r: RpcReceipt,
+  index: number,
+  key: Bin = bin,
+  block: BlockKeys = blockKeys(b, key),
+) {
   const type = u64(tx.type ?? '0x0')
   const v = u64(required(tx.v ?? tx.yParity, `v of transaction ${tx.hash}`))
   const legacy = type === 0n ? legacySignature(v) : null
   return {
-    block_number: u64(b.number),
-    block_hash: key(b.hash),
+    block_number: block.number,
+    block_hash: block.hash,
     transaction_index: BigInt(index),
     hash: key(tx.hash),
     nonce: u64(tx.nonce),
@@ -125,7 +141,7 @@ export function transactionRow(b: RpcBlock, tx: RpcTransaction, r: RpcReceipt, i
     type,
     max_fee_per_gas: orNull(tx.maxFeePerGas, u256),
     max_priority_fee_per_gas: orNull(tx.maxPriorityFeePerGas, u256),
-    block_timestamp: u64(b.timestamp),
+    block_timestamp: block.timestamp,
     chain_id: legacy ? legacy.chainId : orNull(tx.chainId, u64),
     y_parity: legacy ? legacy.yParity : tx.yParity ? u64(tx.yParity) : v,
     access_list: legacy ? null : json((tx.accessList ?? []).map(a => ({ address: a.address, storageKeys: a.storageKeys }))),
@@ -146,22 +162,22 @@ export function transactionRow(b: RpcBlock, tx: RpcTransaction, r: RpcReceipt, i
 }
 
 /** The log row, topics split into topic0..topic3 (null where absent). */
-export function logRow(b: RpcBlock, log: RpcLog, key: Bin = bin) {
-  const topic = (i: number) => orNull(log.topics[i], key)
+export function logRow(b: RpcBlock, log: RpcLog, key: Bin = bin, block: BlockKeys = blockKeys(b, key)) {
+  const topics = log.topics
   return {
-    block_number: u64(b.number),
-    block_hash: key(b.hash),
+    block_number: block.number,
+    block_hash: block.hash,
     transaction_index: u64(log.transactionIndex),
     transaction_hash: key(log.transactionHash),
     log_index: u64(log.logIndex),
     address: key(log.address),
-    topic0: topic(0),
-    topic1: topic(1),
-    topic2: topic(2),
-    topic3: topic(3),
+    topic0: orNull(topics[0], key),
+    topic1: orNull(topics[1], key),
+    topic2: orNull(topics[2], key),
+    topic3: orNull(topics[3], key),
     data: bin(log.data),
     removed: log.removed ?? false,
-    block_timestamp: u64(b.timestamp),
+    block_timestamp: block.timestamp,
   }
 }
 
@@ -170,10 +186,11 @@ export function transformBlocks(raws: readonly RawBlock[], key: Bin = hexInterne
   const out = { blocks: new BatchBuilder(blocks), transactions: new BatchBuilder(transactions), logs: new BatchBuilder(logs) }
   for (const { block, receipts } of raws) {
     out.blocks.push(blockRow(block, key))
+    const k = blockKeys(block, key)
     block.transactions.forEach((tx, i) => {
       const receipt = receipts[i]
-      out.transactions.push(transactionRow(block, tx, receipt, i, key))
-      for (const log of receipt.logs) out.logs.push(logRow(block, log, key))
+      out.transactions.push(transactionRow(block, tx, receipt, i, key, k))
+      for (const log of receipt.logs) out.logs.push(logRow(block, log, key, k))
     })
   }
   return { blocks: out.blocks.finish(), transactions: out.transactions.finish(), logs: out.logs.finish() }

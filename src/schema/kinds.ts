@@ -14,7 +14,7 @@
  * and statistics stay correct. It is written as decimal text: signed quantities cannot
  * follow the spec's unsigned 0x-hex convention.
  */
-import { bytesToHex, hexToBytes } from './hex.ts'
+import { bytesToHex, digitsInto, hexToBytes } from './hex.ts'
 
 export type Kind =
   | 'u64hex' // INT64 (UINT_64); JSON "0x1a": block numbers and small quantities
@@ -83,11 +83,18 @@ export function parseUnsigned(text: string, max: bigint): bigint {
 
 export function u256ToBytes(n: bigint): Uint8Array {
   const out = new Uint8Array(32)
-  for (let i = 31; i >= 0 && n > 0n; i--) {
-    out[i] = Number(n & 0xffn)
-    n >>= 8n
-  }
+  if (n > 0n) bigintInto(n, out)
   return out
+}
+
+/**
+ * The low bytes of a non-negative `n`, big-endian, filling `out` from its end (what does not
+ * fit is dropped): one native toString(16) instead of a BigInt shift and mask per byte.
+ */
+function bigintInto(n: bigint, out: Uint8Array): void {
+  const hex = n.toString(16)
+  const start = Math.max(0, hex.length - 2 * out.length)
+  digitsInto(hex, start, out, out.length - ((hex.length - start + 1) >> 1))
 }
 
 export function bytesToU256(bytes: Uint8Array): bigint {
@@ -109,13 +116,10 @@ const INT_OFFSET = 1n << 263n
 
 /** The stored bytes of a signed integer; throws outside [-2^263, 2^263). */
 export function intToBytes(n: bigint): Uint8Array {
-  let u = n + INT_OFFSET
+  const u = n + INT_OFFSET
   if (u < 0n || u >> 264n !== 0n) throw new RangeError(`integer out of the int kind's range: ${n}`)
   const out = new Uint8Array(INT_WIDTH)
-  for (let i = INT_WIDTH - 1; i >= 0 && u > 0n; i--) {
-    out[i] = Number(u & 0xffn)
-    u >>= 8n
-  }
+  if (u > 0n) bigintInto(u, out)
   return out
 }
 
