@@ -7,22 +7,37 @@
  * the whole encoding into one buffer. Concatenating per level would copy a byte once
  * per list it is nested in, and verification encodes about 300 KB per mainnet block.
  */
-import { digitsToBytes, hexToBytes } from '../schema/hex.ts'
+import { digitsToBytes, hexInto } from '../schema/hex.ts'
 
 /** An already-encoded item, spliced in as is. */
 export interface RlpRaw {
   raw: Uint8Array
 }
 
-export type RlpItem = Uint8Array | RlpRaw | readonly RlpItem[]
+/**
+ * The bytes hex text spells (`hexData`, `hexQuantity`), decoded straight into the encoding:
+ * verification encodes every field of a block once, so a Uint8Array per field would be
+ * garbage the moment it was copied. `first` is the value of a one-byte string (RLP writes
+ * one below 0x80 as itself).
+ */
+export interface RlpHex {
+  hex: string
+  start: number
+  length: number
+  first: number
+}
+
+export type RlpItem = Uint8Array | RlpRaw | RlpHex | readonly RlpItem[]
 
 export const rlpRaw = (raw: Uint8Array): RlpRaw => ({ raw })
 
-/** Encodes an item: byte strings and nested lists. */
-export function rlpEncode(item: RlpItem): Uint8Array {
+/** Encodes an item: byte strings and nested lists; with `type`, that byte first (a typed transaction's or receipt's envelope). */
+export function rlpEncode(item: RlpItem, type?: number): Uint8Array {
   const payloads: number[] = []
-  const out = new Uint8Array(measure(item, payloads))
-  const cursor = { at: 0, list: 0 }
+  const lead = type === undefined ? 0 : 1
+  const out = new Uint8Array(lead + measure(item, payloads))
+  if (lead) out[0] = type!
+  const cursor = { at: lead, list: 0 }
   write(item, out, cursor, payloads)
   return out
 }
@@ -33,7 +48,11 @@ const prefixLength = (n: number): number => (n < 56 ? 1 : 1 + bytesOfLength(n))
 /** Encoded length of `item`; pushes each list's payload length in pre-order. */
 function measure(item: RlpItem, payloads: number[]): number {
   if (item instanceof Uint8Array) return item.length === 1 && item[0] < 0x80 ? 1 : prefixLength(item.length) + item.length
-  if (!Array.isArray(item)) return (item as RlpRaw).raw.length
+  if (!Array.isArray(item)) {
+    if ('raw' in item) return (item as RlpRaw).raw.length
+    const { length, first } = item as RlpHex
+    return length === 1 && first < 0x80 ? 1 : prefixLength(length) + length
+  }
   const slot = payloads.length
   payloads.push(0)
   let payload = 0
@@ -48,9 +67,16 @@ function write(item: RlpItem, out: Uint8Array, cursor: { at: number; list: numbe
     out.set(item, cursor.at)
     cursor.at += item.length
   } else if (!Array.isArray(item)) {
-    const { raw } = item as RlpRaw
-    out.set(raw, cursor.at)
-    cursor.at += raw.length
+    if ('raw' in item) {
+      const { raw } = item as RlpRaw
+      out.set(raw, cursor.at)
+      cursor.at += raw.length
+    } else {
+      const { hex, start, length, first } = item as RlpHex
+      if (length !== 1 || first >= 0x80) writePrefix(length, 0x80, out, cursor)
+      hexInto(hex, start, out, cursor.at)
+      cursor.at += length
+    }
   } else {
     writePrefix(payloads[cursor.list++], 0xc0, out, cursor)
     for (const child of item as readonly RlpItem[]) write(child, out, cursor, payloads)
@@ -75,13 +101,24 @@ export function uintBytes(n: bigint): Uint8Array {
   return Uint8Array.from(out)
 }
 
-/** A JSON-RPC quantity ("0x1a") as the minimal bytes RLP expects, read straight from the hex digits. */
-export function quantityBytes(hex: string): Uint8Array {
-  if (hex.length < 3 || hex.charCodeAt(0) !== 48 || (hex.charCodeAt(1) | 0x20) !== 120) return uintBytes(BigInt(hex))
-  let start = 2
-  while (start < hex.length && hex.charCodeAt(start) === 48) start++
-  return digitsToBytes(hex, start)
+const prefixed = (hex: string) => hex.length >= 2 && hex.charCodeAt(0) === 48 && (hex.charCodeAt(1) | 0x20) === 120
+
+function hexItem(hex: string, start: number): RlpHex {
+  const length = (hex.length - start + 1) >> 1
+  return { hex, start, length, first: length === 1 ? digitsToBytes(hex, start)[0] : 0 }
 }
 
-/** JSON-RPC data ("0x…" of even length) as bytes, leading zeros kept. */
-export const dataBytes = (hex: string): Uint8Array => hexToBytes(hex)
+/** A JSON-RPC quantity ("0x1a") as the minimal bytes RLP expects, read straight from the hex digits. */
+export function hexQuantity(hex: string): RlpItem {
+  if (hex.length < 3 || !prefixed(hex)) return uintBytes(BigInt(hex))
+  let start = 2
+  while (start < hex.length && hex.charCodeAt(start) === 48) start++
+  return hexItem(hex, start)
+}
+
+/** JSON-RPC data ("0x…" of even length) as its bytes, leading zeros kept. */
+export function hexData(hex: string): RlpHex {
+  const start = prefixed(hex) ? 2 : 0
+  if ((hex.length - start) % 2 !== 0) throw new Error(`odd-length hex: ${hex}`)
+  return hexItem(hex, start)
+}

@@ -5,10 +5,9 @@
  * consistent with the block. The header hash binds the roots, so rows that pass are
  * the chain's rows. Pure: no I/O.
  */
-import { bytesToHex } from '../schema/hex.ts'
+import { bytesToHex, hexToBytes } from '../schema/hex.ts'
 import type { Hex, RawBlock, RpcBlock, RpcLog, RpcReceipt, RpcTransaction, RpcWithdrawal } from './evm-json.ts'
-import { dataBytes, quantityBytes, rlpEncode, type RlpItem } from './rlp.ts'
-import { concatBytes } from '../schema/hex.ts'
+import { hexData, hexQuantity, rlpEncode, type RlpItem } from './rlp.ts'
 import { jsKeccak256, type Keccak256 } from './keccak.ts'
 import { orderedTrieRoot } from './trie.ts'
 
@@ -46,30 +45,30 @@ const present = <T>(v: T | null | undefined): v is T => v !== null && v !== unde
 /** Header fields that enter the hash, in RLP order; fork fields only when the header has them. */
 export function headerFields(h: Omit<RpcBlock, 'transactions'>): RlpItem[] {
   const fields: RlpItem[] = [
-    dataBytes(h.parentHash),
-    dataBytes(h.sha3Uncles),
-    dataBytes(h.miner),
-    dataBytes(h.stateRoot),
-    dataBytes(h.transactionsRoot),
-    dataBytes(h.receiptsRoot),
-    dataBytes(h.logsBloom),
-    quantityBytes(h.difficulty),
-    quantityBytes(h.number),
-    quantityBytes(h.gasLimit),
-    quantityBytes(h.gasUsed),
-    quantityBytes(h.timestamp),
-    dataBytes(h.extraData),
-    dataBytes(h.mixHash),
-    dataBytes(h.nonce),
+    hexData(h.parentHash),
+    hexData(h.sha3Uncles),
+    hexData(h.miner),
+    hexData(h.stateRoot),
+    hexData(h.transactionsRoot),
+    hexData(h.receiptsRoot),
+    hexData(h.logsBloom),
+    hexQuantity(h.difficulty),
+    hexQuantity(h.number),
+    hexQuantity(h.gasLimit),
+    hexQuantity(h.gasUsed),
+    hexQuantity(h.timestamp),
+    hexData(h.extraData),
+    hexData(h.mixHash),
+    hexData(h.nonce),
   ]
   // London, Shanghai, Cancun (three fields), Prague: each fork appends to the header.
-  const forks: [Hex | null | undefined, (v: Hex) => Uint8Array][] = [
-    [h.baseFeePerGas, quantityBytes],
-    [h.withdrawalsRoot, dataBytes],
-    [h.blobGasUsed, quantityBytes],
-    [h.excessBlobGas, quantityBytes],
-    [h.parentBeaconBlockRoot, dataBytes],
-    [h.requestsHash, dataBytes],
+  const forks: [Hex | null | undefined, (v: Hex) => RlpItem][] = [
+    [h.baseFeePerGas, hexQuantity],
+    [h.withdrawalsRoot, hexData],
+    [h.blobGasUsed, hexQuantity],
+    [h.excessBlobGas, hexQuantity],
+    [h.parentBeaconBlockRoot, hexData],
+    [h.requestsHash, hexData],
   ]
   for (const [value, encode] of forks) {
     if (present(value)) fields.push(encode(value))
@@ -83,16 +82,16 @@ export function computeBlockHash(header: Omit<RpcBlock, 'transactions'>, keccak:
 }
 
 const accessListItems = (list: RpcTransaction['accessList'] = []): RlpItem[] =>
-  list.map(a => [dataBytes(a.address), a.storageKeys.map(dataBytes)])
+  list.map(a => [hexData(a.address), a.storageKeys.map(hexData)])
 
-/** Bytes of a hash or address: `dataBytes`, or the transform's cache of it (transform.ts `hexInterner`), so both decode each once. */
+/** Bytes of a hash or address: `hexToBytes`, or the transform's cache of it (transform.ts `hexInterner`), so both decode each once. */
 export type HexBytes = (hex: Hex) => Uint8Array
 
 /** The signed transaction as the chain hashes it (typed envelope: type byte + rlp). Throws on a type it cannot encode. */
-export function encodeTransaction(tx: RpcTransaction, bytes: HexBytes = dataBytes): Uint8Array {
+export function encodeTransaction(tx: RpcTransaction, bytes: HexBytes = hexToBytes): Uint8Array {
   const toField = (to: Hex | null | undefined) => (to ? bytes(to) : new Uint8Array(0))
   const type = Number(num(tx.type ?? '0x0'))
-  const q = quantityBytes
+  const q = hexQuantity
   if (type === 0) {
     if (!present(tx.v)) throw new Error('legacy transaction without v')
     return rlpEncode([
@@ -101,7 +100,7 @@ export function encodeTransaction(tx: RpcTransaction, bytes: HexBytes = dataByte
       q(tx.gas),
       toField(tx.to),
       q(tx.value),
-      dataBytes(tx.input),
+      hexData(tx.input),
       q(tx.v),
       q(tx.r),
       q(tx.s),
@@ -112,7 +111,7 @@ export function encodeTransaction(tx: RpcTransaction, bytes: HexBytes = dataByte
   if (!present(parity)) throw new Error(`type ${type} transaction without yParity`)
   const signature = [q(parity), q(tx.r), q(tx.s)]
   const fees = () => [q(tx.maxPriorityFeePerGas ?? '0x0'), q(tx.maxFeePerGas ?? '0x0')]
-  const common = () => [q(tx.gas), toField(tx.to), q(tx.value), dataBytes(tx.input), accessListItems(tx.accessList)]
+  const common = () => [q(tx.gas), toField(tx.to), q(tx.value), hexData(tx.input), accessListItems(tx.accessList)]
   let body: RlpItem[]
   if (type === 1) body = [q(tx.chainId), q(tx.nonce), q(tx.gasPrice ?? '0x0'), ...common()]
   else if (type === 2) body = [q(tx.chainId), q(tx.nonce), ...fees(), ...common()]
@@ -123,37 +122,34 @@ export function encodeTransaction(tx: RpcTransaction, bytes: HexBytes = dataByte
       ...fees(),
       ...common(),
       q(tx.maxFeePerBlobGas ?? '0x0'),
-      (tx.blobVersionedHashes ?? []).map(dataBytes),
+      (tx.blobVersionedHashes ?? []).map(hexData),
     ]
   } else if (type === 4) {
-    const auths = (tx.authorizationList ?? []).map(a => [q(a.chainId), dataBytes(a.address), q(a.nonce), q(a.yParity), q(a.r), q(a.s)])
+    const auths = (tx.authorizationList ?? []).map(a => [q(a.chainId), hexData(a.address), q(a.nonce), q(a.yParity), q(a.r), q(a.s)])
     body = [q(tx.chainId), q(tx.nonce), ...fees(), ...common(), auths]
   } else {
     throw new Error(`transaction type ${type} is not known to the verifier`)
   }
-  return concatBytes([Uint8Array.of(type), rlpEncode([...body, ...signature])])
+  return rlpEncode([...body, ...signature], type)
 }
 
-const encodeLog = (log: RpcLog, bytes: HexBytes): RlpItem => [bytes(log.address), log.topics.map(bytes), dataBytes(log.data)]
+const encodeLog = (log: RpcLog, bytes: HexBytes): RlpItem => [bytes(log.address), log.topics.map(bytes), hexData(log.data)]
 
 /** The receipt as the receipts trie holds it (typed envelope for typed transactions). */
-export function encodeReceipt(receipt: RpcReceipt, txType: Hex | undefined, bytes: HexBytes = dataBytes): Uint8Array {
-  let outcome: Uint8Array
-  if (present(receipt.status)) outcome = quantityBytes(receipt.status)
-  else if (present(receipt.root)) outcome = dataBytes(receipt.root)
+export function encodeReceipt(receipt: RpcReceipt, txType: Hex | undefined, bytes: HexBytes = hexToBytes): Uint8Array {
+  let outcome: RlpItem
+  if (present(receipt.status)) outcome = hexQuantity(receipt.status)
+  else if (present(receipt.root)) outcome = hexData(receipt.root)
   else throw new Error(`receipt ${receipt.transactionHash} has neither status nor root`)
-  const body = rlpEncode([
-    outcome,
-    quantityBytes(receipt.cumulativeGasUsed),
-    dataBytes(receipt.logsBloom),
-    receipt.logs.map(l => encodeLog(l, bytes)),
-  ])
   const type = Number(num(receipt.type ?? txType ?? '0x0'))
-  return type === 0 ? body : concatBytes([Uint8Array.of(type), body])
+  return rlpEncode(
+    [outcome, hexQuantity(receipt.cumulativeGasUsed), hexData(receipt.logsBloom), receipt.logs.map(l => encodeLog(l, bytes))],
+    type === 0 ? undefined : type,
+  )
 }
 
 export const encodeWithdrawal = (w: RpcWithdrawal): Uint8Array =>
-  rlpEncode([quantityBytes(w.index), quantityBytes(w.validatorIndex), dataBytes(w.address), quantityBytes(w.amount)])
+  rlpEncode([hexQuantity(w.index), hexQuantity(w.validatorIndex), hexData(w.address), hexQuantity(w.amount)])
 
 /** How a failure names a log (built only when one fails). */
 const logName = (log: RpcLog, tx: RpcTransaction) => `log ${log.logIndex} of ${tx.hash}`
@@ -163,7 +159,7 @@ const logName = (log: RpcLog, tx: RpcTransaction) => `log ${log.logIndex} of ${t
  * hash function is injected (keccak.ts): every check is the same whichever is given;
  * so is the hex decoding of addresses and topics (`bytes`).
  */
-export function verifyBlock({ block, receipts }: RawBlock, keccak: Keccak256 = jsKeccak256, bytes: HexBytes = dataBytes): void {
+export function verifyBlock({ block, receipts }: RawBlock, keccak: Keccak256 = jsKeccak256, bytes: HexBytes = hexToBytes): void {
   const n = Number(num(block.number))
   const fail = (detail: string): never => {
     throw new IngestVerificationError(n, detail)

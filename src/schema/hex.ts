@@ -28,16 +28,9 @@ const invalidHex = (hex: string) => new Error(`invalid hex: ${hex.length > 80 ? 
 export function hexToBytes(hex: string): Uint8Array {
   const start = hex.charCodeAt(0) === 48 && (hex.charCodeAt(1) | 0x20) === 120 ? 2 : 0
   if ((hex.length - start) % 2 !== 0) throw new Error(`odd-length hex: ${hex}`)
-  if (NativeBuffer && hex.length - start >= NATIVE_FROM) {
-    const out = new Uint8Array((hex.length - start) / 2)
-    // The native decoder stops at the first pair that is not hex (a short count), but reads a
-    // character past ASCII by its low byte: its UTF-8 length gives that away (both checks native, unlike a regex).
-    const digits = start ? hex.slice(start) : hex
-    const written = NativeBuffer.from(out.buffer, 0, out.length).write(digits, 'hex')
-    if (written !== out.length || NativeBuffer.byteLength(digits, 'utf8') !== digits.length) throw invalidHex(hex)
-    return out
-  }
-  return digitsToBytes(hex, start)
+  const out = new Uint8Array((hex.length - start) / 2)
+  hexInto(hex, start, out, 0)
+  return out
 }
 
 /**
@@ -48,6 +41,17 @@ export function digitsToBytes(hex: string, start: number): Uint8Array {
   const out = new Uint8Array((hex.length - start + 1) >> 1)
   digitsInto(hex, start, out, 0)
   return out
+}
+
+/** `digitsToBytes` written into `out` from `at` on (the caller sized it): the native decoder for long even runs, as `hexToBytes`. */
+export function hexInto(hex: string, start: number, out: Uint8Array, at: number): void {
+  const digits = hex.length - start
+  if (!NativeBuffer || digits < NATIVE_FROM || digits % 2) return digitsInto(hex, start, out, at)
+  // The native decoder stops at the first pair that is not hex (a short count), but reads a
+  // character past ASCII by its low byte: its UTF-8 length gives that away (both checks native, unlike a regex).
+  const text = start ? hex.slice(start) : hex
+  const written = NativeBuffer.from(out.buffer, out.byteOffset + at, digits / 2).write(text, 'hex')
+  if (written !== digits / 2 || NativeBuffer.byteLength(text, 'utf8') !== text.length) throw invalidHex(hex)
 }
 
 /** `digitsToBytes` written into `out` from `at` on (the caller sized it). */

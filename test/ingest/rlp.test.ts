@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { quantityBytes, rlpEncode, rlpRaw, uintBytes } from '../../src/ingest/rlp.ts'
+import { hexData, hexQuantity, rlpEncode, rlpRaw, uintBytes } from '../../src/ingest/rlp.ts'
 
 const text = (s: string) => new TextEncoder().encode(s)
 const hex = (b: Uint8Array) => Buffer.from(b).toString('hex')
@@ -34,12 +34,14 @@ describe('rlpEncode', () => {
   })
 })
 
-describe('quantityBytes', () => {
-  it('gives the minimal big-endian bytes of any quantity: odd and even digit counts, leading zeros, either case', () => {
+describe('hex items', () => {
+  it('encode a quantity as its minimal bytes: odd and even digit counts, leading zeros, either case, one byte below 0x80 as itself', () => {
     for (const q of [
       '0x0',
       '0x00',
       '0x1',
+      '0x7f',
+      '0x80',
       '0x0f',
       '0x100',
       '0xABC',
@@ -48,10 +50,25 @@ describe('quantityBytes', () => {
       '0x' + '1'.repeat(64),
       '0x' + '0'.repeat(70) + '7',
     ])
-      expect(hex(quantityBytes(q)), q).toBe(hex(uintBytes(BigInt(q))))
+      expect(hex(rlpEncode(hexQuantity(q))), q).toBe(hex(rlpEncode(uintBytes(BigInt(q)))))
   })
 
-  it('refuses a quantity with a character that is not a hex digit', () => {
-    for (const q of ['0x1g', '0xg1', '0x12 ', '0x1é', '0x0z00']) expect(() => quantityBytes(q), q).toThrow(/invalid hex/)
+  it('encode data as its bytes, leading zeros kept, short and long (the native decoder), nested in lists', () => {
+    for (const n of [0, 1, 2, 31, 55, 56, 255, 256, 300, 5000]) {
+      const bytes = Uint8Array.from({ length: n }, (_, i) => (i * 37 + (n === 1 ? 5 : 200)) & 0xff)
+      const text = '0x' + Buffer.from(bytes).toString('hex')
+      expect(hex(rlpEncode(hexData(text))), `${n} bytes`).toBe(hex(rlpEncode(bytes)))
+      expect(hex(rlpEncode([hexData(text), [hexData(text.toUpperCase().replace('0X', '0x'))]], 2)), `${n} bytes in a typed list`).toBe(
+        '02' + hex(rlpEncode([bytes, [bytes]])),
+      )
+    }
+  })
+
+  it('refuse text that is not hex, wherever the bad character is, and data of odd length', () => {
+    for (const q of ['0x1g', '0xg1', '0x12 ', '0x1é', '0x0z00']) expect(() => rlpEncode(hexQuantity(q)), q).toThrow(/invalid hex/)
+    const long = '0x' + 'ab'.repeat(400)
+    for (const d of ['0xzz', long.slice(0, 300) + 'g' + long.slice(301), long.slice(0, -1) + 'é'])
+      expect(() => rlpEncode([hexData(d)])).toThrow(/invalid hex/)
+    expect(() => hexData('0xabc')).toThrow(/odd-length/)
   })
 })
