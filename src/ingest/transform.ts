@@ -18,7 +18,28 @@ export interface EvmBatches {
 
 type Maybe = Hex | null | undefined
 
-const u64 = (hex: Hex): bigint => BigInt(hex)
+/**
+ * One BigInt per value below 4096 (indexes, counts, types, statuses, parities), shared by
+ * every row that holds it: rows live until their unit is encoded, so each BigInt made per
+ * row is one more object for every garbage collection until then.
+ */
+const SMALL = Array.from({ length: 4096 }, (_, i) => BigInt(i))
+const small = (n: number): bigint => (n < 4096 ? SMALL[n] : BigInt(n))
+
+/** A quantity as u64: from the shared small values for up to three digits, else BigInt (which also refuses what is not a number). */
+function u64(hex: Hex): bigint {
+  if (hex.length <= 5 && hex.length > 2 && hex.charCodeAt(0) === 48 && hex.charCodeAt(1) === 120) {
+    let v = 0
+    for (let i = 2; i < hex.length; i++) {
+      const c = hex.charCodeAt(i)
+      const d = c - 48 < 10 ? c - 48 : (c | 0x20) - 97 < 6 ? (c | 0x20) - 87 : -1
+      if (d < 0) return BigInt(hex)
+      v = v * 16 + d
+    }
+    return SMALL[v]
+  }
+  return BigInt(hex)
+}
 /** A 256-bit quantity's 32 stored bytes, read from its hex digits (u256ToBytes(BigInt(hex)) without the BigInt arithmetic). */
 export function u256(hex: Hex): Uint8Array {
   if (hex.length < 3 || hex.charCodeAt(0) !== 48 || (hex.charCodeAt(1) | 0x20) !== 120) return u256ToBytes(BigInt(hex))
@@ -90,7 +111,7 @@ export function blockRow(b: RpcBlock, key: Bin = bin) {
     size: u64(required(b.size, `size of block ${n}`)),
     mix_hash: bin(b.mixHash),
     nonce: bin(b.nonce),
-    transaction_count: BigInt(b.transactions.length),
+    transaction_count: small(b.transactions.length),
     withdrawals_root: orNull(b.withdrawalsRoot, bin),
     withdrawals: b.withdrawals
       ? json(b.withdrawals.map(w => ({ index: w.index, validatorIndex: w.validatorIndex, address: w.address, amount: w.amount })))
@@ -126,7 +147,7 @@ export function transactionRow(
   return {
     block_number: block.number,
     block_hash: block.hash,
-    transaction_index: BigInt(index),
+    transaction_index: small(index),
     hash: key(tx.hash),
     nonce: u64(tx.nonce),
     from: key(tx.from),
@@ -157,7 +178,7 @@ export function transactionRow(
     cumulative_gas_used: u64(r.cumulativeGasUsed),
     effective_gas_price: orNull(r.effectiveGasPrice, u256),
     contract_address: orNull(r.contractAddress, key),
-    logs_count: BigInt(r.logs.length),
+    logs_count: small(r.logs.length),
   }
 }
 
