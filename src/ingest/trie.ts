@@ -16,8 +16,15 @@ const EMPTY = new Uint8Array(0)
 /** Root hash of the trie holding `values[i]` under key rlp(i). */
 export function orderedTrieRoot(values: readonly Uint8Array[], keccak: Keccak256 = jsKeccak256): Uint8Array {
   if (values.length === 0) return keccak(rlpEncode(EMPTY))
-  const leaves = values.map((value, i) => ({ nibbles: toNibbles(rlpEncode(uintBytes(BigInt(i)))), value }))
+  const leaves = values.map((value, i) => ({ nibbles: keyNibbles(i), value }))
   return keccak(encodeNode(leaves, 0, keccak))
+}
+
+/** The nibbles of rlp(i), the same in every block's tries: made once per index, shared (nothing writes into them). */
+const KEYS: number[][] = []
+function keyNibbles(i: number): number[] {
+  while (KEYS.length <= i) KEYS.push(toNibbles(rlpEncode(uintBytes(BigInt(KEYS.length)))))
+  return KEYS[i]
 }
 
 function toNibbles(bytes: Uint8Array): number[] {
