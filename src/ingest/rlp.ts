@@ -1,7 +1,8 @@
 /**
  * Recursive-length-prefix encoding, the serialisation every Ethereum hash is taken
  * over (headers, transactions, receipts, trie nodes). Bytes in, bytes out; `rlpRaw`
- * embeds an already-encoded item, which trie nodes need for short children.
+ * embeds an already-encoded item, which trie nodes need for short children, and
+ * `hexData` / `hexQuantity` JSON-RPC hex text, decoded straight into the output.
  *
  * Two passes over the item: the first measures every list's payload, the second writes
  * the whole encoding into one buffer. Concatenating per level would copy a byte once
