@@ -159,8 +159,18 @@ const logName = (log: RpcLog, tx: RpcTransaction) => `log ${log.logIndex} of ${t
  * hash function is injected (keccak.ts): every check is the same whichever is given;
  * so is the hex decoding of addresses and topics (`bytes`).
  */
-export function verifyBlock({ block, receipts }: RawBlock, keccak: Keccak256 = jsKeccak256, bytes: HexBytes = hexToBytes): void {
-  const n = Number(num(block.number))
+export function verifyBlock(raw: RawBlock, keccak: Keccak256 = jsKeccak256, bytes: HexBytes = hexToBytes): void {
+  const n = Number(num(raw.block.number))
+  try {
+    checkBlock(raw, n, keccak, bytes)
+  } catch (e) {
+    // a field no check expected (not hex, missing, of another type) still names its block
+    if (e instanceof IngestVerificationError) throw e
+    throw new IngestVerificationError(n, `malformed response: ${(e as Error).message}`)
+  }
+}
+
+function checkBlock({ block, receipts }: RawBlock, n: number, keccak: Keccak256, bytes: HexBytes): void {
   const fail = (detail: string): never => {
     throw new IngestVerificationError(n, detail)
   }

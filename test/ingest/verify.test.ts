@@ -138,6 +138,8 @@ describe.each(hashers)('verifyBlock with the %s', (_, keccak) => {
     ],
     ['a log with another timestamp', r => (r.receipts.find(x => x.logs.length).logs[0].blockTimestamp = '0x5'), /has timestamp 0x5/],
     ['a transaction naming another block', r => (r.block.transactions[7].blockNumber = '0x112a881'), /names block 0x112a881/],
+    ['a receipt index that is not hex', r => (r.receipts[2].transactionIndex = '0xzz'), /malformed response: .*0xzz/],
+    ['a receipt without its logs', r => delete r.receipts[1].logs, /malformed response/],
   ]
   for (const [name, mutate, message] of cases) {
     it(`refuses ${name}, naming the block`, () => {
