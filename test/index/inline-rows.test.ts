@@ -3,7 +3,7 @@ import { buildSegment, type PartitionInput, type SegmentSpec } from '../../src/i
 import { valueKey } from '../../src/index/hash.ts'
 import { mergeSegments } from '../../src/index/merge.ts'
 import { segmentSource, storeReader } from '../../src/index/read.ts'
-import { decodeRows, rowCodecId, type RowField } from '../../src/index/rows.ts'
+import { decodeSlice, rowCodecId, type RowField } from '../../src/index/rows.ts'
 import { segmentKeys } from '../../src/index/tiers.ts'
 import type { IndexObject, SegmentDescriptor } from '../../src/index/types.ts'
 import { hex, memoryStore, randomLake, type MemoryStore } from './helpers.ts'
@@ -55,7 +55,7 @@ async function inlineRows(store: MemoryStore, d: SegmentDescriptor, column: stri
       const r = e.rows!
       if (r.count[i] === 0) return out.set(key, 'none')
       const slice = body!.subarray(r.offset[i], r.offset[i] + r.length[i])
-      const rows = decodeRows(fields, slice, r.count[i])
+      const rows = decodeSlice(fields, column, slice, r.count[i]).batch
       out.set(key, [...(rows.columns.n as bigint[])].sort((x, y) => (x < y ? -1 : 1)).join(','))
     })
   }
