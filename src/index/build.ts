@@ -11,7 +11,7 @@ import { ByteWriter } from './bytes.ts'
 import { bucketKey, encodeBucket, encodeEntries, encodeTable, KEY_BITS, log2, rowsKey, seal, tableKey } from './format.ts'
 import { hashHex, valueKey } from './hash.ts'
 import { unionRanges } from './ranges.ts'
-import { encodeSlice, rowCodecId, sliceColumns, type RowField, type SliceRows } from './rows.ts'
+import { rowCodecId, sliceColumns, sliceWriter, type RowField, type SliceRows } from './rows.ts'
 import type { ColumnSegment, Entries, IndexedPartition, IndexObject, IndexValue, SegmentDescriptor } from './types.ts'
 
 /** What to index and where: shared by builds, merges and tier maintenance of one dataset. */
@@ -444,14 +444,14 @@ function collect(
   const length = new Uint32Array(n)
   const crc = new Uint32Array(n)
   const w = new ByteWriter(1 << 16)
-  const scratch = new ByteWriter(1 << 12)
+  const write = sliceWriter(rows.fields, column)
   const slice: SliceRows = { columns, part: refPart, row: refRow, lo: 0, hi: 0 }
   for (let i = 0; i < n; i++) {
     start[i] = w.length
     if (!count[i]) continue
     slice.lo = first[i]
     slice.hi = first[i + 1]
-    encodeSlice(rows.fields, column, slice, w, scratch)
+    write(slice, w)
     length[i] = w.length - start[i]
   }
   start[n] = w.length

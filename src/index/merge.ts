@@ -22,7 +22,7 @@ import { ByteWriter } from './bytes.ts'
 import { hashHex } from './hash.ts'
 import { unionRanges } from './ranges.ts'
 import type { SegmentSource } from './read.ts'
-import { decodeSlice, encodeSlice, rowCodecId, sliceColumns, type RowField } from './rows.ts'
+import { decodeSlice, rowCodecId, sliceColumns, sliceWriter, type RowField } from './rows.ts'
 import type { ColumnSegment, Entries, IndexObject, SegmentDescriptor } from './types.ts'
 
 /** One input's slice of an output bucket: entries [lo, hi) of `e`, ordinals renumbered through `map`. */
@@ -38,12 +38,12 @@ interface Part {
   rowsKey?: string
 }
 
-/** What re-encodes slices: the codec's fields, the merged column, a scratch buffer. */
+/** What re-encodes slices: the codec's fields, the merged column, most rows a slice, its writer. */
 interface SliceCodec {
   fields: readonly RowField[]
   column: string
   max: number
-  scratch: ByteWriter
+  write: ReturnType<typeof sliceWriter>
 }
 
 /**
@@ -163,7 +163,7 @@ function joinRows(parts: readonly Part[], here: readonly number[], at: readonly 
     codec.fields,
     decoded.map(d => d.batch),
   )
-  encodeSlice(codec.fields, codec.column, { columns, part, row, lo: 0, hi: count }, w, codec.scratch, check ?? undefined)
+  codec.write({ columns, part, row, lo: 0, hi: count }, w, check ?? undefined)
   return count
 }
 
@@ -243,7 +243,6 @@ export async function mergeSegments(
     })
   const cap = hotCap(rowGroups)
   const codec = spec.rows && rowCodecId(spec.rows.fields)
-  const sliceCodec = spec.rows && { fields: spec.rows.fields, max: spec.rows.max ?? INLINE_ROWS, scratch: new ByteWriter(1 << 12) }
   for (const column of spec.columns) {
     const columns = inputs.map(s => {
       const c = s.descriptor.columns[column]
@@ -258,6 +257,12 @@ export async function mergeSegments(
       ),
       ...ks,
     )
+    const sliceCodec = spec.rows && {
+      fields: spec.rows.fields,
+      column,
+      max: spec.rows.max ?? INLINE_ROWS,
+      write: sliceWriter(spec.rows.fields, column),
+    }
     const id = columnId(
       `merge:${column}:${k}:${inline ? 'inline' : tableId}:${codec ? `rows=${codec}:` : ''}${columns.map(c => c.id).join(',')}`,
     )
@@ -280,7 +285,7 @@ export async function mergeSegments(
           }
         }),
       )
-      const merged = mergeEntries(parts, cap, sliceCodec && { ...sliceCodec, column })
+      const merged = mergeEntries(parts, cap, sliceCodec)
       const body = encodeBucket(merged.entries, 0, merged.entries.keys.length, b, k, inline ? table : undefined)
       const rows = merged.slices && joinSlices(merged.slices, 0, merged.entries.keys.length)
       for (const o of columnObjects(spec.prefix, descriptor, column, c, b, { body, ...(rows ? { rows } : {}) })) await put(o)

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest'
 import { logs } from '../../src/datasets/evm.ts'
 import { ByteWriter } from '../../src/index/bytes.ts'
-import { decodeRows, encodeSlice, rowFieldsOf, sliceColumns } from '../../src/index/rows.ts'
+import { decodeRows, rowFieldsOf, sliceColumns, sliceWriter } from '../../src/index/rows.ts'
 
 describe('inline rows in workerd', () => {
-  it('decodes a compressed slice (snappy in JavaScript: no WebAssembly compiled at run time)', () => {
+  it('writes and reads a slice of repeated values', () => {
     const fields = rowFieldsOf(logs)
     const contract = Uint8Array.from({ length: 20 }, (_, i) => i + 1)
     const n = 40
@@ -30,9 +30,10 @@ describe('inline rows in workerd', () => {
       lo: 0,
       hi: n,
     }
-    encodeSlice(fields, 'address', rows, out, new ByteWriter())
+    sliceWriter(fields, 'address')(rows, out)
     const bytes = out.finish()
-    expect(bytes[0] & 1).toBe(1)
+    expect(bytes[0]).toBe(0)
+    expect(bytes.length).toBeLessThan(n * 90)
     const back = decodeRows(fields, 'address', contract, bytes, n)
     expect(back.length).toBe(n)
     for (const f of fields) expect(back.columns[f.column]).toEqual(columns[f.column])
