@@ -11,7 +11,7 @@ import { ByteWriter } from './bytes.ts'
 import { bucketKey, encodeBucket, encodeEntries, encodeTable, KEY_BITS, log2, rowsKey, seal, tableKey } from './format.ts'
 import { hashHex, valueKey } from './hash.ts'
 import { unionRanges } from './ranges.ts'
-import { rowCodecId, sliceColumns, sliceWriter, type RowField, type SliceRows } from './rows.ts'
+import { rowCodecId, sliceColumns, sliceNumbers, sliceWriter, type RowField, type SliceRows } from './rows.ts'
 import type { ColumnSegment, Entries, IndexedPartition, IndexObject, IndexValue, SegmentDescriptor } from './types.ts'
 
 /** What to index and where: shared by builds, merges and tier maintenance of one dataset. */
@@ -313,14 +313,10 @@ export function buildSegment(spec: SegmentSpec, partitions: readonly PartitionIn
     })
   const rows = spec.rows && sorted.every(p => p.rows) ? spec.rows : undefined
   const codec = rows && rowCodecId(rows.fields)
-  const columnsOfRows =
-    rows &&
-    sliceColumns(
-      rows.fields,
-      sorted.map(p => p.rows!),
-    )
+  const batches = sorted.map(p => p.rows!)
+  const source = rows && { columns: sliceColumns(rows.fields, batches), numbers: sliceNumbers(rows.fields, batches) }
   for (const column of spec.columns) {
-    const entries = collect(sorted, column, hotCap(rowGroups), rows, columnsOfRows)
+    const entries = collect(sorted, column, hotCap(rowGroups), rows, source)
     const k = log2BucketsFor(entryBytes(entries.entries), spec.bucketBytes ?? BUCKET_BYTES)
     const bodies = [...splitBuckets(entries, k, inline ? table : undefined)]
     const id = columnId(
@@ -433,11 +429,11 @@ function collect(
   column: string,
   cap: number,
   rows?: SegmentSpec['rows'],
-  columns?: SliceRows['columns'],
+  source?: Pick<SliceRows, 'columns' | 'numbers'>,
 ): ColumnEntries {
   const { postings, rowKeys } = postingsOf(partitions, column, rows !== undefined)
   const entries = postings.entries(cap)
-  if (!rows || !columns) return { entries }
+  if (!rows || !source) return { entries }
   const n = entries.keys.length
   const { count, first, refPart, refRow } = inlineRefs(partitions, column, postings, rowKeys, entries, rows.max ?? INLINE_ROWS)
   const start = new Float64Array(n + 1)
@@ -445,7 +441,7 @@ function collect(
   const crc = new Uint32Array(n)
   const w = new ByteWriter(1 << 16)
   const write = sliceWriter(rows.fields, column)
-  const slice: SliceRows = { columns, part: refPart, row: refRow, lo: 0, hi: 0 }
+  const slice: SliceRows = { ...source, part: refPart, row: refRow, lo: 0, hi: 0 }
   for (let i = 0; i < n; i++) {
     start[i] = w.length
     if (!count[i]) continue
@@ -455,7 +451,8 @@ function collect(
     length[i] = w.length - start[i]
   }
   start[n] = w.length
-  const bytes = w.finish()
+  // a view, not a copy: the buffer is dropped with the column's slices once its objects are sealed
+  const bytes = w.view()
   for (let i = 0; i < n; i++) if (count[i]) crc[i] = crc32(bytes.subarray(start[i], start[i + 1]))
   return { entries: { ...entries, rows: { count, offset: new Float64Array(n), length, crc } }, slices: { bytes, start } }
 }

@@ -59,6 +59,18 @@ export class ByteWriter {
     this.length += b.length
   }
 
+  /** Appends `b[start, end)` without its leading zero bytes, their count first (one capacity check: the index writes millions). */
+  trimmed(b: Uint8Array, start: number, end: number): void {
+    this.reserve(end - start + 1)
+    const buf = this.buf
+    let i = start
+    while (i < end && b[i] === 0) i++
+    let at = this.length
+    buf[at++] = end - i
+    for (; i < end; i++) buf[at++] = b[i]
+    this.length = at
+  }
+
   /** Appends `b[start, end)`. */
   bytesOf(b: Uint8Array, start: number, end: number): void {
     this.reserve(end - start)

@@ -133,6 +133,8 @@ function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
  */
 export interface SliceRows {
   columns: readonly (readonly (ColumnValues | undefined)[])[]
+  /** Optional, per batch, its u64 columns as numbers (see `sliceNumbers`): a build converts each row once, not once a copy. */
+  numbers?: readonly (readonly (Float64Array | undefined)[])[]
   part: ArrayLike<number>
   row: ArrayLike<number>
   lo: number
@@ -145,6 +147,26 @@ export const sliceColumns = (fields: readonly RowField[], batches: readonly Colu
 
 const U64_END = 1n << 64n
 const WIRE_CODE: Record<Wire, number> = { u64: 0, bool: 1, text: 2, bytes: 3, fixed: 4 }
+
+/**
+ * Per batch, its u64 columns (undefined for the others) as numbers: the value when below 2^52,
+ * -1 for null, NaN for a larger value (written from the bigint). Converting a bigint costs
+ * more than writing it, and a build writes a rare row once per column it is rare in.
+ */
+export const sliceNumbers = (fields: readonly RowField[], batches: readonly ColumnBatch[]): (Float64Array | undefined)[][] =>
+  batches.map(b =>
+    fields.map(f => {
+      const values = b.columns[f.column]
+      if (wireOf(f.kind) !== 'u64' || !values) return undefined
+      const out = new Float64Array(b.length)
+      for (let i = 0; i < b.length; i++) {
+        const v = values[i] ?? null
+        const n = v === null ? -1 : typeof v === 'bigint' ? Number(v) : NaN
+        out[i] = n >= -1 && n < 2 ** 52 ? n : NaN
+      }
+      return out
+    }),
+  )
 
 /**
  * A writer of the slices of `column` (a build writes hundreds of thousands): the fields' wire
@@ -160,32 +182,39 @@ export function sliceWriter(
   const lookup = fields.findIndex(f => f.column === column)
   const wires = fields.map(f => WIRE_CODE[wireOf(f.kind)])
   const widths = fields.map(f => KINDS[f.kind].width ?? 0)
-  const distinct: StoredValue[] = []
+  const distinct: string[] = []
   const fail = (f: number, v: StoredValue): never => {
     throw bad(fields[f].column, fields[f].kind, v)
   }
   const u64s = (w: ByteWriter, rows: SliceRows, f: number) => {
-    const { columns, part, row, lo, hi } = rows
-    let prev = 0n
+    const { columns, numbers, part, row, lo, hi } = rows
+    // the previous value: a number when below 2^52, else (prevBig) the bigint
     let prevNumber = 0
+    let prevBig: bigint | null = null
     for (let j = lo; j < hi; j++) {
-      const v = columns[part[j]][f]?.[row[j]] ?? null
-      if (v === null) {
+      let n = numbers ? numbers[part[j]][f]![row[j]] : NaN
+      let v: StoredValue | null = null
+      if (n !== n) {
+        v = columns[part[j]][f]?.[row[j]] ?? null
+        if (v !== null && typeof v !== 'bigint') return fail(f, v)
+        n = v === null ? -1 : Number(v)
+      }
+      if (n === -1) {
         w.byte(0)
         continue
       }
-      if (typeof v !== 'bigint') return fail(f, v)
-      const n = Number(v)
-      if (n >= 0 && n < 2 ** 52 && prevNumber < 2 ** 52) {
+      if (n >= 0 && n < 2 ** 52 && prevBig === null) {
         const d = n - prevNumber
         w.uint((d >= 0 ? d * 2 : -d * 2 - 1) + 1)
-      } else {
-        if (v < 0n || v >= U64_END) return fail(f, v)
-        const d = v - prev
-        writeBig(w, (d >= 0n ? d * 2n : -d * 2n - 1n) + 1n)
+        prevNumber = n
+        continue
       }
-      prev = v
+      const big = v ?? (columns[part[j]][f]?.[row[j]] as bigint)
+      if (typeof big !== 'bigint' || big < 0n || big >= U64_END) return fail(f, big)
+      const d = big - (prevBig ?? BigInt(prevNumber))
+      writeBig(w, (d >= 0n ? d * 2n : -d * 2n - 1n) + 1n)
       prevNumber = n
+      prevBig = n >= 0 && n < 2 ** 52 ? null : big
     }
   }
   const bools = (w: ByteWriter, rows: SliceRows, f: number) => {
@@ -219,10 +248,17 @@ export function sliceWriter(
       w.bytes(b)
     }
   }
+  // a binary column's values new in this slice: `seen` of them, with their last four bytes and length (compared first)
+  let values: Uint8Array[] = []
+  let tails = new Int32Array(64)
   const binary = (w: ByteWriter, rows: SliceRows, f: number, fixed: boolean) => {
     const { columns, part, row, lo, hi } = rows
     const width = widths[f]
-    distinct.length = 0
+    if (hi - lo > tails.length) {
+      tails = new Int32Array(hi - lo)
+      values = []
+    }
+    let seen = 0
     for (let j = lo; j < hi; j++) {
       const v = columns[part[j]][f]?.[row[j]] ?? null
       if (v === null) {
@@ -230,23 +266,22 @@ export function sliceWriter(
         continue
       }
       if (!(v instanceof Uint8Array) || (fixed && v.length !== width)) return fail(f, v)
-      let seen = -1
-      for (let d = 0; d < distinct.length; d++)
-        if (sameBytes(distinct[d] as Uint8Array, v)) {
-          seen = d
-          break
-        }
-      if (seen >= 0) {
-        w.uint(seen + 2)
+      const n = v.length
+      const tail = n >= 4 ? (v[n - 1] | (v[n - 2] << 8) | (v[n - 3] << 16) | (v[n - 4] << 24)) ^ n : -n - 1
+      let d = 0
+      while (d < seen && (tails[d] !== tail || !sameBytes(values[d], v))) d++
+      if (d < seen) {
+        w.uint(d + 2)
         continue
       }
-      distinct.push(v)
+      tails[seen] = tail
+      values[seen++] = v
       w.byte(1)
-      if (fixed) trimmed(w, v, 0, width)
+      if (fixed) w.trimmed(v, 0, width)
       else {
-        w.uint(v.length)
-        if (v.length % 32) w.bytesOf(v, 0, v.length)
-        else for (let at = 0; at < v.length; at += 32) trimmed(w, v, at, at + 32)
+        w.uint(n)
+        if (n % 32) w.bytesOf(v, 0, n)
+        else for (let at = 0; at < n; at += 32) w.trimmed(v, at, at + 32)
       }
     }
   }
@@ -273,15 +308,7 @@ export function sliceWriter(
   }
 }
 
-/** Bytes [from, to) of `v` without their leading zero bytes, their count first. */
-function trimmed(w: ByteWriter, v: Uint8Array, from: number, to: number): void {
-  let i = from
-  while (i < to && v[i] === 0) i++
-  w.byte(to - i)
-  w.bytesOf(v, i, to)
-}
-
-/** Reads what `trimmed` wrote for `width` bytes into `out` at `at`. */
+/** Reads what `ByteWriter.trimmed` wrote for `width` bytes into `out` at `at`. */
 function untrim(r: ByteReader, out: Uint8Array, at: number, width: number): void {
   const n = r.byte()
   if (n > width) throw new IndexFormatError(`${n} bytes of a ${width}-byte value`)

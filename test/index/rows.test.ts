@@ -11,6 +11,7 @@ import {
   rowCodecId,
   rowFieldsOf,
   sliceColumns,
+  sliceNumbers,
   valueCheck,
   type RowField,
 } from '../../src/index/rows.ts'
@@ -49,16 +50,23 @@ const plainRows = (rows: Row[], columns: string[]) => rows.map(row => Object.fro
 const rowsOf = (b: ColumnBatch, columns: string[]): Row[] =>
   Array.from({ length: b.length }, (_, i) => Object.fromEntries(columns.map(c => [c, b.columns[c][i]])))
 
-/** The slice of rows `order` of `batch` for `column` (check as a slice writer takes it). */
+/** The slice of rows `order` of `batch` for `column` (check as a slice writer takes it); the same with u64s converted first, as a build does. */
 function slice(fields: readonly RowField[], column: string, batch: ColumnBatch, order: number[], check?: number | null): Uint8Array {
-  const w = new ByteWriter()
-  const columns = sliceColumns(fields, [batch])
-  sliceWriter(fields, column)(
-    { columns, part: new Uint32Array(order.length), row: Uint32Array.from(order), lo: 0, hi: order.length },
-    w,
-    check,
-  )
-  return w.finish()
+  const encode = (numbers: boolean) => {
+    const w = new ByteWriter()
+    const rows = {
+      columns: sliceColumns(fields, [batch]),
+      part: new Uint32Array(order.length),
+      row: Uint32Array.from(order),
+      lo: 0,
+      hi: order.length,
+    }
+    sliceWriter(fields, column)(numbers ? { ...rows, numbers: sliceNumbers(fields, [batch]) } : rows, w, check)
+    return w.finish()
+  }
+  const bytes = encode(false)
+  expect(encode(true)).toEqual(bytes)
+  return bytes
 }
 
 describe('inline slice codec', () => {
