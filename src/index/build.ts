@@ -315,8 +315,10 @@ export function buildSegment(spec: SegmentSpec, partitions: readonly PartitionIn
   const codec = rows && rowCodecId(rows.fields)
   const batches = sorted.map(p => p.rows!)
   const source = rows && { columns: sliceColumns(rows.fields, batches), numbers: sliceNumbers(rows.fields, batches) }
+  // one buffer for every column's slices, grown once: each column's objects are sealed (copied) before the next reuses it
+  const slicesBuffer = new ByteWriter(1 << 16)
   for (const column of spec.columns) {
-    const entries = collect(sorted, column, hotCap(rowGroups), rows, source)
+    const entries = collect(sorted, column, hotCap(rowGroups), rows, source, slicesBuffer)
     const k = log2BucketsFor(entryBytes(entries.entries), spec.bucketBytes ?? BUCKET_BYTES)
     const bodies = [...splitBuckets(entries, k, inline ? table : undefined)]
     const id = columnId(
@@ -428,8 +430,9 @@ function collect(
   partitions: readonly PartitionInput[],
   column: string,
   cap: number,
-  rows?: SegmentSpec['rows'],
-  source?: Pick<SliceRows, 'columns' | 'numbers'>,
+  rows: SegmentSpec['rows'] | undefined,
+  source: Pick<SliceRows, 'columns' | 'numbers'> | undefined,
+  w: ByteWriter,
 ): ColumnEntries {
   const { postings, rowKeys } = postingsOf(partitions, column, rows !== undefined)
   const entries = postings.entries(cap)
@@ -439,7 +442,7 @@ function collect(
   const start = new Float64Array(n + 1)
   const length = new Uint32Array(n)
   const crc = new Uint32Array(n)
-  const w = new ByteWriter(1 << 16)
+  w.length = 0
   const write = sliceWriter(rows.fields, column)
   const slice: SliceRows = { ...source, part: refPart, row: refRow, lo: 0, hi: 0 }
   for (let i = 0; i < n; i++) {
@@ -451,7 +454,7 @@ function collect(
     length[i] = w.length - start[i]
   }
   start[n] = w.length
-  // a view, not a copy: the buffer is dropped with the column's slices once its objects are sealed
+  // a view, not a copy: valid until the buffer is reused for the next column, after this one's objects are sealed
   const bytes = w.view()
   for (let i = 0; i < n; i++) if (count[i]) crc[i] = crc32(bytes.subarray(start[i], start[i + 1]))
   return { entries: { ...entries, rows: { count, offset: new Float64Array(n), length, crc } }, slices: { bytes, start } }
