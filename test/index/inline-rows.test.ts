@@ -168,4 +168,36 @@ describe('inline rows', () => {
       ),
     ).rejects.toMatchObject({ name: 'IndexObjectError', key })
   })
+
+  it('a merge keeps only postings for a key whose inputs hold rows of different values (a key collision)', async () => {
+    // the second input's rows of `a` are other bytes than the values its postings were built from:
+    // same keys, other values, as two values under one 52-bit key would be
+    const first = lake(8, 1).inputs
+    const second = lake(8, 1).inputs.map(p => {
+      const entry = { ...p.entry, key: `${p.entry.key}-later`, from: p.entry.from + 1000, to: p.entry.to + 1000 }
+      const a = (p.rows!.columns.a as (Uint8Array | null)[]).map(v => v && Uint8Array.from(v, x => x ^ 0xff))
+      return { ...p, entry, rows: { ...p.rows!, columns: { ...p.rows!.columns, a } } }
+    })
+    const store = memoryStore()
+    const built = [buildSegment(spec, first), buildSegment(spec, second)]
+    for (const b of built) await put(store, b.objects)
+    const outputs: IndexObject[] = []
+    const read = storeReader(store)
+    const merged = await mergeSegments(
+      spec,
+      built.map(b => segmentSource(read, spec.prefix, b.descriptor)),
+      async o => {
+        outputs.push(o)
+      },
+    )
+    await put(store, outputs)
+    const single = await inlineRows(store, built[0].descriptor, 'a')
+    const a = await inlineRows(store, merged, 'a')
+    const b = await inlineRows(store, merged, 'b')
+    const kept = [...single].filter(([, x]) => x !== 'none')
+    expect(kept.length).toBeGreaterThan(10)
+    // every key of `a` lost its rows, while `b` (same values in both) keeps those of at most MAX rows
+    for (const [key] of kept) expect(a.get(key)).toBe('none')
+    expect([...b.values()].filter(x => x !== 'none').length).toBeGreaterThan(0)
+  })
 })
