@@ -78,7 +78,7 @@ const text = new TextDecoder('utf-8', { fatal: true })
 const COLUMN_KEPT = 1
 
 /** The bytes of an indexed value, as its key and its check hash them. */
-export const valueBytes = (v: Uint8Array | string): Uint8Array => (typeof v === 'string' ? utf8.encode(v) : v)
+const valueBytes = (v: Uint8Array | string): Uint8Array => (typeof v === 'string' ? utf8.encode(v) : v)
 
 /** The check a slice carries of its looked-up value. */
 export const valueCheck = (v: Uint8Array | string): number => crc32(valueBytes(v))
@@ -150,7 +150,7 @@ const WIRE_CODE: Record<Wire, number> = { u64: 0, bool: 1, text: 2, bytes: 3, fi
 
 /**
  * Per batch, its u64 columns (undefined for the others) as numbers: the value when below 2^52,
- * -1 for null, NaN for a larger value (written from the bigint). Converting a bigint costs
+ * -1 for null, NaN for anything else (a larger value, written from the bigint, or an invalid one). Converting a bigint costs
  * more than writing it, and a build writes a rare row once per column it is rare in.
  */
 export const sliceNumbers = (fields: readonly RowField[], batches: readonly ColumnBatch[]): (Float64Array | undefined)[][] =>
@@ -161,8 +161,8 @@ export const sliceNumbers = (fields: readonly RowField[], batches: readonly Colu
       const out = new Float64Array(b.length)
       for (let i = 0; i < b.length; i++) {
         const v = values[i] ?? null
-        const n = v === null ? -1 : typeof v === 'bigint' ? Number(v) : NaN
-        out[i] = n >= -1 && n < 2 ** 52 ? n : NaN
+        const n = typeof v === 'bigint' ? Number(v) : NaN
+        out[i] = v === null ? -1 : n >= 0 && n < 2 ** 52 ? n : NaN
       }
       return out
     }),
@@ -192,14 +192,18 @@ export function sliceWriter(
     let prevNumber = 0
     let prevBig: bigint | null = null
     for (let j = lo; j < hi; j++) {
-      let n = numbers ? numbers[part[j]][f]![row[j]] : NaN
+      const known = numbers?.[part[j]][f]
+      let n = known ? known[row[j]] : NaN
       let v: StoredValue | null = null
       if (n !== n) {
         v = columns[part[j]][f]?.[row[j]] ?? null
-        if (v !== null && typeof v !== 'bigint') return fail(f, v)
-        n = v === null ? -1 : Number(v)
-      }
-      if (n === -1) {
+        if (v === null) {
+          w.byte(0)
+          continue
+        }
+        if (typeof v !== 'bigint') return fail(f, v)
+        n = Number(v)
+      } else if (n === -1) {
         w.byte(0)
         continue
       }

@@ -169,6 +169,25 @@ describe('inline slice codec', () => {
     expect(() =>
       slice(fields, 'address', { length: 1, columns: { [fields[0].column]: ['not a value' as unknown as StoredValue] } }, [0]),
     ).toThrow(RangeError)
+    // a negative or too large u64 is refused, with or without the numbers a build converts first
+    for (const bad of [-1n, 1n << 64n]) {
+      const batch = { length: 1, columns: { block_number: [bad] } }
+      for (const numbers of [undefined, sliceNumbers(fields, [batch])]) {
+        const rows = { columns: sliceColumns(fields, [batch]), numbers, part: [0], row: [0], lo: 0, hi: 1 }
+        expect(() => sliceWriter(fields, 'address')(rows, new ByteWriter())).toThrow(RangeError)
+      }
+    }
+  })
+
+  it('writes a column the batch lacks as nulls', () => {
+    const fields = rowFieldsOf(logs)
+    const address = new Uint8Array(20).fill(7)
+    const bytes = slice(fields, 'address', { length: 1, columns: { block_number: [5n], address: [address] } }, [0])
+    const back = decodeRows(fields, 'address', address, bytes, 1)
+    expect(back.columns.block_number).toEqual([5n])
+    expect(back.columns.address).toEqual([address])
+    expect(back.columns.topic0).toEqual([null])
+    expect(back.columns.removed).toEqual([null])
   })
 
   it('gives both Move declarations of one storage the same layout (integers in one, hex in the other)', () => {
