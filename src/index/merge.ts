@@ -145,7 +145,7 @@ function joinRows(parts: readonly Part[], here: readonly number[], at: readonly 
     const from = e.rows!.offset[j]
     const slice = rows!.subarray(from, from + e.rows!.length[j])
     if (slice.length !== e.rows!.length[j]) throw new RangeError('a slice beyond its rows object')
-    return parsing(rowsKey ?? 'rows', () => decodeSlice(codec.fields, codec.column, slice, e.rows!.count[j]))
+    return parsing(rowsKey!, () => decodeSlice(codec.fields, codec.column, slice, e.rows!.count[j]))
   })
   const checks = new Set(decoded.map(d => d.check))
   if (checks.size > 1) return 0
