@@ -24,6 +24,7 @@ export const LAKE_SOURCES = [
   'src/index/hash.ts',
   'src/index/merge.ts',
   'src/index/publish.ts',
+  'src/index/rows.ts',
   'src/index/tiers.ts',
 ]
 

@@ -11,7 +11,7 @@ import { ByteWriter } from './bytes.ts'
 import { bucketKey, encodeBucket, encodeEntries, encodeTable, KEY_BITS, log2, rowsKey, seal, tableKey } from './format.ts'
 import { hashHex, valueKey } from './hash.ts'
 import { unionRanges } from './ranges.ts'
-import { rowCodecId, rowWriter, type RowField } from './rows.ts'
+import { rowCodecId, sliceColumns, sliceNumbers, sliceWriter, type RowField, type SliceRows } from './rows.ts'
 import type { ColumnSegment, Entries, IndexedPartition, IndexObject, IndexValue, SegmentDescriptor } from './types.ts'
 
 /** What to index and where: shared by builds, merges and tier maintenance of one dataset. */
@@ -313,9 +313,12 @@ export function buildSegment(spec: SegmentSpec, partitions: readonly PartitionIn
     })
   const rows = spec.rows && sorted.every(p => p.rows) ? spec.rows : undefined
   const codec = rows && rowCodecId(rows.fields)
-  const cache = rows && new RowCache(rows.fields, sorted)
+  const batches = sorted.map(p => p.rows!)
+  const source = rows && { columns: sliceColumns(rows.fields, batches), numbers: sliceNumbers(rows.fields, batches) }
+  // one buffer for every column's slices, grown once: each column's objects are sealed (copied) before the next reuses it
+  const slicesBuffer = new ByteWriter(1 << 16)
   for (const column of spec.columns) {
-    const entries = collect(sorted, column, hotCap(rowGroups), rows, cache)
+    const entries = collect(sorted, column, hotCap(rowGroups), rows, source, slicesBuffer)
     const k = log2BucketsFor(entryBytes(entries.entries), spec.bucketBytes ?? BUCKET_BYTES)
     const bodies = [...splitBuckets(entries, k, inline ? table : undefined)]
     const id = columnId(
@@ -326,41 +329,6 @@ export function buildSegment(spec: SegmentSpec, partitions: readonly PartitionIn
     bodies.forEach((body, b) => objects.push(...columnObjects(spec.prefix, descriptor, column, c, b, body)))
   }
   return { descriptor, objects }
-}
-
-const NONE = 0xffffffff
-
-/** Rows of the partitions encoded once each (a row is often rare in several columns: a rare contract's log to a rare wallet). */
-class RowCache {
-  private readonly writers: ((row: number, w: ByteWriter) => void)[]
-  /** Per partition, where each encoded row starts and ends in `encoded` (NONE: not yet); 8 bytes a row. */
-  private readonly start: Uint32Array[]
-  private readonly end: Uint32Array[]
-  private readonly encoded = new ByteWriter(1 << 16)
-
-  constructor(fields: readonly RowField[], partitions: readonly PartitionInput[]) {
-    this.writers = partitions.map(p => rowWriter(fields, p.rows!))
-    this.start = partitions.map(p => new Uint32Array(p.entry.rows).fill(NONE))
-    this.end = partitions.map(p => new Uint32Array(p.entry.rows))
-  }
-
-  /** Encodes row `row` of partition `p` unless done already; returns its length. */
-  encode(p: number, row: number): number {
-    const start = this.start[p]
-    const end = this.end[p]
-    if (start[row] === NONE) {
-      if (this.encoded.length >= NONE) throw new RangeError('inline rows of a segment beyond 4 GiB')
-      start[row] = this.encoded.length
-      this.writers[p](row, this.encoded)
-      end[row] = this.encoded.length
-    }
-    return end[row] - start[row]
-  }
-
-  /** Appends row `row` of partition `p` (encoded) to `w`. */
-  write(p: number, row: number, w: ByteWriter): void {
-    w.append(this.encoded, this.start[p][row], this.end[p][row])
-  }
 }
 
 /**
@@ -455,36 +423,39 @@ export function inlineRowsNeeded(spec: SegmentSpec, partitions: readonly Partiti
 }
 
 /**
- * The entries of `column` over sorted partitions; with `rows`, the inline rows of each key in
- * at most `max` rows, encoded in the partitions' order, then the file's: the dataset's order.
+ * The entries of `column` over sorted partitions; with `rows`, the slice of each key in at
+ * most `max` rows, its rows in the partitions' order, then the file's: the dataset's order.
  */
 function collect(
   partitions: readonly PartitionInput[],
   column: string,
   cap: number,
-  rows?: SegmentSpec['rows'],
-  cache?: RowCache,
+  rows: SegmentSpec['rows'] | undefined,
+  source: Pick<SliceRows, 'columns' | 'numbers'> | undefined,
+  w: ByteWriter,
 ): ColumnEntries {
   const { postings, rowKeys } = postingsOf(partitions, column, rows !== undefined)
   const entries = postings.entries(cap)
-  if (!rows || !cache) return { entries }
+  if (!rows || !source) return { entries }
   const n = entries.keys.length
   const { count, first, refPart, refRow } = inlineRefs(partitions, column, postings, rowKeys, entries, rows.max ?? INLINE_ROWS)
-  // every row encoded first, so the column's slices are written into one buffer of their exact size
-  // (growing a buffer of hundreds of MB by doubling costs full garbage collections)
-  let total = 0
-  for (let j = 0; j < refPart.length; j++) total += cache.encode(refPart[j], refRow[j])
   const start = new Float64Array(n + 1)
   const length = new Uint32Array(n)
-  const w = new ByteWriter(total)
+  const crc = new Uint32Array(n)
+  w.length = 0
+  const write = sliceWriter(rows.fields, column)
+  const slice: SliceRows = { ...source, part: refPart, row: refRow, lo: 0, hi: 0 }
   for (let i = 0; i < n; i++) {
     start[i] = w.length
-    for (let j = first[i]; j < first[i + 1]; j++) cache.write(refPart[j], refRow[j], w)
+    if (!count[i]) continue
+    slice.lo = first[i]
+    slice.hi = first[i + 1]
+    write(slice, w)
     length[i] = w.length - start[i]
   }
   start[n] = w.length
-  const bytes = w.finish()
-  const crc = new Uint32Array(n)
+  // a view, not a copy: valid until the buffer is reused for the next column, after this one's objects are sealed
+  const bytes = w.view()
   for (let i = 0; i < n; i++) if (count[i]) crc[i] = crc32(bytes.subarray(start[i], start[i + 1]))
   return { entries: { ...entries, rows: { count, offset: new Float64Array(n), length, crc } }, slices: { bytes, start } }
 }

@@ -43,19 +43,31 @@ export class ByteWriter {
     this.buf[this.length++] = n
   }
 
+  /** A 32-bit unsigned integer, big-endian. */
+  u32(n: number): void {
+    this.reserve(4)
+    const buf = this.buf
+    buf[this.length++] = n >>> 24
+    buf[this.length++] = (n >>> 16) & 0xff
+    buf[this.length++] = (n >>> 8) & 0xff
+    buf[this.length++] = n & 0xff
+  }
+
   bytes(b: Uint8Array): void {
     this.reserve(b.length)
     this.buf.set(b, this.length)
     this.length += b.length
   }
 
-  /** Appends bytes [start, end) of what `from` wrote (a byte loop: rows are short, a view per copy would be garbage). */
-  append(from: ByteWriter, start: number, end: number): void {
-    this.reserve(end - start)
-    const src = from.buf
+  /** Appends `b[start, end)` without its leading zero bytes, their count first (one capacity check: the index writes millions). */
+  trimmed(b: Uint8Array, start: number, end: number): void {
+    this.reserve(end - start + 1)
     const buf = this.buf
+    let i = start
+    while (i < end && b[i] === 0) i++
     let at = this.length
-    for (let i = start; i < end; i++) buf[at++] = src[i]
+    buf[at++] = end - i
+    for (; i < end; i++) buf[at++] = b[i]
     this.length = at
   }
 
@@ -66,6 +78,11 @@ export class ByteWriter {
     let at = this.length
     for (let i = start; i < end; i++) buf[at++] = b[i]
     this.length = at
+  }
+
+  /** What was written so far, as a view of the buffer: valid until the next write (a reused scratch buffer resets `length`). */
+  view(): Uint8Array {
+    return this.buf.subarray(0, this.length)
   }
 
   /** What was written: a copy, or the buffer itself when it was sized exactly (nothing more may be written then). */
@@ -99,6 +116,11 @@ export class ByteReader {
   byte(): number {
     if (this.at >= this.buf.length) throw new IndexFormatError('byte past the end')
     return this.buf[this.at++]
+  }
+
+  u32(): number {
+    const b = this.bytes(4)
+    return ((b[0] << 24) | (b[1] << 16) | (b[2] << 8) | b[3]) >>> 0
   }
 
   bytes(n: number): Uint8Array {

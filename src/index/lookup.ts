@@ -190,6 +190,7 @@ function inlineAnswer(
       length: rows.length[at],
       crc: rows.crc[at],
       count: rows.count[at],
+      column,
       value: byKey.get(key)!,
     })
   }

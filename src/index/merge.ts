@@ -16,13 +16,13 @@ import {
   type ColumnEntries,
   type SegmentSpec,
 } from './build.ts'
-import { encodeBucket, encodeTable, KEY_BITS, log2, seal, tableKey } from './format.ts'
+import { encodeBucket, encodeTable, KEY_BITS, log2, parsing, rowsKey, seal, tableKey } from './format.ts'
 import { crc32 } from '../store/crc32.ts'
 import { ByteWriter } from './bytes.ts'
 import { hashHex } from './hash.ts'
 import { unionRanges } from './ranges.ts'
 import type { SegmentSource } from './read.ts'
-import { rowCodecId } from './rows.ts'
+import { decodeSlice, rowCodecId, sliceColumns, sliceWriter, type RowField } from './rows.ts'
 import type { ColumnSegment, Entries, IndexObject, SegmentDescriptor } from './types.ts'
 
 /** One input's slice of an output bucket: entries [lo, hi) of `e`, ordinals renumbered through `map`. */
@@ -34,16 +34,26 @@ interface Part {
   map: Uint32Array
   /** The input bucket's rows object body, when its column stores rows this merge can keep (same codec). */
   rows?: Uint8Array
+  /** Its key, to name it when a slice does not parse. */
+  rowsKey?: string
+}
+
+/** What re-encodes slices: the codec's fields, the merged column, most rows a slice, its writer. */
+interface SliceCodec {
+  fields: readonly RowField[]
+  column: string
+  max: number
+  write: ReturnType<typeof sliceWriter>
 }
 
 /**
  * Entries of the parts merged by key. A key's count is the sum of its counts, a hot input
  * counting all its row groups (its postings were dropped, so all stay candidates); above
  * `cap` the key is hot, else its ordinals are the union, a hot input contributing all of its.
- * With `maxRows`, a key keeps inline rows when every input holding it has them and they
- * total at most `maxRows`: the inputs' slices one after the other (a reader orders them).
+ * With `codec`, a key keeps inline rows when every input holding it has them and they
+ * total at most `codec.max`: the inputs' rows one after the other in one slice (a reader orders them).
  */
-function mergeEntries(parts: readonly Part[], cap: number, maxRows?: number): ColumnEntries {
+function mergeEntries(parts: readonly Part[], cap: number, codec?: SliceCodec): ColumnEntries {
   const at = parts.map(p => p.lo)
   const keys: number[] = []
   const hot: number[] = []
@@ -90,9 +100,9 @@ function mergeEntries(parts: readonly Part[], cap: number, maxRows?: number): Co
     }
     for (const i of here) at[i]++
     start.push(count)
-    if (maxRows !== undefined) {
+    if (codec) {
       const before = w.length
-      rowCount.push(total > cap ? 0 : joinRows(parts, here, at, maxRows, w))
+      rowCount.push(total > cap ? 0 : joinRows(parts, here, at, codec, w))
       lengths.push(w.length - before)
       sliceStart.push(w.length)
     }
@@ -103,7 +113,7 @@ function mergeEntries(parts: readonly Part[], cap: number, maxRows?: number): Co
     start: Uint32Array.from(start),
     ordinals: ordinals.slice(0, count),
   }
-  if (maxRows === undefined) return { entries }
+  if (!codec) return { entries }
   const bytes = w.finish()
   const bounds = Float64Array.from(sliceStart)
   entries.rows = {
@@ -116,10 +126,11 @@ function mergeEntries(parts: readonly Part[], cap: number, maxRows?: number): Co
 }
 
 /**
- * Writes the inline rows of the key just merged (entry at[i] - 1 of each part in `here`) to `w`
- * and returns their count; 0 (nothing written) when one input lacks them or they are too many.
+ * Writes the slice of the key just merged (entry at[i] - 1 of each part in `here`) to `w` and
+ * returns its row count; 0 (nothing written) when one input lacks rows, they are too many, or
+ * the inputs' slices are of different values (a key collision: only postings are kept).
  */
-function joinRows(parts: readonly Part[], here: readonly number[], at: readonly number[], max: number, w: ByteWriter): number {
+function joinRows(parts: readonly Part[], here: readonly number[], at: readonly number[], codec: SliceCodec, w: ByteWriter): number {
   let count = 0
   for (const i of here) {
     const { e, rows } = parts[i]
@@ -127,15 +138,32 @@ function joinRows(parts: readonly Part[], here: readonly number[], at: readonly 
     if (!rows || !e.rows || e.rows.count[j] === 0) return 0
     count += e.rows.count[j]
   }
-  if (count > max) return 0
-  for (const i of here) {
-    const { e, rows } = parts[i]
+  if (count > codec.max) return 0
+  const decoded = here.map(i => {
+    const { e, rows, rowsKey } = parts[i]
     const j = at[i] - 1
     const from = e.rows!.offset[j]
     const slice = rows!.subarray(from, from + e.rows!.length[j])
     if (slice.length !== e.rows!.length[j]) throw new RangeError('a slice beyond its rows object')
-    w.bytes(slice)
-  }
+    return parsing(rowsKey!, () => decodeSlice(codec.fields, codec.column, slice, e.rows!.count[j]))
+  })
+  const checks = new Set(decoded.map(d => d.check))
+  if (checks.size > 1) return 0
+  const [check] = checks
+  const part = new Uint32Array(count)
+  const row = new Uint32Array(count)
+  let n = 0
+  decoded.forEach((d, p) => {
+    for (let r = 0; r < d.batch.length; r++) {
+      part[n] = p
+      row[n++] = r
+    }
+  })
+  const columns = sliceColumns(
+    codec.fields,
+    decoded.map(d => d.batch),
+  )
+  codec.write({ columns, part, row, lo: 0, hi: count }, w, check ?? undefined)
   return count
 }
 
@@ -145,20 +173,21 @@ function joinRows(parts: readonly Part[], here: readonly number[], at: readonly 
  * that fails fails the merge when it gets there, not as an unhandled rejection before.
  */
 function readAhead(
+  prefix: string,
   source: SegmentSource,
   column: string,
   count: number,
   withRows: boolean,
   ahead = 8,
-): (b: number) => Promise<{ e: Entries; rows?: Uint8Array }> {
-  const pending = new Map<number, Promise<{ e: Entries; rows?: Uint8Array }>>()
+): (b: number) => Promise<{ e: Entries; rows?: Uint8Array; rowsKey?: string }> {
+  const pending = new Map<number, Promise<{ e: Entries; rows?: Uint8Array; rowsKey?: string }>>()
   return b => {
     for (const j of pending.keys()) if (j < b) pending.delete(j)
     for (let j = b; j < Math.min(count, b + ahead); j++) {
       if (pending.has(j)) continue
       const p = Promise.all([source.bucket(column, j), withRows ? source.rows(column, j) : undefined]).then(([e, rows]) => ({
         e,
-        ...(rows ? { rows } : {}),
+        ...(rows ? { rows, rowsKey: rowsKey(prefix, source.descriptor, column, j) } : {}),
       }))
       p.catch(() => {})
       pending.set(j, p)
@@ -228,27 +257,35 @@ export async function mergeSegments(
       ),
       ...ks,
     )
+    const sliceCodec = spec.rows && {
+      fields: spec.rows.fields,
+      column,
+      max: spec.rows.max ?? INLINE_ROWS,
+      write: sliceWriter(spec.rows.fields, column),
+    }
     const id = columnId(
       `merge:${column}:${k}:${inline ? 'inline' : tableId}:${codec ? `rows=${codec}:` : ''}${columns.map(c => c.id).join(',')}`,
     )
     const c: ColumnSegment = { id, buckets: 2 ** k, bytes: 0, ...(codec ? { rows: { codec, bytes: 0 } } : {}) }
     descriptor.columns[column] = c
-    const buckets = inputs.map((s, i) => readAhead(s, column, 2 ** ks[i], codec !== undefined && columns[i].rows?.codec === codec))
+    const buckets = inputs.map((s, i) =>
+      readAhead(spec.prefix, s, column, 2 ** ks[i], codec !== undefined && columns[i].rows?.codec === codec),
+    )
     const width = 2 ** (KEY_BITS - k)
     for (let b = 0; b < 2 ** k; b++) {
       const parts = await Promise.all(
         inputs.map(async (_, i) => {
-          const { e, rows } = await buckets[i](Math.floor(b / 2 ** (k - ks[i])))
+          const { e, rows, rowsKey } = await buckets[i](Math.floor(b / 2 ** (k - ks[i])))
           return {
             e,
             lo: lowerBound(e.keys, b * width, 0, e.keys.length),
             hi: lowerBound(e.keys, (b + 1) * width, 0, e.keys.length),
             map: maps[i],
-            ...(rows ? { rows } : {}),
+            ...(rows ? { rows, rowsKey } : {}),
           }
         }),
       )
-      const merged = mergeEntries(parts, cap, codec ? (spec.rows!.max ?? INLINE_ROWS) : undefined)
+      const merged = mergeEntries(parts, cap, sliceCodec)
       const body = encodeBucket(merged.entries, 0, merged.entries.keys.length, b, k, inline ? table : undefined)
       const rows = merged.slices && joinSlices(merged.slices, 0, merged.entries.keys.length)
       for (const o of columnObjects(spec.prefix, descriptor, column, c, b, { body, ...(rows ? { rows } : {}) })) await put(o)

@@ -1,15 +1,36 @@
 /**
- * The row codec of the index's inline rows (rows of rare values stored next to their
- * postings, see README "Inline rows"): a list of records of a dataset ↔ bytes, derived from
- * the declaration's stored fields and their kinds. Row by row, so the slices of two
- * segments concatenate into the slice of their merge. Per row: a null bitmap over the fields
- * (⌈fields / 8⌉ bytes), then each non-null value: u64 kinds as a varint (LEB128 over
- * bigint); 256-bit quantities without their leading zero bytes, length first; other
- * fixed-width bytes as they are; variable bytes, strings and JSON length first; a bool as a byte.
+ * The slice codec of the index's inline rows (rows of rare values stored next to their
+ * postings, see README "Inline rows"): the rows of one key of one column ↔ bytes, derived
+ * from the declaration's stored fields and their kinds. A slice is read by one ranged read
+ * and decoded on its own:
+ *
+ *   flags (1: the looked-up column is stored) | body
+ *
+ * Body: without flag 1, the CRC-32 of the looked-up value's bytes (text: UTF-8; 4 bytes,
+ * big-endian), since every row of the slice holds that value and the reader restores it;
+ * then column by column (declaration order, the looked-up column left out unless flag 1),
+ * one entry per row:
+ *
+ *   - u64 kinds: a varint, 0 for null, else zigzag(value − previous non-null value) + 1
+ *     (block numbers and indexes ascend: a byte or two);
+ *   - bool: a byte, 0 false, 1 true, 2 null;
+ *   - every other kind: a varint tag, 0 null, 1 a new value follows, t ≥ 2 the same as the
+ *     column's (t − 2)-th new value in this slice (a wallet's Transfers share the contract,
+ *     topic0, often the block and transaction). A new value of a fixed width is its length
+ *     without leading zero bytes then those bytes (quantities, topics holding addresses);
+ *     variable bytes their length, then, when it is a multiple of 32 (ABI words: a log's
+ *     `data`, calldata arguments), each word so trimmed, else the bytes; text length first.
+ *
+ * On recorded mainnet logs that is half the row-by-row form (130 against 259 bytes a row),
+ * as small as snappy over the same columns, which costs an allocation or three a slice.
+ * The looked-up value's check binds the slice to its value: under a key two values share (a
+ * 52-bit hash collision), a reader of the other value gets no rows, never these; a build
+ * that meets such a collision inside a slice stores the column (flag 1).
  */
 import type { ColumnBatch, ColumnValues } from '../columns/batch.ts'
 import { isStored, columnOf, type DatasetDecl } from '../schema/dataset.ts'
 import { KINDS, type Kind, type StoredValue } from '../schema/kinds.ts'
+import { crc32 } from '../store/crc32.ts'
 import { ByteReader, ByteWriter, IndexFormatError } from './bytes.ts'
 import { hashHex } from './hash.ts'
 
@@ -31,17 +52,38 @@ export const rowFieldsOf = (d: DatasetDecl): RowField[] => {
   return out
 }
 
-/** Id of a field list: segments carry it, so rows are decoded only by the declaration that wrote them. */
+type Wire = 'u64' | 'bool' | 'text' | 'bytes' | 'fixed'
+
+/** How a kind is written: kinds stored alike are written alike (u64hex and u64int, hash and u256hex). */
+function wireOf(kind: Kind): Wire {
+  if (kind === 'u64hex' || kind === 'u64int') return 'u64'
+  if (kind === 'bool') return 'bool'
+  if (kind === 'string' || kind === 'json') return 'text'
+  return KINDS[kind].width === undefined ? 'bytes' : 'fixed'
+}
+
+const wireName = (kind: Kind) => (wireOf(kind) === 'fixed' ? `fixed${KINDS[kind].width}` : wireOf(kind))
+
+/**
+ * Id of the slice layout of a field list: segments carry it, so rows are decoded only with the
+ * layout that wrote them. It names columns and how each is written, not the declaration's
+ * kinds: two declarations of one storage (Move `transactions` and `transactions/decoded`,
+ * integers in one and hex in the other) read each other's rows.
+ */
 export const rowCodecId = (fields: readonly RowField[]): string =>
-  hashHex(new TextEncoder().encode(`rows1:${fields.map(f => `${f.column}:${f.kind}`).join(',')}`))
+  hashHex(new TextEncoder().encode(`rows2:${fields.map(f => `${f.column}:${wireName(f.kind)}`).join(',')}`))
 
 const utf8 = new TextEncoder()
-const text = new TextDecoder()
-const TRIMMED: ReadonlySet<Kind> = new Set(['u256hex', 'u256pad'])
+const text = new TextDecoder('utf-8', { fatal: true })
+const COLUMN_KEPT = 1
+
+/** The bytes of an indexed value, as its key and its check hash them. */
+const valueBytes = (v: Uint8Array | string): Uint8Array => (typeof v === 'string' ? utf8.encode(v) : v)
+
+/** The check a slice carries of its looked-up value. */
+export const valueCheck = (v: Uint8Array | string): number => crc32(valueBytes(v))
 
 function writeBig(w: ByteWriter, n: bigint): void {
-  if (n >= 0n && n <= 0x1fffffffffffffn) return w.uint(Number(n))
-  if (n < 0n) throw new RangeError(`not an unsigned 64-bit value: ${n}`)
   while (n >= 0x80n) {
     w.byte(Number(n & 0x7fn) | 0x80)
     n >>= 7n
@@ -49,10 +91,28 @@ function writeBig(w: ByteWriter, n: bigint): void {
   w.byte(Number(n))
 }
 
-function readBig(r: ByteReader): bigint {
+/** A varint of up to 70 bits (a zigzag u64 delta + 1): a number up to 7 bytes (49 bits, exact), else a bigint. */
+function readVarint(r: ByteReader): number | bigint {
+  let n = 0
+  let scale = 1
+  const start = r.at
+  for (;;) {
+    const b = r.byte()
+    n += (b & 0x7f) * scale
+    if (b < 0x80) break
+    scale *= 0x80
+    if (scale > 2 ** 42) {
+      r.at = start
+      return readBigVarint(r)
+    }
+  }
+  return n
+}
+
+function readBigVarint(r: ByteReader): bigint {
   let n = 0n
   for (let shift = 0n; ; shift += 7n) {
-    if (shift > 63n) throw new IndexFormatError('u64 varint too long')
+    if (shift > 70n) throw new IndexFormatError('varint too long')
     const b = r.byte()
     n |= BigInt(b & 0x7f) << shift
     if (b < 0x80) return n
@@ -61,108 +121,306 @@ function readBig(r: ByteReader): bigint {
 
 const bad = (column: string, kind: Kind, v: StoredValue) => new RangeError(`column ${column} (${kind}): cannot encode ${String(v)}`)
 
-type ValueWriter = (w: ByteWriter, v: StoredValue) => void
-
-/** The writer of one column's values, chosen once per kind (a build writes millions of values). */
-function valueWriter(kind: Kind, column: string): ValueWriter {
-  const fail = (v: StoredValue) => {
-    throw bad(column, kind, v)
-  }
-  const width = KINDS[kind].width
-  switch (kind) {
-    case 'u64hex':
-    case 'u64int':
-      return (w, v) => (typeof v === 'bigint' ? writeBig(w, v) : fail(v))
-    case 'bool':
-      return (w, v) => (typeof v === 'boolean' ? w.byte(v ? 1 : 0) : fail(v))
-    case 'string':
-    case 'json':
-      return (w, v) => {
-        if (typeof v !== 'string') return fail(v)
-        const b = utf8.encode(v)
-        w.uint(b.length)
-        w.bytes(b)
-      }
-    default:
-      if (width === undefined)
-        return (w, v) => {
-          if (!(v instanceof Uint8Array)) return fail(v)
-          w.uint(v.length)
-          w.bytesOf(v, 0, v.length)
-        }
-      if (!TRIMMED.has(kind)) return (w, v) => (v instanceof Uint8Array && v.length === width ? w.bytesOf(v, 0, width) : fail(v))
-      return (w, v) => {
-        if (!(v instanceof Uint8Array) || v.length !== width) return fail(v)
-        let i = 0
-        while (i < width && v[i] === 0) i++
-        w.byte(width - i)
-        w.bytesOf(v, i, width)
-      }
-  }
-}
-
-function readValue(r: ByteReader, kind: Kind): StoredValue {
-  switch (kind) {
-    case 'u64hex':
-    case 'u64int':
-      return readBig(r)
-    case 'bool':
-      return r.byte() === 1
-    case 'string':
-    case 'json':
-      return text.decode(r.bytes(r.uint()))
-    default: {
-      const width = KINDS[kind].width
-      if (width === undefined) return r.bytes(r.uint()).slice()
-      if (!TRIMMED.has(kind)) return r.bytes(width).slice()
-      const n = r.byte()
-      if (n > width) throw new IndexFormatError(`a ${kind} of ${n} bytes`)
-      const out = new Uint8Array(width)
-      out.set(r.bytes(n), width - n)
-      return out
-    }
-  }
-}
-
-/** Rows `rows` of `batch` (indexes, in the order given) as bytes; a column the batch lacks is null. */
-export function encodeRows(fields: readonly RowField[], batch: ColumnBatch, rows: Iterable<number>): Uint8Array {
-  const w = new ByteWriter()
-  const write = rowWriter(fields, batch)
-  for (const i of rows) write(i, w)
-  return w.finish()
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false
+  return true
 }
 
 /**
- * A writer of single rows of `batch` (a build encodes millions, a few per key): the columns
- * and kinds are resolved once, not per row.
+ * The rows of one slice: row j (lo ≤ j < hi) is row `row[j]` of batch `part[j]`; `columns[p][f]`
+ * is batch p's column of field f (undefined: all null).
  */
-export function rowWriter(fields: readonly RowField[], batch: ColumnBatch): (row: number, w: ByteWriter) => void {
-  const columns = fields.map(f => batch.columns[f.column])
-  const writers = fields.map(f => valueWriter(f.kind, f.column))
-  const bitmap = new Uint8Array((fields.length + 7) >> 3)
-  const n = fields.length
-  return (i, w) => {
-    bitmap.fill(0)
-    for (let j = 0; j < n; j++) if ((columns[j]?.[i] ?? null) === null) bitmap[j >> 3] |= 1 << (j & 7)
-    w.bytes(bitmap)
-    for (let j = 0; j < n; j++) {
-      const v = columns[j]?.[i] ?? null
-      if (v !== null) writers[j](w, v)
+export interface SliceRows {
+  columns: readonly (readonly (ColumnValues | undefined)[])[]
+  /** Optional, per batch, its u64 columns as numbers (see `sliceNumbers`): a build converts each row once, not once a copy. */
+  numbers?: readonly (readonly (Float64Array | undefined)[])[]
+  part: ArrayLike<number>
+  row: ArrayLike<number>
+  lo: number
+  hi: number
+}
+
+/** Per batch, its column of each field: what `SliceRows.columns` wants. */
+export const sliceColumns = (fields: readonly RowField[], batches: readonly ColumnBatch[]): (ColumnValues | undefined)[][] =>
+  batches.map(b => fields.map(f => b.columns[f.column]))
+
+const U64_END = 1n << 64n
+const WIRE_CODE: Record<Wire, number> = { u64: 0, bool: 1, text: 2, bytes: 3, fixed: 4 }
+
+/**
+ * Per batch, its u64 columns (undefined for the others) as numbers: the value when below 2^52,
+ * -1 for null, NaN for anything else (a larger value, written from the bigint, or an invalid one). Converting a bigint costs
+ * more than writing it, and a build writes a rare row once per column it is rare in.
+ */
+export const sliceNumbers = (fields: readonly RowField[], batches: readonly ColumnBatch[]): (Float64Array | undefined)[][] =>
+  batches.map(b =>
+    fields.map(f => {
+      const values = b.columns[f.column]
+      if (wireOf(f.kind) !== 'u64' || !values) return undefined
+      const out = new Float64Array(b.length)
+      for (let i = 0; i < b.length; i++) {
+        const v = values[i] ?? null
+        const n = typeof v === 'bigint' ? Number(v) : NaN
+        out[i] = v === null ? -1 : n >= 0 && n < 2 ** 52 ? n : NaN
+      }
+      return out
+    }),
+  )
+
+/**
+ * A writer of the slices of `column` (a build writes hundreds of thousands): the fields' wire
+ * codes and widths resolved once. `write` appends the slice of `rows` (all holding one value
+ * of `column`) to `out`; `check` is the looked-up value's check when the column is left out
+ * (a build passes `undefined` to have it worked out from the rows, a merge its inputs'), or
+ * `null` to store the column.
+ */
+export function sliceWriter(
+  fields: readonly RowField[],
+  column: string,
+): (rows: SliceRows, out: ByteWriter, check?: number | null) => void {
+  const lookup = fields.findIndex(f => f.column === column)
+  const wires = fields.map(f => WIRE_CODE[wireOf(f.kind)])
+  const widths = fields.map(f => KINDS[f.kind].width ?? 0)
+  const distinct: string[] = []
+  const fail = (f: number, v: StoredValue): never => {
+    throw bad(fields[f].column, fields[f].kind, v)
+  }
+  const u64s = (w: ByteWriter, rows: SliceRows, f: number) => {
+    const { columns, numbers, part, row, lo, hi } = rows
+    // the previous value: a number when below 2^52, else (prevBig) the bigint
+    let prevNumber = 0
+    let prevBig: bigint | null = null
+    for (let j = lo; j < hi; j++) {
+      const known = numbers?.[part[j]][f]
+      let n = known ? known[row[j]] : NaN
+      let v: StoredValue | null = null
+      if (n !== n) {
+        v = columns[part[j]][f]?.[row[j]] ?? null
+        if (v === null) {
+          w.byte(0)
+          continue
+        }
+        if (typeof v !== 'bigint') return fail(f, v)
+        n = Number(v)
+      } else if (n === -1) {
+        w.byte(0)
+        continue
+      }
+      if (n >= 0 && n < 2 ** 52 && prevBig === null) {
+        const d = n - prevNumber
+        w.uint((d >= 0 ? d * 2 : -d * 2 - 1) + 1)
+        prevNumber = n
+        continue
+      }
+      const big = v ?? (columns[part[j]][f]?.[row[j]] as bigint)
+      if (typeof big !== 'bigint' || big < 0n || big >= U64_END) return fail(f, big)
+      const d = big - (prevBig ?? BigInt(prevNumber))
+      writeBig(w, (d >= 0n ? d * 2n : -d * 2n - 1n) + 1n)
+      prevNumber = n
+      prevBig = n >= 0 && n < 2 ** 52 ? null : big
+    }
+  }
+  const bools = (w: ByteWriter, rows: SliceRows, f: number) => {
+    const { columns, part, row, lo, hi } = rows
+    for (let j = lo; j < hi; j++) {
+      const v = columns[part[j]][f]?.[row[j]] ?? null
+      if (v === null) w.byte(2)
+      else if (typeof v === 'boolean') w.byte(v ? 1 : 0)
+      else fail(f, v)
+    }
+  }
+  const texts = (w: ByteWriter, rows: SliceRows, f: number) => {
+    const { columns, part, row, lo, hi } = rows
+    distinct.length = 0
+    for (let j = lo; j < hi; j++) {
+      const v = columns[part[j]][f]?.[row[j]] ?? null
+      if (v === null) {
+        w.byte(0)
+        continue
+      }
+      if (typeof v !== 'string') return fail(f, v)
+      const seen = distinct.indexOf(v)
+      if (seen >= 0) {
+        w.uint(seen + 2)
+        continue
+      }
+      distinct.push(v)
+      w.byte(1)
+      const b = utf8.encode(v)
+      w.uint(b.length)
+      w.bytes(b)
+    }
+  }
+  // a binary column's values new in this slice: `seen` of them, with their last four bytes and length (compared first)
+  let values: Uint8Array[] = []
+  let tails = new Int32Array(64)
+  const binary = (w: ByteWriter, rows: SliceRows, f: number, fixed: boolean) => {
+    const { columns, part, row, lo, hi } = rows
+    const width = widths[f]
+    if (hi - lo > tails.length) {
+      tails = new Int32Array(hi - lo)
+      values = []
+    }
+    let seen = 0
+    for (let j = lo; j < hi; j++) {
+      const v = columns[part[j]][f]?.[row[j]] ?? null
+      if (v === null) {
+        w.byte(0)
+        continue
+      }
+      if (!(v instanceof Uint8Array) || (fixed && v.length !== width)) return fail(f, v)
+      const n = v.length
+      const tail = n >= 4 ? (v[n - 1] | (v[n - 2] << 8) | (v[n - 3] << 16) | (v[n - 4] << 24)) ^ n : -n - 1
+      let d = 0
+      while (d < seen && (tails[d] !== tail || !sameBytes(values[d], v))) d++
+      if (d < seen) {
+        w.uint(d + 2)
+        continue
+      }
+      tails[seen] = tail
+      values[seen++] = v
+      w.byte(1)
+      if (fixed) w.trimmed(v, 0, width)
+      else {
+        w.uint(n)
+        if (n % 32) w.bytesOf(v, 0, n)
+        else for (let at = 0; at < n; at += 32) w.trimmed(v, at, at + 32)
+      }
+    }
+  }
+  return (rows, w, check) => {
+    if (check === undefined) check = lookup < 0 ? null : commonCheck(rows, lookup)
+    w.byte(check === null ? COLUMN_KEPT : 0)
+    if (check !== null) w.u32(check)
+    for (let f = 0; f < fields.length; f++) {
+      if (f === lookup && check !== null) continue
+      switch (wires[f]) {
+        case 0:
+          u64s(w, rows, f)
+          break
+        case 1:
+          bools(w, rows, f)
+          break
+        case 2:
+          texts(w, rows, f)
+          break
+        default:
+          binary(w, rows, f, wires[f] === 4)
+      }
     }
   }
 }
 
-/** The `count` rows `bytes` hold, as plain columns keyed by stored column. */
-export function decodeRows(fields: readonly RowField[], bytes: Uint8Array, count: number): ColumnBatch {
-  const r = new ByteReader(bytes)
-  const columns: Record<string, ColumnValues> = Object.fromEntries(fields.map(f => [f.column, new Array(count)]))
-  const width = (fields.length + 7) >> 3
-  for (let i = 0; i < count; i++) {
-    const bitmap = r.bytes(width)
-    fields.forEach((f, j) => {
-      columns[f.column][i] = bitmap[j >> 3] & (1 << (j & 7)) ? null : readValue(r, f.kind)
-    })
+/** Reads what `ByteWriter.trimmed` wrote for `width` bytes into `out` at `at`. */
+function untrim(r: ByteReader, out: Uint8Array, at: number, width: number): void {
+  const n = r.byte()
+  if (n > width) throw new IndexFormatError(`${n} bytes of a ${width}-byte value`)
+  out.set(r.bytes(n), at + width - n)
+}
+
+/** The check of the looked-up value when every row holds the same one, else null (a key collision: the column is stored). */
+function commonCheck(rows: SliceRows, lookup: number): number | null {
+  const { columns, part, row, lo, hi } = rows
+  const first = columns[part[lo]][lookup]?.[row[lo]] ?? null
+  if (!(first instanceof Uint8Array) && typeof first !== 'string') return null
+  for (let j = lo + 1; j < hi; j++) {
+    const v = columns[part[j]][lookup]?.[row[j]] ?? null
+    if (typeof first === 'string' ? v !== first : !(v instanceof Uint8Array) || !sameBytes(v, first)) return null
   }
-  if (r.at !== bytes.length) throw new IndexFormatError(`bytes after ${count} rows`)
-  return { length: count, columns }
+  return valueCheck(first)
+}
+
+/** A decoded slice: its rows, the looked-up column among them only when stored, and the value's check when left out. */
+export interface DecodedSlice {
+  batch: ColumnBatch
+  check: number | null
+}
+
+/** The `count` rows of slice `bytes` of `column`, without filling the looked-up column in (merges re-encode them). */
+export function decodeSlice(fields: readonly RowField[], column: string, bytes: Uint8Array, count: number): DecodedSlice {
+  if (bytes.length === 0) throw new IndexFormatError('an empty slice')
+  const flags = bytes[0]
+  if (flags > COLUMN_KEPT) throw new IndexFormatError(`slice flags ${flags}`)
+  const r = new ByteReader(bytes.subarray(1))
+  const lookup = fields.findIndex(f => f.column === column)
+  const check = flags & COLUMN_KEPT || lookup < 0 ? null : r.u32()
+  const columns: Record<string, ColumnValues> = {}
+  for (let f = 0; f < fields.length; f++) {
+    if (f === lookup && check !== null) continue
+    const { kind, column: name } = fields[f]
+    const wire = wireOf(kind)
+    const width = KINDS[kind].width ?? 0
+    const values: ColumnValues = new Array(count)
+    const distinct: StoredValue[] = []
+    let prev = 0n
+    for (let i = 0; i < count; i++) {
+      if (wire === 'bool') {
+        const b = r.byte()
+        if (b > 2) throw new IndexFormatError(`a bool of ${b}`)
+        values[i] = b === 2 ? null : b === 1
+        continue
+      }
+      const tag = readVarint(r)
+      if (tag === 0) {
+        values[i] = null
+        continue
+      }
+      if (wire === 'u64') {
+        const z = BigInt(tag) - 1n
+        prev += z & 1n ? -((z + 1n) >> 1n) : z >> 1n
+        if (prev < 0n || prev >= 1n << 64n) throw new IndexFormatError(`a u64 of ${prev}`)
+        values[i] = prev
+        continue
+      }
+      if (typeof tag !== 'number') throw new IndexFormatError('a tag too large')
+      if (tag >= 2) {
+        if (tag - 2 >= distinct.length) throw new IndexFormatError(`a repeat of value ${tag - 2} of ${distinct.length}`)
+        values[i] = distinct[tag - 2]
+        continue
+      }
+      let v: StoredValue
+      if (wire === 'text') {
+        try {
+          v = text.decode(r.bytes(r.uint()))
+        } catch (e) {
+          if (e instanceof IndexFormatError) throw e
+          throw new IndexFormatError(`column ${name}: not UTF-8`)
+        }
+      } else if (wire === 'bytes') {
+        const length = r.uint()
+        if (length % 32) v = r.bytes(length).slice()
+        else {
+          if (length > r.buf.length * 32) throw new IndexFormatError(`${length} bytes in a slice of ${r.buf.length}`)
+          v = new Uint8Array(length)
+          for (let at = 0; at < length; at += 32) untrim(r, v, at, 32)
+        }
+      } else {
+        v = new Uint8Array(width)
+        untrim(r, v, 0, width)
+      }
+      distinct.push(v)
+      values[i] = v
+    }
+    columns[fields[f].column] = values
+  }
+  if (r.at !== r.buf.length) throw new IndexFormatError(`bytes after ${count} rows`)
+  return { batch: { length: count, columns }, check }
+}
+
+/**
+ * The `count` rows of slice `bytes`, read for `value` of `column`: its rows with `column`
+ * restored, or none when the slice holds another value under the same key.
+ */
+export function decodeRows(
+  fields: readonly RowField[],
+  column: string,
+  value: Uint8Array | string,
+  bytes: Uint8Array,
+  count: number,
+): ColumnBatch {
+  const { batch, check } = decodeSlice(fields, column, bytes, count)
+  if (check === null) return batch
+  if (check !== valueCheck(value)) return { length: 0, columns: Object.fromEntries(fields.map(f => [f.column, []])) }
+  return { length: count, columns: { ...batch.columns, [column]: new Array(count).fill(value) } }
 }

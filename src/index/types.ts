@@ -92,7 +92,8 @@ export interface RowSlice {
   crc: number
   /** Rows it holds. */
   count: number
-  /** The value looked up (named when the slice fails its check). */
+  /** The column and value looked up (the slice leaves the column out: its rows are restored with the value). */
+  column: string
   value: IndexValue
 }
 

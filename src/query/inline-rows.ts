@@ -52,7 +52,7 @@ export async function inlinePieces(
     const plain: Record<string, (StoredValue | null)[]> = Object.fromEntries(columns.map(c => [c, []]))
     let n = 0
     for (const slice of s.slices) {
-      const got = parsing(slice.key, () => decodeRows(fields, bytes[at++], slice.count))
+      const got = parsing(slice.key, () => decodeRows(fields, slice.column, slice.value, bytes[at++], slice.count))
       for (const c of columns) {
         const values = got.columns[c]
         if (!values) throw new IndexObjectError(slice.key, `holds no column ${c}`)

@@ -3,7 +3,7 @@ import { buildSegment, type PartitionInput, type SegmentSpec } from '../../src/i
 import { valueKey } from '../../src/index/hash.ts'
 import { mergeSegments } from '../../src/index/merge.ts'
 import { segmentSource, storeReader } from '../../src/index/read.ts'
-import { decodeRows, rowCodecId, type RowField } from '../../src/index/rows.ts'
+import { decodeSlice, rowCodecId, type RowField } from '../../src/index/rows.ts'
 import { segmentKeys } from '../../src/index/tiers.ts'
 import type { IndexObject, SegmentDescriptor } from '../../src/index/types.ts'
 import { hex, memoryStore, randomLake, type MemoryStore } from './helpers.ts'
@@ -55,7 +55,7 @@ async function inlineRows(store: MemoryStore, d: SegmentDescriptor, column: stri
       const r = e.rows!
       if (r.count[i] === 0) return out.set(key, 'none')
       const slice = body!.subarray(r.offset[i], r.offset[i] + r.length[i])
-      const rows = decodeRows(fields, slice, r.count[i])
+      const rows = decodeSlice(fields, column, slice, r.count[i]).batch
       out.set(key, [...(rows.columns.n as bigint[])].sort((x, y) => (x < y ? -1 : 1)).join(','))
     })
   }
@@ -167,5 +167,37 @@ describe('inline rows', () => {
         async () => {},
       ),
     ).rejects.toMatchObject({ name: 'IndexObjectError', key })
+  })
+
+  it('a merge keeps only postings for a key whose inputs hold rows of different values (a key collision)', async () => {
+    // the second input's rows of `a` are other bytes than the values its postings were built from:
+    // same keys, other values, as two values under one 52-bit key would be
+    const first = lake(8, 1).inputs
+    const second = lake(8, 1).inputs.map(p => {
+      const entry = { ...p.entry, key: `${p.entry.key}-later`, from: p.entry.from + 1000, to: p.entry.to + 1000 }
+      const a = (p.rows!.columns.a as (Uint8Array | null)[]).map(v => v && Uint8Array.from(v, x => x ^ 0xff))
+      return { ...p, entry, rows: { ...p.rows!, columns: { ...p.rows!.columns, a } } }
+    })
+    const store = memoryStore()
+    const built = [buildSegment(spec, first), buildSegment(spec, second)]
+    for (const b of built) await put(store, b.objects)
+    const outputs: IndexObject[] = []
+    const read = storeReader(store)
+    const merged = await mergeSegments(
+      spec,
+      built.map(b => segmentSource(read, spec.prefix, b.descriptor)),
+      async o => {
+        outputs.push(o)
+      },
+    )
+    await put(store, outputs)
+    const single = await inlineRows(store, built[0].descriptor, 'a')
+    const a = await inlineRows(store, merged, 'a')
+    const b = await inlineRows(store, merged, 'b')
+    const kept = [...single].filter(([, x]) => x !== 'none')
+    expect(kept.length).toBeGreaterThan(10)
+    // every key of `a` lost its rows, while `b` (same values in both) keeps those of at most MAX rows
+    for (const [key] of kept) expect(a.get(key)).toBe('none')
+    expect([...b.values()].filter(x => x !== 'none').length).toBeGreaterThan(0)
   })
 })

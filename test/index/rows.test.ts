@@ -1,10 +1,24 @@
 import { describe, expect, it } from 'vitest'
 import { DEX_DATASETS } from '../../src/datasets/dex.ts'
+import { logs } from '../../src/datasets/evm.ts'
+import { moveDecodedTransactions, moveTransactions } from '../../src/datasets/move.ts'
 import { EVM_DATASETS } from '../../src/datasets/evm.ts'
 import { MOVE_DATASETS } from '../../src/datasets/move.ts'
-import { decodeRows, encodeRows, rowCodecId, rowFieldsOf } from '../../src/index/rows.ts'
+import {
+  decodeRows,
+  decodeSlice,
+  sliceWriter,
+  rowCodecId,
+  rowFieldsOf,
+  sliceColumns,
+  sliceNumbers,
+  valueCheck,
+  type RowField,
+} from '../../src/index/rows.ts'
+import { ByteWriter } from '../../src/index/bytes.ts'
+import type { ColumnBatch } from '../../src/columns/batch.ts'
 import { IndexFormatError } from '../../src/index/bytes.ts'
-import { indexedColumns, type DatasetDecl } from '../../src/schema/dataset.ts'
+import { columnOf, indexedColumns, type DatasetDecl } from '../../src/schema/dataset.ts'
 import { KINDS, type StoredValue } from '../../src/schema/kinds.ts'
 import { makePools, makeRows, plain, randomBytes, rng, toColumns, type Row } from '../query/lake.ts'
 
@@ -33,59 +47,152 @@ function edgeRows(d: DatasetDecl): Row[] {
 }
 
 const plainRows = (rows: Row[], columns: string[]) => rows.map(row => Object.fromEntries(columns.map(c => [c, plain(row[c] ?? null)])))
+const rowsOf = (b: ColumnBatch, columns: string[]): Row[] =>
+  Array.from({ length: b.length }, (_, i) => Object.fromEntries(columns.map(c => [c, b.columns[c][i]])))
 
-describe('inline row codec', () => {
+/** The slice of rows `order` of `batch` for `column` (check as a slice writer takes it); the same with u64s converted first, as a build does. */
+function slice(fields: readonly RowField[], column: string, batch: ColumnBatch, order: number[], check?: number | null): Uint8Array {
+  const encode = (numbers: boolean) => {
+    const w = new ByteWriter()
+    const rows = {
+      columns: sliceColumns(fields, [batch]),
+      part: new Uint32Array(order.length),
+      row: Uint32Array.from(order),
+      lo: 0,
+      hi: order.length,
+    }
+    sliceWriter(fields, column)(numbers ? { ...rows, numbers: sliceNumbers(fields, [batch]) } : rows, w, check)
+    return w.finish()
+  }
+  const bytes = encode(false)
+  expect(encode(true)).toEqual(bytes)
+  return bytes
+}
+
+describe('inline slice codec', () => {
   it('covers every dataset with an indexed column', () => {
     expect(indexed.map(d => d.name)).toEqual(expect.arrayContaining(['logs', 'transactions', 'blocks']))
     expect(indexed.some(d => d.family === 'move')).toBe(true)
   })
 
   for (const d of indexed) {
-    it(`round-trips ${d.family} ${d.name}: random rows, nulls, big integers, empty and long bytes`, () => {
+    it(`round-trips ${d.family} ${d.name}: random rows, nulls, big integers, empty and long bytes, per indexed column`, () => {
       const fields = rowFieldsOf(d)
       const columns = fields.map(f => f.column)
       const rows = [...makeRows(d, [1, 2, 3, 4, 5], rng(7), makePools(rng(8)), 6), ...edgeRows(d)]
-      const batch = toColumns(d, rows)
-      const order = rows.map((_, i) => rows.length - 1 - i)
-      const bytes = encodeRows(fields, batch, order)
-      const back = decodeRows(fields, bytes, rows.length)
-      expect(back.length).toBe(rows.length)
-      const decoded = Array.from({ length: back.length }, (_, i) => Object.fromEntries(columns.map(c => [c, back.columns[c][i]])))
-      expect(plainRows(decoded, columns)).toEqual(
-        plainRows(
-          order.map(i => rows[i]),
+      for (const column of indexedColumns(d)) {
+        // every row given the first row's value of the looked-up column, as a slice holds one value
+        const value = rows.find(r => r[column] !== null)?.[column] ?? (typeof rows[0][column] === 'string' ? 'x' : new Uint8Array(32))
+        const held = rows.map(r => ({ ...r, [column]: value }))
+        const batch = toColumns(d, held)
+        const order = held.map((_, i) => held.length - 1 - i)
+        const bytes = slice(fields, column, batch, order)
+        const want = plainRows(
+          order.map(i => held[i]),
           columns,
-        ),
-      )
-      // slices concatenate: the rows of two encodings are the rows of both
-      const first = encodeRows(fields, batch, [0, 1])
-      const second = encodeRows(fields, batch, [2])
-      const joined = new Uint8Array([...first, ...second])
-      expect(
-        plainRows(
-          [0, 1, 2].map(i => Object.fromEntries(columns.map(c => [c, decodeRows(fields, joined, 3).columns[c][i]]))),
-          columns,
-        ),
-      ).toEqual(plainRows(rows.slice(0, 3), columns))
+        )
+        expect(plainRows(rowsOf(decodeRows(fields, column, value as Uint8Array | string, bytes, held.length), columns), columns)).toEqual(
+          want,
+        )
+        // the looked-up column is left out, and its value's check stands for it
+        const { batch: bare, check } = decodeSlice(fields, column, bytes, held.length)
+        expect(bare.columns[column]).toBeUndefined()
+        expect(check).toBe(valueCheck(value as Uint8Array | string))
+        // rows of another value under the same key are not these
+        const other = typeof value === 'string' ? `${value}!` : Uint8Array.from(value as Uint8Array, x => x ^ 1)
+        expect(decodeRows(fields, column, other, bytes, held.length).length).toBe(0)
+        // a single row, and the rows without compression (all-distinct random rows)
+        expect(
+          plainRows(
+            rowsOf(decodeRows(fields, column, value as Uint8Array | string, slice(fields, column, batch, [2]), 1), columns),
+            columns,
+          ),
+        ).toEqual(plainRows([held[2]], columns))
+      }
     })
   }
 
-  it('refuses bytes that are not the rows they claim, and names the declaration in its id', () => {
-    const [logs] = indexed.filter(d => d.name === 'logs')
+  it('stores the looked-up column when the slice holds two values (a key collision), and re-encodes decoded rows alike', () => {
+    const fields = rowFieldsOf(logs)
+    const columns = fields.map(f => f.column)
+    const rows = makeRows(logs, [1, 2, 3], rng(4), makePools(rng(5)), 5)
+    const batch = toColumns(logs, rows)
+    const order = rows.map((_, i) => i)
+    const bytes = slice(fields, 'address', batch, order)
+    const { batch: back, check } = decodeSlice(fields, 'address', bytes, rows.length)
+    expect(check).toBeNull()
+    expect(plainRows(rowsOf(back, columns), columns)).toEqual(plainRows(rows, columns))
+    // whatever value is looked up, the rows come back as stored: the query's filter picks its own
+    expect(decodeRows(fields, 'address', new Uint8Array(20), bytes, rows.length).length).toBe(rows.length)
+    // decoded rows re-encode to the same slice (what a merge does)
+    expect(slice(fields, 'address', back, order, null)).toEqual(bytes)
+  })
+
+  it('writes what repeats once: a contract’s transfers in one slice, ABI words without their zeros', () => {
+    const fields = rowFieldsOf(logs)
+    const rows = makeRows(
+      logs,
+      Array.from({ length: 40 }, (_, i) => 1000 + i * 7),
+      rng(9),
+      makePools(rng(10)),
+      2,
+    )
+    const contract = rows[0].address
+    const same = rows.map(r => ({ ...r, address: contract, topic0: rows[0].topic0, data: new Uint8Array(32).fill(0, 0, 24) }))
+    const bytes = slice(
+      fields,
+      'address',
+      toColumns(logs, same),
+      same.map((_, i) => i),
+    )
+    expect(bytes[0]).toBe(0)
+    const rowByRow = same.length * (20 + 32 * 4 + 32 + 32)
+    expect(bytes.length).toBeLessThan(rowByRow * 0.7)
+    expect(decodeRows(fields, 'address', contract as Uint8Array, bytes, same.length).length).toBe(same.length)
+  })
+
+  it('refuses bytes that are not the rows they claim, and names the layout in its id', () => {
     const fields = rowFieldsOf(logs)
     const rows = makeRows(logs, [1, 2], rng(1), makePools(rng(2)), 4)
-    const bytes = encodeRows(
-      fields,
-      toColumns(logs, rows),
-      rows.map((_, i) => i),
-    )
-    expect(() => decodeRows(fields, bytes, rows.length + 1)).toThrow(IndexFormatError)
-    expect(() => decodeRows(fields, bytes.subarray(0, bytes.length - 1), rows.length)).toThrow(IndexFormatError)
-    expect(() => decodeRows(fields, new Uint8Array([...bytes, 0]), rows.length)).toThrow(IndexFormatError)
+    const batch = toColumns(logs, rows)
+    const one = rows.map(r => ({ ...r, topic0: rows[0].topic0 }))
+    for (const bytes of [slice(fields, 'address', batch, [0, 1, 2]), slice(fields, 'topic0', toColumns(logs, one), [0, 1, 2])]) {
+      expect(() => decodeSlice(fields, 'address', bytes, 4)).toThrow(IndexFormatError)
+      expect(() => decodeSlice(fields, 'address', bytes.subarray(0, bytes.length - 1), 3)).toThrow(IndexFormatError)
+      expect(() => decodeSlice(fields, 'address', new Uint8Array([...bytes, 0]), 3)).toThrow(IndexFormatError)
+    }
+    expect(() => decodeSlice(fields, 'address', Uint8Array.of(9, 0), 1)).toThrow(IndexFormatError)
+    expect(() => decodeSlice(fields, 'address', Uint8Array.of(1, 200, 0), 1)).toThrow(IndexFormatError)
     expect(rowCodecId(fields)).toMatch(/^[0-9a-f]{16}$/)
     expect(rowCodecId(fields.slice(1))).not.toBe(rowCodecId(fields))
+    expect(rowCodecId(fields.map(f => (f.column === 'data' ? { ...f, kind: 'string' as const } : f)))).not.toBe(rowCodecId(fields))
     expect(() =>
-      encodeRows(fields, { length: 1, columns: { [fields[0].column]: ['not a value' as unknown as StoredValue] } }, [0]),
+      slice(fields, 'address', { length: 1, columns: { [fields[0].column]: ['not a value' as unknown as StoredValue] } }, [0]),
     ).toThrow(RangeError)
+    // a negative or too large u64 is refused, with or without the numbers a build converts first
+    for (const bad of [-1n, 1n << 64n]) {
+      const batch = { length: 1, columns: { block_number: [bad] } }
+      for (const numbers of [undefined, sliceNumbers(fields, [batch])]) {
+        const rows = { columns: sliceColumns(fields, [batch]), numbers, part: [0], row: [0], lo: 0, hi: 1 }
+        expect(() => sliceWriter(fields, 'address')(rows, new ByteWriter())).toThrow(RangeError)
+      }
+    }
+  })
+
+  it('writes a column the batch lacks as nulls', () => {
+    const fields = rowFieldsOf(logs)
+    const address = new Uint8Array(20).fill(7)
+    const bytes = slice(fields, 'address', { length: 1, columns: { block_number: [5n], address: [address] } }, [0])
+    const back = decodeRows(fields, 'address', address, bytes, 1)
+    expect(back.columns.block_number).toEqual([5n])
+    expect(back.columns.address).toEqual([address])
+    expect(back.columns.topic0).toEqual([null])
+    expect(back.columns.removed).toEqual([null])
+  })
+
+  it('gives both Move declarations of one storage the same layout (integers in one, hex in the other)', () => {
+    expect(rowFieldsOf(moveDecodedTransactions).map(f => f.column)).toEqual(rowFieldsOf(moveTransactions).map(f => f.column))
+    expect(rowCodecId(rowFieldsOf(moveDecodedTransactions))).toBe(rowCodecId(rowFieldsOf(moveTransactions)))
+    expect(moveDecodedTransactions.fields.filter(f => !f.virtual).map(columnOf)).toEqual(expect.arrayContaining(['version']))
   })
 })

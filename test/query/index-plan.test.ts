@@ -3,6 +3,9 @@ import { logs, transactions } from '../../src/datasets/evm.ts'
 import { ManifestReader } from '../../src/manifest/read.ts'
 import { rootKey } from '../../src/manifest/keys.ts'
 import { parseRoot } from '../../src/manifest/read.ts'
+import { encodeRoot } from '../../src/manifest/codec.ts'
+import { hashHex } from '../../src/index/hash.ts'
+import { rowFieldsOf } from '../../src/index/rows.ts'
 import type { DatasetDecl } from '../../src/schema/dataset.ts'
 import type { StoredValue } from '../../src/schema/kinds.ts'
 import type { ObjectStore } from '../../src/store/types.ts'
@@ -231,6 +234,35 @@ describe('the value index in the planner', () => {
       await expect(recordedQuery('topic2', value, 1799, logs, store)).rejects.toMatchObject({ name: 'IndexObjectError', key })
     } finally {
       await store.put(key, original)
+    }
+  })
+
+  it('answers segments written in another slice layout (an older codec id) by their postings, never decoding their rows', async () => {
+    const value = valuesOf(logs, 'topic2', rng(12))[2]
+    const before = await recordedQuery('topic2', value, 1799, logs, store)
+    expect(before.result.index?.rows).toBe(1)
+    const original = (await store.get(rootKey(ETH)))!.body
+    const root = parseRoot(original)
+    // the id the first layout (row by row, rows1) gave the logs' fields
+    const old = hashHex(
+      new TextEncoder().encode(
+        `rows1:${rowFieldsOf(logs)
+          .map(f => `${f.column}:${f.kind}`)
+          .join(',')}`,
+      ),
+    )
+    for (const segment of root.datasets.logs.index!.segments)
+      for (const c of Object.values(segment.columns)) if (c.rows) c.rows = { ...c.rows, codec: old }
+    await store.put(rootKey(ETH), new TextEncoder().encode(JSON.stringify(encodeRoot(root))))
+    try {
+      const after = await recordedQuery('topic2', value, 1799, logs, store)
+      expect(after.got).toEqual(before.got)
+      expect(after.result.index?.columns).toEqual(['topic2'])
+      expect(after.result.index?.rows).toBe(0)
+      expect(after.reads.filter(x => x.key.endsWith('.rows'))).toEqual([])
+      expect(after.result.stats.partitionsRead).toBeGreaterThan(0)
+    } finally {
+      await store.put(rootKey(ETH), original)
     }
   })
 
