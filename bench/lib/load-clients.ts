@@ -9,6 +9,8 @@ import { Agent, request } from 'node:http'
 export interface Result {
   status: number
   ms: number
+  /** The query class asked (`Classes`' name). */
+  cls: string
 }
 
 export interface Run {
@@ -22,15 +24,16 @@ export type Classes = { name: string; weight: number; path: () => string }[]
 export const auth = (user: string) => 'Basic ' + Buffer.from(`${user}:${user}`).toString('base64')
 
 /** One GET, the body drained; a broken stream counts as status 0. */
-function get(agent: Agent, url: string, user: string): Promise<Result> {
+function get(agent: Agent, [cls, url]: [string, string], user: string): Promise<Result> {
   return new Promise(resolve => {
     const start = performance.now()
+    const done = (status: number) => resolve({ status, ms: performance.now() - start, cls })
     request(url, { agent, headers: { authorization: auth(user) } }, res => {
       res.on('data', () => {})
-      res.on('end', () => resolve({ status: res.complete ? (res.statusCode ?? 0) : 0, ms: performance.now() - start }))
-      res.on('error', () => resolve({ status: 0, ms: performance.now() - start }))
+      res.on('end', () => done(res.complete ? (res.statusCode ?? 0) : 0))
+      res.on('error', () => done(0))
     })
-      .on('error', () => resolve({ status: 0, ms: performance.now() - start }))
+      .on('error', () => done(0))
       .end()
   })
 }
@@ -54,11 +57,12 @@ export function mix(base: string, address: string): Classes {
   ]
 }
 
-function pickPath(classes: Classes): string {
+/** A class picked at random by weight: its name and a URL. */
+function pickPath(classes: Classes): [string, string] {
   const total = classes.reduce((n, c) => n + c.weight, 0)
   let x = Math.random() * total
-  for (const c of classes) if ((x -= c.weight) < 0) return c.path()
-  return classes[0].path()
+  for (const c of classes) if ((x -= c.weight) < 0) return [c.name, c.path()]
+  return [classes[0].name, classes[0].path()]
 }
 
 /**
@@ -94,7 +98,8 @@ export async function drive(
   return { results, seconds: (performance.now() - started) / 1000, peakRss: Math.max(peakRss, rss()) }
 }
 
-const quantile = (sorted: number[], q: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] : NaN)
+export const quantile = (sorted: number[], q: number) =>
+  sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] : NaN
 
 export const summary = (run: Run, ok: (status: number) => boolean = s => s === 200) => {
   const times = run.results.map(r => r.ms).sort((a, b) => a - b)
@@ -108,6 +113,13 @@ export const summary = (run: Run, ok: (status: number) => boolean = s => s === 2
     peakMb: run.peakRss / 2 ** 20,
   }
 }
+
+/** Runs of the same clients taken together, so a quantile is over all their requests. */
+export const pooled = (runs: Run[]): Run => ({
+  results: runs.flatMap(r => r.results),
+  seconds: runs.reduce((n, r) => n + r.seconds, 0),
+  peakRss: Math.max(0, ...runs.map(r => r.peakRss)),
+})
 
 interface AbuserArgs {
   url: string
