@@ -16,8 +16,9 @@
  * repetition's p99 is reported too, for the spread. Over the same windows: the server's CPU time
  * (from /proc) and, on the Node server, its event-loop delay (bench/lib/loop-delay.ts, preloaded).
  *
- * The abuse run is done with the fair shares between users off (SCAN_CONCURRENCY so high that
- * no slice ever waits) and on (SCAN_CONCURRENCY=1), each on a server of its own, LOAD_ROUNDS times.
+ * The abuse run is done with the fair shares between users off (SCAN_CONCURRENCY unset, the
+ * default; runs up to S set it to 1000000, which still wraps every read) and on
+ * (SCAN_CONCURRENCY=1), each on a server of its own, LOAD_ROUNDS times.
  *
  * LOAD_SECONDS sets the time per capacity point (default 10); LOAD_SERVERS the servers (default
  * `workerd,node`); LOAD_CAPACITY=0 skips the capacity points; LOAD_ABUSE_SECONDS the time of one
@@ -52,9 +53,9 @@ const PACED = 16
 const PACE_MS = 1000
 /** Limits high enough not to bind in the capacity points. */
 const OPEN_LIMITS = { RATE_LIMIT_REQUESTS: '1000000', MAX_STREAMS_PER_USER: '100000', READ_LIMIT_BYTES: String(2 ** 50) }
-/** The fair shares between users on (one slice per user per round), and off: more slices per round than ever start. */
+/** The fair shares between users on (one slice per user per round), and off: SCAN_CONCURRENCY unset, the default. */
 const FAIR = { SCAN_CONCURRENCY: process.env.LOAD_FAIR_CONCURRENCY ?? '1' }
-const UNFAIR = { SCAN_CONCURRENCY: '1000000' }
+const UNFAIR = {}
 const OPEN_RATELIMIT: Record<string, RateLimitConfig> = {
   USER_REQUESTS: { namespace_id: '1001', simple: { limit: 1_000_000, period: 10 } },
 }
@@ -112,6 +113,21 @@ function classFigures(ws: Window[], cls: string): string[] {
     .map(r => r.ms)
     .sort((a, b) => a - b)
   return [int(times.length), ms(quantile(times, 0.5)), ms(quantile(times, 0.99)), int(times.filter(t => t > p99).length)]
+}
+
+/**
+ * How the paced users' slowest requests line up with the abuser's admitted data requests: the
+ * share of all paced requests, and of those slower than their pooled p99, that overlapped one.
+ * The abuser's window of the rate admits its allowance in a burst (up to its 8 streams at once).
+ */
+function overlapShares(ws: Window[], abuserRuns: Run[]): string {
+  const admitted = abuserRuns.flatMap(r => r.results.filter(x => x.status === 200 && x.cls !== 'status').map(x => [x.at, x.at + x.ms]))
+  const all = pooled(ws.map(w => w.run)).results
+  const p99 = summary({ results: all, seconds: 1, peakRss: 0 }).p99
+  const overlaps = (r: Run['results'][number]) => admitted.some(([a, b]) => a < r.at + r.ms && r.at < b)
+  const share = (rs: Run['results']) => `${((100 * rs.filter(overlaps).length) / Math.max(1, rs.length)).toFixed(0)} %`
+  const tail = all.filter(r => r.ms >= p99)
+  return `${share(all)} of all, ${share(tail)} of the ${tail.length} at or above the p99`
 }
 
 /** User plus system CPU time of processes, seconds (from /proc; a process gone counts 0). */
@@ -256,6 +272,7 @@ export const load: Section = {
     const capacity: (string | number)[][] = []
     const abuse: (string | number)[][] = []
     const byClass: (string | number)[][] = []
+    const overlaps: string[] = []
     const notes: string[] = []
     try {
       for (const name of servers) {
@@ -271,8 +288,8 @@ export const load: Section = {
             for (const clients of CLIENTS) {
               ctx.log(`${name}: ${clients} clients for ${seconds} s`)
               const s = summary(await drive(classes, clients, seconds, i => USERS[i % USERS.length], 0, server.rss))
-              capacity.push([name, clients, int(s.requests), int(s.perSecond), ms(s.p50), ms(s.p99), s.errors, int(s.peakMb)])
-              if (clients === 256) notes.push(target(s.errors === 0, `${name}: zero errors at 256 clients (${s.errors})`))
+              capacity.push([name, clients, int(s.requests), int(s.perSecond), ms(s.p50), ms(s.p99), s.errorText, int(s.peakMb)])
+              if (clients === 256) notes.push(target(s.errors === 0, `${name}: zero errors at 256 clients (${s.errorText})`))
             }
           } finally {
             await server.stop()
@@ -323,7 +340,7 @@ export const load: Section = {
                 ms(s.p50),
                 ms(s.p99),
                 p99s(ws),
-                s.errors,
+                s.errorText,
                 cpuShare(ws),
                 loopDelays(ws),
               ]
@@ -336,16 +353,19 @@ export const load: Section = {
                 ms(abuser.p50),
                 ms(abuser.p99),
                 abuserRuns.map(r => ms(summary(r).p99)).join(', '),
-                abuser.errors,
+                abuser.errorText,
                 '-',
                 '-',
               ])
               for (const c of classes)
                 byClass.push([label, c.name, ...classFigures(sides.alone, c.name), ...classFigures(sides.beside, c.name)])
+              overlaps.push(
+                `- ${label}: paced requests beside the abuser that overlapped one of its admitted data requests (${int(abuserRuns.reduce((n, r) => n + r.results.filter(x => x.status === 200 && x.cls !== 'status').length, 0))}): ${overlapShares(sides.beside, abuserRuns)}`,
+              )
               notes.push(
                 target(
                   others.errors === 0 && abuser.throttled > 0 && others.p99 <= alone.p99 * 2,
-                  `${label}: the abuser is throttled (${int(abuser.throttled)} × 429) while the others keep their p99 within 2× over ${int(alone.requests)} and ${int(others.requests)} requests (${ms(alone.p99)} → ${ms(others.p99)} ms, ${(others.p99 / alone.p99).toFixed(2)}×; per repetition ${ratios.map(r => r.toFixed(2)).join(', ')}×, ${within} of ${ratios.length} within 2×), without errors (${others.errors})`,
+                  `${label}: the abuser is throttled (${int(abuser.throttled)} × 429) while the others keep their p99 within 2× over ${int(alone.requests)} and ${int(others.requests)} requests (${ms(alone.p99)} → ${ms(others.p99)} ms, ${(others.p99 / alone.p99).toFixed(2)}×; per repetition ${ratios.map(r => r.toFixed(2)).join(', ')}×, ${within} of ${ratios.length} within 2×), without errors (${others.errorText})`,
                 ),
               )
             } finally {
@@ -362,7 +382,7 @@ export const load: Section = {
       ...(capacity.length
         ? [table(['server', 'clients', 'requests', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'peak RSS MB'], capacity), '']
         : []),
-      `Abuse (${openRate ? 'the request rate lifted, ' : `${RATE_LIMIT ?? 200} requests per 10 s and `}8 streams per user${readLimit ? `, storage read ${readLimit} bytes per 10 s` : ''}), the fair shares between users off (SCAN_CONCURRENCY=1000000) and on (SCAN_CONCURRENCY=${FAIR.SCAN_CONCURRENCY}), each on a server of its own: ${PACED} users each pacing ${1000 / PACE_MS} request/s, alone and beside one user running ${abusers} connections back to back, for ${abuseSeconds} s at a time, ${repeats} times each, alternating (alone first in odd repetitions, beside first in even ones). Requests, p50 and p99 over the repetitions pooled; then the p99 of each repetition; errors (for the abuser: excluding its 429s); the server's CPU over the windows (% of one core; workerd: every workerd process of Miniflare); the Node server's event-loop delay p99 per repetition (ms) and its largest.`,
+      `Abuse (${openRate ? 'the request rate lifted, ' : `${RATE_LIMIT ?? 200} requests per 10 s and `}8 streams per user${readLimit ? `, storage read ${readLimit} bytes per 10 s` : ''}), the fair shares between users off (SCAN_CONCURRENCY unset, the default) and on (SCAN_CONCURRENCY=${FAIR.SCAN_CONCURRENCY}), each on a server of its own: ${PACED} users each pacing ${1000 / PACE_MS} request/s, alone and beside one user running ${abusers} connections back to back, for ${abuseSeconds} s at a time, ${repeats} times each, alternating (alone first in odd repetitions, beside first in even ones). Requests, p50 and p99 over the repetitions pooled; then the p99 of each repetition; errors (for the abuser: excluding its 429s); the server's CPU over the windows (% of one core; workerd: every workerd process of Miniflare); the Node server's event-loop delay p99 per repetition (ms) and its largest.`,
       '',
       table(
         [
@@ -382,6 +402,8 @@ export const load: Section = {
       `By query class: requests, p50 and p99 (ms), and how many were slower than the side's pooled p99 (the tail).`,
       '',
       table(['server', 'class', 'alone: requests', 'p50', 'p99', 'in tail', 'beside: requests', 'p50', 'p99', 'in tail'], byClass),
+      '',
+      ...overlaps,
       '',
       ...notes,
     ].join('\n')

@@ -11,6 +11,8 @@ export interface Result {
   ms: number
   /** The query class asked (`Classes`' name). */
   cls: string
+  /** When it was sent, epoch ms (comparable between the benchmark's processes). */
+  at: number
 }
 
 export interface Run {
@@ -27,7 +29,7 @@ export const auth = (user: string) => 'Basic ' + Buffer.from(`${user}:${user}`).
 function get(agent: Agent, [cls, url]: [string, string], user: string): Promise<Result> {
   return new Promise(resolve => {
     const start = performance.now()
-    const done = (status: number) => resolve({ status, ms: performance.now() - start, cls })
+    const done = (status: number) => resolve({ status, ms: performance.now() - start, cls, at: performance.timeOrigin + start })
     request(url, { agent, headers: { authorization: auth(user) } }, res => {
       res.on('data', () => {})
       res.on('end', () => done(res.complete ? (res.statusCode ?? 0) : 0))
@@ -101,6 +103,13 @@ export async function drive(
 export const quantile = (sorted: number[], q: number) =>
   sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] : NaN
 
+function errorText(statuses: number[]): string {
+  const counts = new Map<number, number>()
+  for (const s of statuses) counts.set(s, (counts.get(s) ?? 0) + 1)
+  const by = [...counts].sort((a, b) => b[1] - a[1]).map(([s, n]) => `${s} × ${n}`)
+  return statuses.length ? `${statuses.length} (${by.join(', ')})` : '0'
+}
+
 export const summary = (run: Run, ok: (status: number) => boolean = s => s === 200) => {
   const times = run.results.map(r => r.ms).sort((a, b) => a - b)
   return {
@@ -109,6 +118,8 @@ export const summary = (run: Run, ok: (status: number) => boolean = s => s === 2
     p50: quantile(times, 0.5),
     p99: quantile(times, 0.99),
     errors: run.results.filter(r => !ok(r.status)).length,
+    /** The errors by status (0: a broken stream or connection), e.g. `3 (503 × 2, 0 × 1)`. */
+    errorText: errorText(run.results.filter(r => !ok(r.status)).map(r => r.status)),
     throttled: run.results.filter(r => r.status === 429).length,
     peakMb: run.peakRss / 2 ** 20,
   }
