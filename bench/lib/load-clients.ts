@@ -9,6 +9,10 @@ import { Agent, request } from 'node:http'
 export interface Result {
   status: number
   ms: number
+  /** The query class asked (`Classes`' name). */
+  cls: string
+  /** When it was sent, epoch ms (comparable between the benchmark's processes). */
+  at: number
 }
 
 export interface Run {
@@ -22,15 +26,16 @@ export type Classes = { name: string; weight: number; path: () => string }[]
 export const auth = (user: string) => 'Basic ' + Buffer.from(`${user}:${user}`).toString('base64')
 
 /** One GET, the body drained; a broken stream counts as status 0. */
-function get(agent: Agent, url: string, user: string): Promise<Result> {
+function get(agent: Agent, [cls, url]: [string, string], user: string): Promise<Result> {
   return new Promise(resolve => {
     const start = performance.now()
+    const done = (status: number) => resolve({ status, ms: performance.now() - start, cls, at: performance.timeOrigin + start })
     request(url, { agent, headers: { authorization: auth(user) } }, res => {
       res.on('data', () => {})
-      res.on('end', () => resolve({ status: res.complete ? (res.statusCode ?? 0) : 0, ms: performance.now() - start }))
-      res.on('error', () => resolve({ status: 0, ms: performance.now() - start }))
+      res.on('end', () => done(res.complete ? (res.statusCode ?? 0) : 0))
+      res.on('error', () => done(0))
     })
-      .on('error', () => resolve({ status: 0, ms: performance.now() - start }))
+      .on('error', () => done(0))
       .end()
   })
 }
@@ -54,11 +59,12 @@ export function mix(base: string, address: string): Classes {
   ]
 }
 
-function pickPath(classes: Classes): string {
+/** A class picked at random by weight: its name and a URL. */
+function pickPath(classes: Classes): [string, string] {
   const total = classes.reduce((n, c) => n + c.weight, 0)
   let x = Math.random() * total
-  for (const c of classes) if ((x -= c.weight) < 0) return c.path()
-  return classes[0].path()
+  for (const c of classes) if ((x -= c.weight) < 0) return [c.name, c.path()]
+  return [classes[0].name, classes[0].path()]
 }
 
 /**
@@ -94,7 +100,15 @@ export async function drive(
   return { results, seconds: (performance.now() - started) / 1000, peakRss: Math.max(peakRss, rss()) }
 }
 
-const quantile = (sorted: number[], q: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] : NaN)
+export const quantile = (sorted: number[], q: number) =>
+  sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] : NaN
+
+function errorText(statuses: number[]): string {
+  const counts = new Map<number, number>()
+  for (const s of statuses) counts.set(s, (counts.get(s) ?? 0) + 1)
+  const by = [...counts].sort((a, b) => b[1] - a[1]).map(([s, n]) => `${s} × ${n}`)
+  return statuses.length ? `${statuses.length} (${by.join(', ')})` : '0'
+}
 
 export const summary = (run: Run, ok: (status: number) => boolean = s => s === 200) => {
   const times = run.results.map(r => r.ms).sort((a, b) => a - b)
@@ -104,10 +118,19 @@ export const summary = (run: Run, ok: (status: number) => boolean = s => s === 2
     p50: quantile(times, 0.5),
     p99: quantile(times, 0.99),
     errors: run.results.filter(r => !ok(r.status)).length,
+    /** The errors by status (0: a broken stream or connection), e.g. `3 (503 × 2, 0 × 1)`. */
+    errorText: errorText(run.results.filter(r => !ok(r.status)).map(r => r.status)),
     throttled: run.results.filter(r => r.status === 429).length,
     peakMb: run.peakRss / 2 ** 20,
   }
 }
+
+/** Runs of the same clients taken together, so a quantile is over all their requests. */
+export const pooled = (runs: Run[]): Run => ({
+  results: runs.flatMap(r => r.results),
+  seconds: runs.reduce((n, r) => n + r.seconds, 0),
+  peakRss: Math.max(0, ...runs.map(r => r.peakRss)),
+})
 
 interface AbuserArgs {
   url: string

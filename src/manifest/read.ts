@@ -92,7 +92,7 @@ export class ManifestReader {
   readonly rootTtlMs: number
   readonly maxShards: number
   readonly maxShardBytes: number
-  private roots = new Map<string, { at: number; root: Promise<ManifestRoot | null> }>()
+  private roots = new Map<string, { at: number; root: ManifestRoot | null }>()
   private shards = new Map<string, CachedShard>()
   private cachedBytes = 0
 
@@ -103,14 +103,18 @@ export class ManifestReader {
     this.maxShardBytes = options.maxShardBytes ?? 8 * 1024 * 1024
   }
 
-  /** The chain's root, or null when nothing was ever published for it. */
-  root(chain: ChainRef, store: ObjectStore = this.store): Promise<ManifestRoot | null> {
+  /**
+   * The chain's root, or null when nothing was ever published for it. A root once read is
+   * shared, a read in flight is not: workerd cancels a request as hung ("your Worker's code
+   * had hung") when all it waits for is another request's I/O (BENCHMARKS.md, run V).
+   */
+  async root(chain: ChainRef, store: ObjectStore = this.store): Promise<ManifestRoot | null> {
     const key = rootKey(chain)
     const cached = this.roots.get(key)
     if (cached && Date.now() - cached.at < this.rootTtlMs) return cached.root
-    const root = store.get(key).then(got => (got ? parsed(key, got, parseRoot) : null))
+    const got = await store.get(key)
+    const root = got ? parsed(key, got, parseRoot) : null
     this.roots.set(key, { at: Date.now(), root })
-    root.catch(() => this.roots.delete(key))
     return root
   }
 

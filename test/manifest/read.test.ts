@@ -112,6 +112,16 @@ describe('ManifestReader.scanPartitions', () => {
     expect(tight.counts.requests).toBe(10)
   })
 
+  it("shares a root once read, never a read in flight (a Worker cancels a request that waits only for another request's read)", async () => {
+    const counted = countingStore(store)
+    const reader = new ManifestReader(counted, { rootTtlMs: 60_000 })
+    const both = await Promise.all([reader.root(chain), reader.root(chain)])
+    expect(both).toEqual([root, root])
+    expect(counted.counts.requests).toBe(2)
+    expect(await reader.root(chain)).toEqual(root)
+    expect(counted.counts.requests).toBe(2)
+  })
+
   it('serves the root the store holds: an older root put back replaces a newer generation once the cache expires', async () => {
     const key = 'evm-31337/manifest/root.json'
     const older = (await store.get(key))!.body.slice()
