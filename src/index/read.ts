@@ -123,25 +123,40 @@ export async function readSlices(
   )
 }
 
+/** The values an index cache holds, shared by its scoped views. */
+class Held {
+  readonly values = new Map<string, { value: unknown; size: number }>()
+  size = 0
+}
+
 /**
  * Decoded tables and buckets kept across lookups (immutable objects: never stale), least
- * recently used out beyond `maxBytes`; a load in flight is shared, not repeated.
+ * recently used out beyond `maxBytes`; a load in flight is shared, not repeated, within one
+ * cache. A query uses a `scoped()` view of the server's cache: it shares what was read but
+ * not another query's loads, since a Worker cancels a request that waits on another
+ * request's read (BENCHMARKS.md, run V).
  */
 export class IndexCache {
-  private held = new Map<string, { value: unknown; size: number }>()
   private loading = new Map<string, Promise<unknown>>()
-  private size = 0
   readonly maxBytes: number
+  private readonly held: Held
 
-  constructor(maxBytes = 8 * 1024 * 1024) {
+  constructor(maxBytes = 8 * 1024 * 1024, held = new Held()) {
     this.maxBytes = maxBytes
+    this.held = held
+  }
+
+  /** A view that shares this cache's values and keeps its loads in flight to itself. */
+  scoped(): IndexCache {
+    return new IndexCache(this.maxBytes, this.held)
   }
 
   async get<T>(key: string, load: () => Promise<{ value: T; size: number }>): Promise<T> {
-    const hit = this.held.get(key)
+    const { values } = this.held
+    const hit = values.get(key)
     if (hit) {
-      this.held.delete(key)
-      this.held.set(key, hit)
+      values.delete(key)
+      values.set(key, hit)
       return hit.value as T
     }
     const pending = this.loading.get(key)
@@ -160,12 +175,15 @@ export class IndexCache {
 
   private keep(key: string, value: unknown, size: number): void {
     if (size > this.maxBytes) return
-    this.held.set(key, { value, size })
-    this.size += size
-    for (const [k, v] of this.held) {
-      if (this.size <= this.maxBytes) break
-      this.held.delete(k)
-      this.size -= v.size
+    const held = this.held
+    const old = held.values.get(key)
+    if (old) held.size -= old.size
+    held.values.set(key, { value, size })
+    held.size += size
+    for (const [k, v] of held.values) {
+      if (held.size <= this.maxBytes) break
+      held.values.delete(k)
+      held.size -= v.size
     }
   }
 }

@@ -74,7 +74,7 @@ export interface WalkOptions {
 }
 
 interface CachedShard {
-  shard: Promise<ManifestShard>
+  shard: ManifestShard
   bytes: number
 }
 
@@ -118,45 +118,42 @@ export class ManifestReader {
     return root
   }
 
-  /** A shard by key, from the cache or the store, verified against `crc` (its root's record) when read. */
-  shard(key: string, store: ObjectStore = this.store, crc?: number): Promise<ManifestShard> {
+  /**
+   * A shard by key, from the cache or the store, verified against `crc` (its root's record) when
+   * read. Only read shards are shared between queries, as roots are: a Worker cancels a request
+   * that waits on another request's read, so two queries loading one shard each read it.
+   */
+  async shard(key: string, store: ObjectStore = this.store, crc?: number): Promise<ManifestShard> {
     const cached = this.shards.get(key)
     if (cached) {
       this.shards.delete(key)
       this.shards.set(key, cached)
       return cached.shard
     }
-    let entry: CachedShard
-    const shard = store.get(key).then(got => {
-      if (!got) throw new CorruptObjectError(key, 'the manifest shard the root names is missing')
-      // a short read is a failed read (retry, in `parsed`), not damage
-      if (got.body.length >= got.size) checkShard(key, got.body, crc)
-      const decoded = parsed(key, got, parseShard)
-      if (this.shards.get(key) === entry) {
-        entry.bytes = got.body.length
-        this.cachedBytes += entry.bytes
-        this.evict()
-      }
-      return decoded
-    })
-    entry = { shard, bytes: 0 }
-    shard.catch(() => this.forget(key, entry))
-    this.shards.set(key, entry)
+    const got = await store.get(key)
+    if (!got) throw new CorruptObjectError(key, 'the manifest shard the root names is missing')
+    // a short read is a failed read (retry, in `parsed`), not damage
+    if (got.body.length >= got.size) checkShard(key, got.body, crc)
+    const shard = parsed(key, got, parseShard)
+    this.forget(key)
+    this.shards.set(key, { shard, bytes: got.body.length })
+    this.cachedBytes += got.body.length
     this.evict()
     return shard
   }
 
-  private forget(key: string, entry: CachedShard): void {
-    if (this.shards.get(key) !== entry) return
+  private forget(key: string): void {
+    const entry = this.shards.get(key)
+    if (!entry) return
     this.shards.delete(key)
     this.cachedBytes -= entry.bytes
   }
 
   /** Drops least recently used shards until both limits hold (the newest always stays). */
   private evict(): void {
-    for (const [key, entry] of this.shards) {
+    for (const key of this.shards.keys()) {
       if (this.shards.size <= 1 || (this.shards.size <= this.maxShards && this.cachedBytes <= this.maxShardBytes)) return
-      this.forget(key, entry)
+      this.forget(key)
     }
   }
 

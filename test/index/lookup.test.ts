@@ -76,6 +76,26 @@ describe('a lookup over many segments', () => {
     expect(again.partitions).toEqual(b.partitions)
   })
 
+  it("shares what one scoped view read with the others, never a view's read in flight (a Worker cancels a request that waits on another's read)", async () => {
+    const shared = new IndexCache()
+    const [va] = someValues(3, 1)
+    store.reset()
+    const [a, b] = await Promise.all([
+      lookupValues(store, index, 'b', [va], { cache: shared.scoped() }),
+      lookupValues(store, index, 'b', [va], { cache: shared.scoped() }),
+    ])
+    expect(b.partitions).toEqual(a.partitions)
+    expect(store.gets.length).toBe(a.reads + b.reads)
+    expect(b.reads).toBe(a.reads)
+    store.reset()
+    for (const cache of [shared, shared.scoped()]) {
+      const again = await lookupValues(store, index, 'b', [va], { cache })
+      expect(again.reads).toBe(0)
+      expect(again.partitions).toEqual(a.partitions)
+    }
+    expect(store.gets).toEqual([])
+  })
+
   it('reads only the segments meeting a range and returns only partitions in it', async () => {
     const range: [number, number] = [10_000, 14_999]
     const values = someValues(5, 10)

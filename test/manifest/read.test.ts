@@ -122,6 +122,19 @@ describe('ManifestReader.scanPartitions', () => {
     expect(counted.counts.requests).toBe(2)
   })
 
+  it('shares a shard once read, never a read in flight, and counts its bytes once', async () => {
+    const counted = countingStore(store)
+    const key = root.datasets.logs.shards[0].key
+    const shardBytes = (await store.get(key))!.body.length
+    // room for exactly one copy: a shard counted twice would evict itself
+    const reader = new ManifestReader(counted, { maxShardBytes: shardBytes + 1 })
+    const both = await Promise.all([reader.shard(key), reader.shard(key)])
+    expect(both[0]).toEqual(both[1])
+    expect(counted.counts.requests).toBe(2)
+    await reader.shard(key)
+    expect(counted.counts.requests).toBe(2)
+  })
+
   it('serves the root the store holds: an older root put back replaces a newer generation once the cache expires', async () => {
     const key = 'evm-31337/manifest/root.json'
     const older = (await store.get(key))!.body.slice()
