@@ -74,16 +74,16 @@ export class FairShare {
       this.start(user)
       return Promise.resolve()
     }
-    return new Promise<void>(resolve => {
-      const rescue = setTimeout(() => this.endRound(), this.rescueMs)
-      const go = () => {
-        clearTimeout(rescue)
-        resolve()
-      }
+    let rescue: ReturnType<typeof setTimeout> | undefined
+    const granted = new Promise<void>(resolve => {
+      rescue = setTimeout(() => this.endRound(), this.rescueMs)
       const queue = this.waiting.get(user)
-      if (queue) queue.push(go)
-      else this.waiting.set(user, [go])
+      if (queue) queue.push(resolve)
+      else this.waiting.set(user, [resolve])
     })
+    // The timer is cleared by its own request once granted, never by the request whose round
+    // granted it: a Worker's timer ids are its request's, so that would clear another timer.
+    return granted.then(() => clearTimeout(rescue))
   }
 
   /** Runs `step` as a slice of `user`'s: once it may start (the slice lasts until the step first waits). */
