@@ -82,7 +82,8 @@ export class FairShare {
       else this.waiting.set(user, [resolve])
     })
     // The timer is cleared by its own request once granted, never by the request whose round
-    // granted it: a Worker's timer ids are its request's, so that would clear another timer.
+    // granted it: a Worker's timers belong to their request, and clearing one from another
+    // request was the likely cause of requests cancelled as hung (BENCHMARKS.md, run V6).
     return granted.then(() => clearTimeout(rescue))
   }
 
