@@ -4,7 +4,7 @@
  * schema/kinds.ts). Pure: no I/O, no checks beyond what filling a column needs.
  */
 import { blocks, logs, transactions } from '../datasets/evm.ts'
-import { digitsInto, hexToBytes } from '../schema/hex.ts'
+import { digitsInto, hexToBytes, smallQuantity } from '../schema/hex.ts'
 import { u256ToBytes } from '../schema/kinds.ts'
 import { BatchBuilder } from './batch.ts'
 import type { Hex, RawBlock, RpcBlock, RpcLog, RpcReceipt, RpcTransaction } from './evm-json.ts'
@@ -28,17 +28,8 @@ const small = (n: number): bigint => (n < 4096 ? SMALL[n] : BigInt(n))
 
 /** A quantity as u64: from the shared small values for up to three digits, else BigInt (which also refuses what is not a number). */
 function u64(hex: Hex): bigint {
-  if (hex.length <= 5 && hex.length > 2 && hex.charCodeAt(0) === 48 && hex.charCodeAt(1) === 120) {
-    let v = 0
-    for (let i = 2; i < hex.length; i++) {
-      const c = hex.charCodeAt(i)
-      const d = c - 48 < 10 ? c - 48 : (c | 0x20) - 97 < 6 ? (c | 0x20) - 87 : -1
-      if (d < 0) return BigInt(hex)
-      v = v * 16 + d
-    }
-    return SMALL[v]
-  }
-  return BigInt(hex)
+  const v = hex.length <= 5 ? smallQuantity(hex) : -1
+  return v >= 0 ? SMALL[v] : BigInt(hex)
 }
 /** A 256-bit quantity's 32 stored bytes, read from its hex digits (u256ToBytes(BigInt(hex)) without the BigInt arithmetic). */
 export function u256(hex: Hex): Uint8Array {

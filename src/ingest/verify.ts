@@ -5,7 +5,7 @@
  * consistent with the block. The header hash binds the roots, so rows that pass are
  * the chain's rows. Pure: no I/O.
  */
-import { bytesToHex, hexToBytes } from '../schema/hex.ts'
+import { bytesToHex, hexToBytes, smallQuantity } from '../schema/hex.ts'
 import type { Hex, RawBlock, RpcBlock, RpcLog, RpcReceipt, RpcTransaction, RpcWithdrawal } from './evm-json.ts'
 import { hexData, hexQuantity, rlpEncode, type RlpItem } from './rlp.ts'
 import { jsKeccak256, type Keccak256 } from './keccak.ts'
@@ -30,15 +30,8 @@ const num = (hex: string): bigint => BigInt(hex)
  * log, and BigInt would allocate for each.
  */
 export function isQuantity(hex: string, n: number): boolean {
-  if (hex.length < 3 || hex.length > 15 || hex.charCodeAt(0) !== 48 || (hex.charCodeAt(1) | 0x20) !== 120) return num(hex) === BigInt(n)
-  let v = 0
-  for (let i = 2; i < hex.length; i++) {
-    const c = hex.charCodeAt(i)
-    const d = c - 48 < 10 ? c - 48 : (c | 0x20) - 97 < 6 ? (c | 0x20) - 87 : -1
-    if (d < 0) return num(hex) === BigInt(n)
-    v = v * 16 + d
-  }
-  return v === n
+  const v = smallQuantity(hex)
+  return v >= 0 ? v === n : num(hex) === BigInt(n)
 }
 const present = <T>(v: T | null | undefined): v is T => v !== null && v !== undefined
 

@@ -24,6 +24,22 @@ const NATIVE_FROM = 512
 
 const invalidHex = (hex: string) => new Error(`invalid hex: ${hex.length > 80 ? hex.slice(0, 80) + '…' : hex}`)
 
+/**
+ * A 0x-quantity of at most 13 digits as a number (exact in a double), read from its digits
+ * without a BigInt; -1 for anything else (longer, or not plain hex), which callers hand to BigInt.
+ */
+export function smallQuantity(hex: string): number {
+  if (hex.length < 3 || hex.length > 15 || hex.charCodeAt(0) !== 48 || (hex.charCodeAt(1) | 0x20) !== 120) return -1
+  let v = 0
+  for (let i = 2; i < hex.length; i++) {
+    const c = hex.charCodeAt(i)
+    const d = c < 128 ? NIBBLE[c] : -1
+    if (d < 0) return -1
+    v = v * 16 + d
+  }
+  return v
+}
+
 /** Parses 0x-prefixed hex of even length (case-insensitive). */
 export function hexToBytes(hex: string): Uint8Array {
   const start = hex.charCodeAt(0) === 48 && (hex.charCodeAt(1) | 0x20) === 120 ? 2 : 0
