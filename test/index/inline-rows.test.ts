@@ -76,6 +76,23 @@ async function put(store: MemoryStore, objects: IndexObject[]) {
   for (const o of objects) await store.put(o.key, o.bytes)
 }
 
+/** A segment built over each list of inputs into `store`, then their merge, its objects stored too. */
+async function buildAndMerge(store: MemoryStore, inputs: PartitionInput[][]) {
+  const built = inputs.map(i => buildSegment(spec, i))
+  for (const b of built) await put(store, b.objects)
+  const outputs: IndexObject[] = []
+  const read = storeReader(store)
+  const merged = await mergeSegments(
+    spec,
+    built.map(b => segmentSource(read, spec.prefix, b.descriptor)),
+    async o => {
+      outputs.push(o)
+    },
+  )
+  await put(store, outputs)
+  return { built, merged, outputs }
+}
+
 describe('inline rows', () => {
   it('a build stores the rows of every value in at most INLINE_ROWS rows, and only those', async () => {
     const { inputs, rowsOf } = lake(1, 5)
@@ -108,18 +125,11 @@ describe('inline rows', () => {
   it('a merge keeps a key’s rows while the merged count is at most INLINE_ROWS, like a build over the union', async () => {
     const parts = [lake(3, 3), lake(4, 1), lake(5, 2)]
     const store = memoryStore()
-    const built = parts.map(p => buildSegment(spec, p.inputs))
-    for (const b of built) await put(store, b.objects)
-    const outputs: IndexObject[] = []
-    const read = storeReader(store)
-    const merged = await mergeSegments(
-      spec,
-      built.map(b => segmentSource(read, spec.prefix, b.descriptor)),
-      async o => {
-        outputs.push(o)
-      },
+    const { built, merged, outputs } = await buildAndMerge(
+      store,
+      parts.map(p => p.inputs),
     )
-    await put(store, outputs)
+    const read = storeReader(store)
     expect(new Set(segmentKeys(spec.prefix, merged))).toEqual(new Set(outputs.map(o => o.key)))
     for (const column of ['a', 'b'] as const) {
       const all = new Map<string, bigint[]>()
@@ -179,18 +189,7 @@ describe('inline rows', () => {
       return { ...p, entry, rows: { ...p.rows!, columns: { ...p.rows!.columns, a } } }
     })
     const store = memoryStore()
-    const built = [buildSegment(spec, first), buildSegment(spec, second)]
-    for (const b of built) await put(store, b.objects)
-    const outputs: IndexObject[] = []
-    const read = storeReader(store)
-    const merged = await mergeSegments(
-      spec,
-      built.map(b => segmentSource(read, spec.prefix, b.descriptor)),
-      async o => {
-        outputs.push(o)
-      },
-    )
-    await put(store, outputs)
+    const { built, merged } = await buildAndMerge(store, [first, second])
     const single = await inlineRows(store, built[0].descriptor, 'a')
     const a = await inlineRows(store, merged, 'a')
     const b = await inlineRows(store, merged, 'b')
