@@ -113,14 +113,15 @@ export async function runQuery(ctx: EngineContext, spec: QuerySpec): Promise<Que
   const plan = planScan({ ...spec, fields }, range)
   const dataset = root.datasets[storage]
   const fieldsOfRows = rowFieldsOf(spec.dataset)
-  // this query's view of the shared cache: it never waits on another query's read
-  const cache = ctx.index?.scoped()
+  // this query's view of the shared cache (it never waits on another query's read), or a cache
+  // of its own: either way its lookups and inline rows read each index object once
+  const cache = ctx.index?.scoped() ?? new IndexCache()
   const indexed =
     ctx.noIndex || plan.empty
       ? null
       : await planIndexed(io, spec.chain, storage, dataset, plan.predicates, range, cache, rowCodecId(fieldsOfRows))
   const inline = indexed?.inline.length
-    ? await inlinePieces(io, plan, fieldsOfRows, indexed.inline, cache ?? new IndexCache(Infinity))
+    ? await inlinePieces(io, plan, fieldsOfRows, indexed.inline, cache)
     : { pieces: [], rows: 0, reads: 0, bytes: 0 }
   const walks = (indexed ? indexed.fallback : [range]).map(r => ctx.manifest.scanPartitions(root, storage, r, io))
   const partitionsTotal = dataset.shards.reduce((n, s) => n + s.partitions, 0)

@@ -220,6 +220,29 @@ describe('the value index in the planner', () => {
     expect(reads.filter(x => x.key.endsWith('.rows')).length).toBeGreaterThan(0)
   })
 
+  it('reads each index object once in a query with two predicates on one indexed column, without a server cache', async () => {
+    const inRange = rows.logs.filter(r => Number(r.block_number) >= 1000)
+    const [a, b] = [inRange[0].address, inRange.find(r => r.address.join() !== inRange[0].address.join())!.address] as StoredValue[]
+    const s: QuerySpec = {
+      chain: ETH,
+      dataset: logs,
+      from: 1000,
+      to: 1799,
+      predicates: [
+        { field: field(logs, 'address'), op: 'eq', values: [a] },
+        { field: field(logs, 'address'), op: 'in', values: [a, b] },
+      ],
+      fields: [...logs.fields],
+    }
+    const { store: recorded, reads } = recordingStore(store)
+    const result = await runQuery({ store: recorded, manifest: new ManifestReader(recorded) }, s)
+    const got = batchRows(await collect(result.batches))
+    expect(got).toEqual(expected(rows.logs, s.predicates, s.fields, result.range, 'block_number', ETH.id))
+    const index = reads.filter(x => x.key.includes('/index/')).map(x => `${x.key} ${x.offset} ${x.length}`)
+    expect(index.length).toBeGreaterThan(1)
+    expect(new Set(index).size).toBe(index.length)
+  })
+
   it('fails visibly, naming the object and the value, when a byte of a rows object is flipped', async () => {
     const value = valuesOf(logs, 'topic2', rng(12))[2]
     const { reads } = await recordedQuery('topic2', value, 1799, logs, store)
