@@ -13,14 +13,41 @@ import type { ColumnBatch } from '../columns/batch.ts'
 import { compareValues } from '../columns/compare.ts'
 
 /**
- * Most rows a lookup may read, as a share of the partition's rows: beyond it the value
- * is common enough that the block-ordered scan (bloom filters, filter column first,
- * then matching pages) reads less.
+ * Rows a lookup may always read, as a share of the partition's rows (and the share one copy
+ * row group must fit in for a copy to be written); beyond it `lookupPays` weighs bytes.
  */
 export const LOOKUP_SHARE = 1 / 16
 
-/** The most rows a lookup through `decl`'s copies may read, as a share of the partition's rows. */
+/** The share of a partition's rows a lookup through `decl`'s copies may always read. */
 export const lookupShare = (decl: Pick<LookupDecl, 'share'>): number => decl.share ?? LOOKUP_SHARE
+
+/**
+ * Beyond the share, a lookup still pays when the copy's row groups it fetches are at most half
+ * the bytes the block-ordered scan would read (the columns it needs, over the rows its bloom
+ * filters and statistics leave), and within `LOOKUP_HOLD_BYTES`: a value that common (a hot
+ * contract, 20 warm ones in one `__in`) has matches in nearly every page there, so that scan
+ * reads and decodes nearly the whole partition, where the copy's groups are the value's rows
+ * alone (BENCHMARKS.md "Hot values through the lookup copies": 78 MB → 8 MB read). Half, since
+ * a value's rows clustered in a few blocks leave that scan only the pages holding them.
+ */
+export const LOOKUP_SPREAD_SHARE = 1 / 2
+
+/** Most bytes of a lookup copy's row groups that one partition's lookup holds in memory at once beyond the share. */
+export const LOOKUP_HOLD_BYTES = 16 * 1024 * 1024
+
+/** What a lookup would read, and what the block-ordered scan of the same partition would. */
+export interface LookupCost {
+  /** Rows and bytes of the copy's row groups that may hold the values. */
+  matched: number
+  bytes: number
+  /** Rows the partition's own path starts from, and the bytes its scan would read. */
+  rows: number
+  scanBytes: number
+}
+
+/** Whether a lookup is cheaper than the block-ordered scan (`share`: the lookup's declared share). */
+export const lookupPays = (c: LookupCost, share: number): boolean =>
+  c.matched <= c.rows * share || (c.bytes <= c.scanBytes * LOOKUP_SPREAD_SHARE && c.bytes <= LOOKUP_HOLD_BYTES)
 
 /** A copy can serve a lookup only if one of its row groups is within the lookup share of the partition. */
 export function lookupWorthwhile(rows: number, decl: LookupDecl): boolean {

@@ -12,20 +12,23 @@ import type { Predicate } from './types.ts'
 import type { StoredValue } from '../schema/kinds.ts'
 import { concatVectors, takeVector, valueAt, type Vector } from '../columns/vector.ts'
 import { compareValues } from '../columns/compare.ts'
+import { lookupPays } from '../parquet/lookup.ts'
 import { groupSpan, hold, letGo } from './hold.ts'
 import { columnChunk, layoutsOf, type OpenPartition, readWhole, type ScanProgress, type Selected, type Unit } from './unit.ts'
 
 /**
  * The read of a partition through its lookup copy: the row groups whose min/max of the
  * lookup column may hold a looked-up value (the copy is sorted by it, so the bounds are
- * tight). Null when those groups hold more than the lookup's share of `rows`, the rows the
- * partition's own path would consider.
+ * tight). Null when the partition's own path reads less (`lookupPays`): `rows` is what that
+ * path starts from, `scanRows` what it would consider after its bloom filters and statistics
+ * (its bytes estimated from the block-ordered file's data size, in the shares of the copy's).
  */
 export function lookupUnit(
   queue: ReadQueue,
   plan: ScanPlan,
   p: PartitionPlan,
   rows: number,
+  scanRows: number,
   metadata: FileMetaData,
   resident: Resident,
   compressors: Compressors | undefined,
@@ -33,6 +36,7 @@ export function lookupUnit(
   const { column, values, share } = plan.lookup!
   const groups: number[] = []
   let matched = 0
+  let bytes = 0
   const known = (x: unknown): x is StoredValue => x instanceof Uint8Array || typeof x === 'bigint' || typeof x === 'string'
   metadata.row_groups.forEach((g, i) => {
     const stats = columnChunk(metadata, i, column)?.meta_data?.statistics
@@ -40,11 +44,14 @@ export function lookupUnit(
     if (known(min) && known(max) && !values.some(v => compareValues(min, v) <= 0 && compareValues(v, max) <= 0)) return
     groups.push(i)
     matched += Number(g.num_rows)
+    const [start, end] = groupSpan(metadata, i)
+    bytes += end - start
   })
-  if (matched > rows * share) return null
-  const stored = new Set(metadata.schema.map(e => e.name))
   // The order columns too: rows of several values are re-sorted by them, asked for or not.
   const columns = [...new Set([...plan.columns, ...plan.lookupOrder])]
+  const scanBytes = (p.tailOffset * scanRows * columnShare(metadata, plan.columns)) / Math.max(1, Number(metadata.num_rows))
+  if (!lookupPays({ matched, bytes, rows, scanBytes }, share)) return null
+  const stored = new Set(metadata.schema.map(e => e.name))
   const absent = new Set(columns.filter(c => !stored.has(c)))
   const part: OpenPartition = {
     plan: { ...p, key: p.lookup!.key, bytes: p.lookup!.bytes },
@@ -59,6 +66,20 @@ export function lookupUnit(
     kinds: plan.kinds,
   }
   return { part, group: -1, start: 0, end: matched, inside: false, lookup: groups }
+}
+
+/** The share of a file's column-chunk bytes that `columns` take. */
+function columnShare(metadata: FileMetaData, columns: readonly string[]): number {
+  const wanted = new Set(columns)
+  let all = 0
+  let some = 0
+  for (const g of metadata.row_groups)
+    for (const c of g.columns) {
+      const size = Number(c.meta_data?.total_compressed_size ?? 0)
+      all += size
+      if (wanted.has(c.meta_data?.path_in_schema.join('.') ?? '')) some += size
+    }
+  return all === 0 ? 1 : some / all
 }
 
 /**

@@ -21,7 +21,7 @@
  * filter columns, output columns (one, warm, through a lookup copy).
  */
 import { parquetMetadata, parquetScan } from 'hyparquet'
-import type { Compressors, FileMetaData, ParquetQueryFilter } from 'hyparquet'
+import type { Compressors, FileMetaData, ParquetQueryFilter, ParquetRowRange } from 'hyparquet'
 import type { FieldDecl } from '../schema/dataset.ts'
 import { columnOf } from '../schema/dataset.ts'
 import type { ObjectStore } from '../store/types.ts'
@@ -127,7 +127,16 @@ export async function* scanPlan(
       // The index said the value may be here: its copy alone answers, unless the value is common in it.
       if (plan.lookup && planned.lookup) {
         const copy = await copyTail(planned.lookup)
-        const unit = lookupUnit(queue, plan, planned, planned.indexed.rows, copy.metadata, copy.resident, options.compressors)
+        const unit = lookupUnit(
+          queue,
+          plan,
+          planned,
+          planned.indexed.rows,
+          planned.indexed.rows,
+          copy.metadata,
+          copy.resident,
+          options.compressors,
+        )
         if (unit) {
           progress.partitionsRead++
           return [unit]
@@ -147,7 +156,7 @@ export async function* scanPlan(
     const part = await openPartition(queue, plan, p, main.metadata, main.resident, options.compressors)
     const unit =
       copy && part.scan!.ranges.length > 0
-        ? lookupUnit(queue, plan, p, p.rowEnd - p.rowStart, copy.metadata, copy.resident, options.compressors)
+        ? lookupUnit(queue, plan, p, p.rowEnd - p.rowStart, rangeRows(part.scan!.ranges), copy.metadata, copy.resident, options.compressors)
         : null
     return unit ? [unit] : unitsOf(part, plan, maxBatchRows)
   }
@@ -178,6 +187,9 @@ export async function* scanPlan(
       yield batch.length <= maxBatchRows ? batch : sliceBatch(batch, at, Math.min(batch.length, at + maxBatchRows))
   }
 }
+
+/** Rows in `ranges`. */
+const rangeRows = (ranges: readonly ParquetRowRange[]): number => ranges.reduce((n, r) => n + r.rowEnd - r.rowStart, 0)
 
 /** Rows the value index answered (an inline piece) as an output batch, in the scan's pipeline. */
 interface Answered {

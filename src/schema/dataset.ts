@@ -63,9 +63,9 @@ export interface LookupDecl {
   column: string
   rowGroupSize: number
   /**
-   * Most rows a lookup may read, as a share of the partition's rows (default 1/16,
-   * `LOOKUP_SHARE`); higher where common values are spread over every page of the
-   * block-ordered partition, so that its scan reads nearly all of it anyway.
+   * Rows a lookup may always read, as a share of the partition's rows (default 1/16,
+   * `LOOKUP_SHARE`; beyond it the lookup weighs bytes against the partition's scan); higher
+   * where common values are spread over every page of the block-ordered partition.
    */
   share?: number
 }

@@ -1,3 +1,4 @@
+import { bytesEqual } from '../../src/columns/compare.ts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { logs, transactions } from '../../src/datasets/evm.ts'
 import { ManifestReader } from '../../src/manifest/read.ts'
@@ -222,7 +223,8 @@ describe('the value index in the planner', () => {
 
   it('reads each index object once in a query with two predicates on one indexed column, without a server cache', async () => {
     const inRange = rows.logs.filter(r => Number(r.block_number) >= 1000)
-    const [a, b] = [inRange[0].address, inRange.find(r => r.address.join() !== inRange[0].address.join())!.address] as StoredValue[]
+    const a = inRange[0].address as Uint8Array
+    const b = inRange.find(r => !bytesEqual(r.address as Uint8Array, a))!.address as Uint8Array
     const s: QuerySpec = {
       chain: ETH,
       dataset: logs,
