@@ -560,6 +560,15 @@ describe('pushdown, proven by counting reads', () => {
       expect(bytes(groups)).toBeLessThan(bytes(pages))
     })
 
+    it('hot addresses in one __in, read through the copies, come out in block order with every row', async () => {
+      const hot = lake.pools.hot.get(20)!
+      const { store, reads } = recordingStore(looked.store)
+      const { got } = await check(spec(logs, [pred(logs, 'address', 'in', hot[2], hot[0])]), store, exact)
+      expect(got.length).toBeGreaterThan(lake.rows.logs.length / 8)
+      expect(looked.entries.every(e => groupReads(reads, e).length > 0)).toBe(true)
+      expectBlockOrder(got)
+    })
+
     it('a hot address beside a rare topic1 the bloom filters prune to one row group keeps the block-ordered scan: of the copies only the tails are read', async () => {
       const hot = lake.pools.hot.get(20)![0]
       const once = (r: Row) => r.topic1 instanceof Uint8Array && lake.rows.logs.filter(x => x.topic1 === r.topic1).length === 1
