@@ -42,8 +42,8 @@ export const INLINE_ROWS = 64
  * Most bytes of one value's slice: a value whose rows encode to more keeps only its postings
  * (the reader opens its partitions, as for a value over `INLINE_ROWS`). A bucket's size, so a
  * slice read costs a lookup no more than the bucket read before it; it binds where rows are
- * large (a Move transaction's JSON payload, events and changes: ~2 KB a row), not on logs
- * (~130–150 bytes a row, 64 rows well under it). See README "Cost".
+ * large (a Move transaction with its JSON payload: ~1 KB a row), not on logs (a slice of 64
+ * is at most ~9 KB). See README "A byte cap per slice".
  */
 export const INLINE_BYTES = 16 * 1024
 

@@ -38,7 +38,7 @@ beforeAll(async () => {
     }))
     const rows = parts.flatMap(p => p.rows)
     const [rare, big] = rareSenders(rows)
-    // the second rare sender's payloads are too big to inline: 3 × 2 × ~9 KB over `INLINE_BYTES`
+    // the second rare sender's payloads are too big to inline: 2–5 rows of ~9 KB, over `INLINE_BYTES` (16 KiB)
     rows.filter(row => sameBytes(row.sender, big)).forEach((row, i) => (row.payload = JSON.stringify({ i, blob: 'x'.repeat(9000) })))
     for (const part of parts) await buildLake(store, APTOS, writer, [part], {}, { index: true })
     stores.set(writer, { store, rows, rare, big })
