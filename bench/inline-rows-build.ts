@@ -6,7 +6,8 @@
  * `data` of 0–2 ABI words), or with `real` over the recorded mainnet logs of
  * ../shared/data/evm-mainnet/logs (one partition a block), with the build code of `<src dir>`
  * (`src`, or an older tree: `git archive <commit> src | tar -x -C <dir>`). Prints one JSON line:
- * build ms and s per million logs, inline rows and bucket bytes, peak RSS. `NOROWS=1`: postings only.
+ * build ms and s per million logs, inline rows and bucket bytes, peak RSS. `NOROWS=1`: postings only;
+ * `SLICE_BYTES=n`: most bytes a slice (the spec's `maxBytes`; `Infinity`: no byte cap).
  */
 import { readdirSync, readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
@@ -138,6 +139,7 @@ const { indexSpecOf } = await import(`${src}/index/publish.ts`)
 const inputs = real === 'real' ? recorded() : benchShape(Number(partitions), Number(blocks))
 const spec = indexSpecOf({ id: 1, code: 'ETH', family: 'evm' }, logs)
 if (process.env.NOROWS) delete spec.rows
+if (process.env.SLICE_BYTES && spec.rows) spec.rows.maxBytes = Number(process.env.SLICE_BYTES)
 const rows = inputs.reduce((n, p) => n + p.entry.rows, 0)
 const rssBefore = process.memoryUsage().rss
 const t = performance.now()
@@ -145,13 +147,29 @@ const built = buildSegment(spec, inputs)
 const ms = performance.now() - t
 const columns = Object.values(built.descriptor.columns) as { bytes: number; rows?: { bytes: number } }[]
 const rowsBytes = columns.reduce((n, c) => n + (c.rows?.bytes ?? 0), 0)
+// the slices' sizes, from the bucket entries (body: the object without its 26-byte trailer)
+const { bucketKey, decodeBucket } = await import(`${src}/index/format.ts`)
+const objects = new Map((built.objects as { key: string; bytes: Uint8Array }[]).map(o => [o.key, o.bytes]))
+const sizes: number[] = []
+for (const [column, c] of Object.entries(built.descriptor.columns) as [string, { buckets: number }][])
+  for (let b = 0; b < c.buckets; b++) {
+    const bytes = objects.get(bucketKey(spec.prefix, built.descriptor, column, b))!
+    const e = decodeBucket(bytes.subarray(0, bytes.length - 26), b, Math.log2(c.buckets)).entries
+    e.rows?.length.forEach((n: number, i: number) => e.rows!.count[i] && sizes.push(n))
+  }
+sizes.sort((a, b) => a - b)
 console.log(
   JSON.stringify({
     src: srcDir ?? 'src',
     rowsInline: !process.env.NOROWS,
+    sliceBytes: String(spec.rows?.maxBytes ?? 'default'),
+    slices: sizes.length,
+    sliceP99: sizes[Math.floor(sizes.length * 0.99)] ?? 0,
+    sliceMax: sizes.at(-1) ?? 0,
     logs: rows,
     ms: Math.round(ms),
     sPerMillion: +((ms / rows) * 1000).toFixed(2),
+    inlineBytes: rowsBytes,
     inlineMB: +(rowsBytes / 1e6).toFixed(2),
     inlineBytesPerLog: +(rowsBytes / rows).toFixed(1),
     bucketMB: +(columns.reduce((n, c) => n + c.bytes, 0) / 1e6).toFixed(2),

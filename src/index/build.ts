@@ -24,9 +24,10 @@ export interface SegmentSpec {
   bucketBytes?: number
   /**
    * Store the rows of rare values beside the buckets (inline rows): every stored field of
-   * the dataset, for each value in at most `max` (default `INLINE_ROWS`) rows of the segment.
+   * the dataset, for each value in at most `max` (default `INLINE_ROWS`) rows of the segment
+   * whose slice takes at most `maxBytes` (default `INLINE_BYTES`).
    */
-  rows?: { fields: readonly RowField[]; max?: number }
+  rows?: { fields: readonly RowField[]; max?: number; maxBytes?: number }
 }
 
 /**
@@ -36,6 +37,15 @@ export interface SegmentSpec {
  * rare in.
  */
 export const INLINE_ROWS = 64
+
+/**
+ * Most bytes of one value's slice: a value whose rows encode to more keeps only its postings
+ * (the reader opens its partitions, as for a value over `INLINE_ROWS`). A bucket's size, so a
+ * slice read costs a lookup no more than the bucket read before it; it binds where rows are
+ * large (a Move transaction with its JSON payload: ~1 KB a row), not on logs (a slice of 64
+ * is at most ~9 KB). See README "A byte cap per slice".
+ */
+export const INLINE_BYTES = 16 * 1024
 
 /** Default target bucket size: a whole-history lookup of one value reads a few 16–32 KB buckets. */
 export const BUCKET_BYTES = 16 * 1024
@@ -406,7 +416,8 @@ function inlineRefs(
 
 /**
  * The rows of each partition (by index in `partitions`, sorted by block) that a build with
- * `spec.rows` stores inline: what a writer without the rows in memory (`reindex`) must read.
+ * `spec.rows` may store inline: what a writer without the rows in memory (`reindex`) must read.
+ * By row count only: the build then drops the slices over `maxBytes`, as it does with every row.
  */
 export function inlineRowsNeeded(spec: SegmentSpec, partitions: readonly PartitionInput[]): Set<number>[] {
   const sorted = [...partitions].sort((a, b) => a.entry.from - b.entry.from)
@@ -425,6 +436,7 @@ export function inlineRowsNeeded(spec: SegmentSpec, partitions: readonly Partiti
 /**
  * The entries of `column` over sorted partitions; with `rows`, the slice of each key in at
  * most `max` rows, its rows in the partitions' order, then the file's: the dataset's order.
+ * A slice over `maxBytes` is taken back (the key keeps its postings only).
  */
 function collect(
   partitions: readonly PartitionInput[],
@@ -444,6 +456,7 @@ function collect(
   const crc = new Uint32Array(n)
   w.length = 0
   const write = sliceWriter(rows.fields, column)
+  const maxBytes = rows.maxBytes ?? INLINE_BYTES
   const slice: SliceRows = { ...source, part: refPart, row: refRow, lo: 0, hi: 0 }
   for (let i = 0; i < n; i++) {
     start[i] = w.length
@@ -451,7 +464,10 @@ function collect(
     slice.lo = first[i]
     slice.hi = first[i + 1]
     write(slice, w)
-    length[i] = w.length - start[i]
+    if (w.length - start[i] > maxBytes) {
+      w.length = start[i]
+      count[i] = 0
+    } else length[i] = w.length - start[i]
   }
   start[n] = w.length
   // a view, not a copy: valid until the buffer is reused for the next column, after this one's objects are sealed

@@ -9,6 +9,7 @@ import {
   columnId,
   columnObjects,
   hotCap,
+  INLINE_BYTES,
   INLINE_ROWS,
   inlineTable,
   log2BucketsFor,
@@ -38,11 +39,12 @@ interface Part {
   rowsKey?: string
 }
 
-/** What re-encodes slices: the codec's fields, the merged column, most rows a slice, its writer. */
+/** What re-encodes slices: the codec's fields, the merged column, most rows and bytes a slice, its writer. */
 interface SliceCodec {
   fields: readonly RowField[]
   column: string
   max: number
+  maxBytes: number
   write: ReturnType<typeof sliceWriter>
 }
 
@@ -51,7 +53,8 @@ interface SliceCodec {
  * counting all its row groups (its postings were dropped, so all stay candidates); above
  * `cap` the key is hot, else its ordinals are the union, a hot input contributing all of its.
  * With `codec`, a key keeps inline rows when every input holding it has them and they
- * total at most `codec.max`: the inputs' rows one after the other in one slice (a reader orders them).
+ * total at most `codec.max` rows and encode to at most `codec.maxBytes`: the inputs' rows one
+ * after the other in one slice (a reader orders them).
  */
 function mergeEntries(parts: readonly Part[], cap: number, codec?: SliceCodec): ColumnEntries {
   const at = parts.map(p => p.lo)
@@ -127,8 +130,8 @@ function mergeEntries(parts: readonly Part[], cap: number, codec?: SliceCodec): 
 
 /**
  * Writes the slice of the key just merged (entry at[i] - 1 of each part in `here`) to `w` and
- * returns its row count; 0 (nothing written) when one input lacks rows, they are too many, or
- * the inputs' slices are of different values (a key collision: only postings are kept).
+ * returns its row count; 0 (nothing written) when one input lacks rows, they are too many or
+ * too big, or the inputs' slices are of different values (a key collision: only postings are kept).
  */
 function joinRows(parts: readonly Part[], here: readonly number[], at: readonly number[], codec: SliceCodec, w: ByteWriter): number {
   let count = 0
@@ -163,8 +166,11 @@ function joinRows(parts: readonly Part[], here: readonly number[], at: readonly 
     codec.fields,
     decoded.map(d => d.batch),
   )
+  const before = w.length
   codec.write({ columns, part, row, lo: 0, hi: count }, w, check ?? undefined)
-  return count
+  if (w.length - before <= codec.maxBytes) return count
+  w.length = before
+  return 0
 }
 
 /**
@@ -261,11 +267,12 @@ export async function mergeSegments(
       fields: spec.rows.fields,
       column,
       max: spec.rows.max ?? INLINE_ROWS,
+      maxBytes: spec.rows.maxBytes ?? INLINE_BYTES,
       write: sliceWriter(spec.rows.fields, column),
     }
-    const id = columnId(
-      `merge:${column}:${k}:${inline ? 'inline' : tableId}:${codec ? `rows=${codec}:` : ''}${columns.map(c => c.id).join(',')}`,
-    )
+    // the caps decide which slices survive, so they are part of what the id names
+    const kept = sliceCodec ? `rows=${codec}:${sliceCodec.max}:${sliceCodec.maxBytes}:` : ''
+    const id = columnId(`merge:${column}:${k}:${inline ? 'inline' : tableId}:${kept}${columns.map(c => c.id).join(',')}`)
     const c: ColumnSegment = { id, buckets: 2 ** k, bytes: 0, ...(codec ? { rows: { codec, bytes: 0 } } : {}) }
     descriptor.columns[column] = c
     const buckets = inputs.map((s, i) =>

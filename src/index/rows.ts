@@ -40,12 +40,12 @@ export interface RowField {
   kind: Kind
 }
 
-/** The stored columns of a dataset, each once, in declaration order: what an inline row holds. */
+/** The stored columns of a dataset, each once, in declaration order, but those declared `inline: false`: what an inline row holds. */
 export const rowFieldsOf = (d: DatasetDecl): RowField[] => {
   const seen = new Set<string>()
   const out: RowField[] = []
   for (const f of d.fields) {
-    if (!isStored(f) || seen.has(columnOf(f))) continue
+    if (!isStored(f) || f.inline === false || seen.has(columnOf(f))) continue
     seen.add(columnOf(f))
     out.push({ column: columnOf(f), kind: f.kind })
   }

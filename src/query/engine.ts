@@ -113,13 +113,14 @@ export async function runQuery(ctx: EngineContext, spec: QuerySpec): Promise<Que
   const plan = planScan({ ...spec, fields }, range)
   const dataset = root.datasets[storage]
   const fieldsOfRows = rowFieldsOf(spec.dataset)
+  // inline rows hold no field declared `inline: false`: a query reading one opens the partitions
+  const inRows = new Set(fieldsOfRows.map(f => f.column))
+  const rowsCodec = [...plan.columns, ...plan.lookupOrder].every(c => inRows.has(c)) ? rowCodecId(fieldsOfRows) : undefined
   // this query's view of the shared cache (it never waits on another query's read), or a cache
   // of its own: either way its lookups and inline rows read each index object once
   const cache = ctx.index?.scoped() ?? new IndexCache()
   const indexed =
-    ctx.noIndex || plan.empty
-      ? null
-      : await planIndexed(io, spec.chain, storage, dataset, plan.predicates, range, cache, rowCodecId(fieldsOfRows))
+    ctx.noIndex || plan.empty ? null : await planIndexed(io, spec.chain, storage, dataset, plan.predicates, range, cache, rowsCodec)
   const inline = indexed?.inline.length
     ? await inlinePieces(io, plan, fieldsOfRows, indexed.inline, cache)
     : { pieces: [], rows: 0, reads: 0, bytes: 0 }

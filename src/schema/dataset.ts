@@ -30,6 +30,12 @@ export interface FieldDecl {
    */
   index?: boolean
   /**
+   * `false`: left out of the value index's inline rows (src/index): a large value most queries
+   * do not ask for (a Move transaction's events and write-set changes). A query that reads the
+   * field is answered from the partitions.
+   */
+  inline?: false
+  /**
    * The values the field takes, when they are a closed set: `F=` and `F__in=` with any
    * other value are a 400 listing these (a misspelling would otherwise match nothing).
    */

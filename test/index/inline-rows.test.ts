@@ -62,6 +62,17 @@ async function inlineRows(store: MemoryStore, d: SegmentDescriptor, column: stri
   return out
 }
 
+/** Per key of `column` with inline rows, its slice's bytes, from the stored bucket. */
+async function sliceBytes(store: MemoryStore, d: SegmentDescriptor, column: string): Promise<Map<number, number>> {
+  const source = segmentSource(storeReader(store), spec.prefix, d)
+  const out = new Map<number, number>()
+  for (let b = 0; b < d.columns[column].buckets; b++) {
+    const e = await source.bucket(column, b)
+    e.keys.forEach((key, i) => e.rows!.count[i] && out.set(key, e.rows!.length[i]))
+  }
+  return out
+}
+
 /** What inline rows must be: a value's rows when at most MAX, else none. */
 function truth(rowsOf: Map<string, bigint[]>): Map<number, string> {
   const out = new Map<number, string>()
@@ -77,13 +88,13 @@ async function put(store: MemoryStore, objects: IndexObject[]) {
 }
 
 /** A segment built over each list of inputs into `store`, then their merge, its objects stored too. */
-async function buildAndMerge(store: MemoryStore, inputs: PartitionInput[][]) {
-  const built = inputs.map(i => buildSegment(spec, i))
+async function buildAndMerge(store: MemoryStore, inputs: PartitionInput[][], using = spec) {
+  const built = inputs.map(i => buildSegment(using, i))
   for (const b of built) await put(store, b.objects)
   const outputs: IndexObject[] = []
   const read = storeReader(store)
   const merged = await mergeSegments(
-    spec,
+    using,
     built.map(b => segmentSource(read, spec.prefix, b.descriptor)),
     async o => {
       outputs.push(o)
@@ -198,5 +209,42 @@ describe('inline rows', () => {
     // every key of `a` lost its rows, while `b` (same values in both) keeps those of at most MAX rows
     for (const [key] of kept) expect(a.get(key)).toBe('none')
     expect([...b.values()].filter(x => x !== 'none').length).toBeGreaterThan(0)
+  })
+
+  it('a slice over the byte cap is dropped (postings only), in a build and in a merge, the others kept as they were', async () => {
+    const parts = [lake(9, 3), lake(10, 2)]
+    const freeStore = memoryStore()
+    const uncapped = await buildAndMerge(freeStore, [parts[0].inputs, parts[1].inputs], {
+      ...spec,
+      rows: { fields, max: MAX, maxBytes: Infinity },
+    })
+    const lengths = await sliceBytes(freeStore, uncapped.merged, 'a')
+    const sorted = [...lengths.values()].sort((x, y) => x - y)
+    const cap = sorted[sorted.length >> 1]
+    const store = memoryStore()
+    const capped = await buildAndMerge(store, [parts[0].inputs, parts[1].inputs], { ...spec, rows: { fields, max: MAX, maxBytes: cap } })
+    // the caps name the merged segment: another cap, another id
+    expect(capped.merged.columns.a.id).not.toBe(uncapped.merged.columns.a.id)
+    const check = async (d: SegmentDescriptor, free: SegmentDescriptor) => {
+      const want = await inlineRows(freeStore, free, 'a')
+      const bytes = await sliceBytes(freeStore, free, 'a')
+      const got = await inlineRows(store, d, 'a')
+      let dropped = 0
+      for (const [key, rows] of want) {
+        const over = (bytes.get(key) ?? 0) > cap
+        dropped += over ? 1 : 0
+        expect(got.get(key)).toBe(over ? 'none' : rows)
+      }
+      expect(got.size).toBe(want.size)
+      return dropped
+    }
+    // in the builds of each input, then in their merge: some dropped, some kept
+    for (const [i, b] of capped.built.entries()) await check(b.descriptor, uncapped.built[i].descriptor)
+    expect(await check(capped.merged, uncapped.merged)).toBeGreaterThan(0)
+    expect([...(await inlineRows(store, capped.merged, 'a')).values()].filter(x => x !== 'none').length).toBeGreaterThan(10)
+    // a merge drops a key whose inputs' slices each fit the cap but together do not
+    const single = await Promise.all(capped.built.map(b => sliceBytes(store, b.descriptor, 'a')))
+    const merged = await sliceBytes(store, capped.merged, 'a')
+    expect([...lengths].some(([k, n]) => n > cap && single.every(s => s.has(k)) && !merged.has(k))).toBe(true)
   })
 })
