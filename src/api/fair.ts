@@ -17,7 +17,9 @@
  *
  * Rounds end on a timer (setImmediate, else setTimeout 0). On a Worker a request that ends
  * or is cancelled drops its pending timers, so every waiting slice also sets a timer of its
- * own that starts the next round if the one it waits for never came.
+ * own that starts the next round if the one it waits for never came, and starts the slice
+ * itself if that round went to others: a waiting slice is never left without a timer of its
+ * own (workerd cancels a request as hung when all it waits for is another request's work).
  *
  * Counted per process (Node), or per isolate (Worker).
  */
@@ -76,7 +78,13 @@ export class FairShare {
     }
     let rescue: ReturnType<typeof setTimeout> | undefined
     const granted = new Promise<void>(resolve => {
-      rescue = setTimeout(() => this.endRound(), this.rescueMs)
+      rescue = setTimeout(() => {
+        this.endRound()
+        // That round may have gone to an older slice of this user whose request is gone (its timer
+        // dropped with it): this one starts now rather than wait on with no timer of its own, which
+        // workerd cancels as hung when its request has nothing else pending.
+        this.startWaiting(user, resolve)
+      }, this.rescueMs)
       const queue = this.waiting.get(user)
       if (queue) queue.push(resolve)
       else this.waiting.set(user, [resolve])
@@ -101,6 +109,17 @@ export class FairShare {
     for (const n of this.started.values()) started += n
     for (const q of this.waiting.values()) waiting += q.length
     return { started, waiting }
+  }
+
+  /** Starts `slice` of `user` at once if it is still waiting. */
+  private startWaiting(user: string, slice: () => void): void {
+    const queue = this.waiting.get(user)
+    const at = queue?.indexOf(slice) ?? -1
+    if (at < 0) return
+    queue!.splice(at, 1)
+    if (queue!.length === 0) this.waiting.delete(user)
+    this.start(user)
+    slice()
   }
 
   private start(user: string): void {

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { fairStore, FairShare } from '../../src/api/fair.ts'
 import type { ObjectStore } from '../../src/store/types.ts'
 
@@ -104,6 +104,26 @@ describe('FairShare', () => {
     const asked = performance.now()
     await share.turn('a')
     expect(performance.now() - asked).toBeGreaterThanOrEqual(40)
+  })
+
+  it('starts a waiting slice when its own timer fires, though an older slice of its user was left by a request gone', async () => {
+    vi.useFakeTimers()
+    try {
+      // No round ends by itself (the request that scheduled it ended), and a request of the user left a
+      // waiting slice whose timer was dropped with it (a Worker drops an ended request's timers).
+      const share = new FairShare({ later: () => {}, rescueMs: 50 })
+      await share.turn('a')
+      void share.turn('a')
+      vi.clearAllTimers()
+      let started = false
+      const mine = share.turn('a').then(() => (started = true))
+      // Its timer ends the round, which goes to the older slice; the slice must start anyway, not wait on without a timer.
+      await vi.advanceTimersByTimeAsync(50)
+      expect(started).toBe(true)
+      await mine
+    } finally {
+      vi.useRealTimers()
+    }
   })
 
   it('allows `perRound` slices per user per round', async () => {
