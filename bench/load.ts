@@ -28,7 +28,8 @@
  * connections (its stream cap) keeps 8 requests running all the time; LOAD_RATE_LIMIT sets it
  * (requests per user per 10 s) instead; LOAD_FAIR_CONCURRENCY the SCAN_CONCURRENCY of the fair
  * variant (default 1); LOAD_READ_LIMIT the READ_LIMIT_BYTES of the abuse run's servers (default:
- * theirs, 512 MiB per 10 s). The paced clients run in this process, all on the machine's cores
+ * theirs, 512 MiB per 10 s); LOAD_MAX_STREAMS the MAX_STREAMS_PER_USER of the abuse rounds (a comma-separated
+ * list, each value on servers of its own; default theirs, 8); LOAD_FAIR=off or on runs only that variant. The paced clients run in this process, all on the machine's cores
  * with the servers. The defaults take about 11 minutes.
  */
 import { spawn, execFileSync } from 'node:child_process'
@@ -59,6 +60,10 @@ const UNFAIR = {}
 const OPEN_RATELIMIT: Record<string, RateLimitConfig> = {
   USER_REQUESTS: { namespace_id: '1001', simple: { limit: 1_000_000, period: 10 } },
 }
+/** Streams per user in the abuse rounds (LOAD_MAX_STREAMS, a comma-separated list: each on a server of its own; default the deployment's). */
+const STREAM_CAPS: (string | undefined)[] = process.env.LOAD_MAX_STREAMS?.split(',') ?? [undefined]
+/** Which fair-share variants the abuse rounds run (LOAD_FAIR: off, on or both, the default). */
+const FAIR_VARIANTS = process.env.LOAD_FAIR === 'off' ? [false] : process.env.LOAD_FAIR === 'on' ? [true] : [false, true]
 /** Requests per user per 10 s in the abuse rounds (LOAD_RATE_LIMIT; default the deployment's 200): sized to what one server serves. */
 const RATE_LIMIT = process.env.LOAD_RATE_LIMIT === undefined ? undefined : Number(process.env.LOAD_RATE_LIMIT)
 
@@ -297,81 +302,83 @@ export const load: Section = {
         }
         // The fair shares off, then on, each on a server of its own; alone and beside the abuser in turn, pooled.
         for (let round = 1; round <= rounds; round++)
-          for (const fair of [false, true]) {
-            const server = await start(false, {
-              ...(fair ? FAIR : UNFAIR),
-              ...(readLimit ? { READ_LIMIT_BYTES: readLimit } : {}),
-            })
-            const label = `${name}, fair shares ${fair ? 'on' : 'off'}${rounds > 1 ? ` (round ${round})` : ''}`
-            try {
-              const address = await busyAddress(server)
-              const classes = mix(server.url, address)
-              await drive(classes, 4, 2, i => USERS[i % USERS.length], PACE_MS)
-              const paced = () => drive(classes, PACED, abuseSeconds, i => USERS[i], PACE_MS)
-              const sides = { alone: [] as Window[], beside: [] as Window[] }
-              const abuserRuns: Run[] = []
-              for (let rep = 1; rep <= repeats; rep++)
-                // Alone then beside in odd repetitions, beside then alone in even ones, so neither always follows the other.
-                for (const side of rep % 2 ? (['alone', 'beside'] as const) : (['beside', 'alone'] as const)) {
-                  ctx.log(
-                    `${label}: repetition ${rep}/${repeats}, ${PACED} paced users ${side === 'alone' ? 'alone' : `beside an abuser with ${abusers} connections`}`,
-                  )
-                  if (side === 'alone') sides.alone.push(await watched(server, paced))
-                  else {
-                    const startAt = Date.now() + 2000
-                    const [window, abuser] = await Promise.all([
-                      sleepUntil(startAt).then(() => watched(server, paced)),
-                      abuserProcess({ url: server.url, address, user: ABUSER, connections: abusers, seconds: abuseSeconds, startAt }),
-                    ])
-                    sides.beside.push(window)
-                    abuserRuns.push(abuser)
+          for (const cap of STREAM_CAPS)
+            for (const fair of FAIR_VARIANTS) {
+              const server = await start(false, {
+                ...(fair ? FAIR : UNFAIR),
+                ...(readLimit ? { READ_LIMIT_BYTES: readLimit } : {}),
+                ...(cap ? { MAX_STREAMS_PER_USER: cap } : {}),
+              })
+              const label = `${name}, fair shares ${fair ? 'on' : 'off'}${cap ? `, ${cap} streams` : ''}${rounds > 1 ? ` (round ${round})` : ''}`
+              try {
+                const address = await busyAddress(server)
+                const classes = mix(server.url, address)
+                await drive(classes, 4, 2, i => USERS[i % USERS.length], PACE_MS)
+                const paced = () => drive(classes, PACED, abuseSeconds, i => USERS[i], PACE_MS)
+                const sides = { alone: [] as Window[], beside: [] as Window[] }
+                const abuserRuns: Run[] = []
+                for (let rep = 1; rep <= repeats; rep++)
+                  // Alone then beside in odd repetitions, beside then alone in even ones, so neither always follows the other.
+                  for (const side of rep % 2 ? (['alone', 'beside'] as const) : (['beside', 'alone'] as const)) {
+                    ctx.log(
+                      `${label}: repetition ${rep}/${repeats}, ${PACED} paced users ${side === 'alone' ? 'alone' : `beside an abuser with ${abusers} connections`}`,
+                    )
+                    if (side === 'alone') sides.alone.push(await watched(server, paced))
+                    else {
+                      const startAt = Date.now() + 2000
+                      const [window, abuser] = await Promise.all([
+                        sleepUntil(startAt).then(() => watched(server, paced)),
+                        abuserProcess({ url: server.url, address, user: ABUSER, connections: abusers, seconds: abuseSeconds, startAt }),
+                      ])
+                      sides.beside.push(window)
+                      abuserRuns.push(abuser)
+                    }
                   }
-                }
-              const alone = summary(pooled(sides.alone.map(w => w.run)))
-              const others = summary(pooled(sides.beside.map(w => w.run)))
-              const abuser = summary(pooled(abuserRuns), s => s === 200 || s === 429)
-              const p99s = (ws: Window[]) => ws.map(w => ms(summary(w.run).p99)).join(', ')
-              const ratios = sides.alone.map((w, i) => summary(sides.beside[i].run).p99 / summary(w.run).p99)
-              const within = ratios.filter(r => r <= 2).length
-              const row = (who: string, s: ReturnType<typeof summary>, ws: Window[]) => [
-                label,
-                who,
-                int(s.requests),
-                ms(s.p50),
-                ms(s.p99),
-                p99s(ws),
-                s.errorText,
-                cpuShare(ws),
-                loopDelays(ws),
-              ]
-              abuse.push(row(`${PACED} users alone`, alone, sides.alone))
-              abuse.push(row(`${PACED} users beside the abuser`, others, sides.beside))
-              abuse.push([
-                label,
-                `abuser (${abusers} connections): ${int(abuser.throttled)} × 429 (${((100 * abuser.throttled) / Math.max(1, abuser.requests)).toFixed(0)} %)`,
-                int(abuser.requests),
-                ms(abuser.p50),
-                ms(abuser.p99),
-                abuserRuns.map(r => ms(summary(r).p99)).join(', '),
-                abuser.errorText,
-                '-',
-                '-',
-              ])
-              for (const c of classes)
-                byClass.push([label, c.name, ...classFigures(sides.alone, c.name), ...classFigures(sides.beside, c.name)])
-              overlaps.push(
-                `- ${label}: paced requests beside the abuser that overlapped one of its admitted data requests (${int(abuserRuns.reduce((n, r) => n + r.results.filter(x => x.status === 200 && x.cls !== 'status').length, 0))}): ${overlapShares(sides.beside, abuserRuns)}`,
-              )
-              notes.push(
-                target(
-                  others.errors === 0 && abuser.throttled > 0 && others.p99 <= alone.p99 * 2,
-                  `${label}: the abuser is throttled (${int(abuser.throttled)} × 429) while the others keep their p99 within 2× over ${int(alone.requests)} and ${int(others.requests)} requests (${ms(alone.p99)} → ${ms(others.p99)} ms, ${(others.p99 / alone.p99).toFixed(2)}×; per repetition ${ratios.map(r => r.toFixed(2)).join(', ')}×, ${within} of ${ratios.length} within 2×), without errors (${others.errorText})`,
-                ),
-              )
-            } finally {
-              await server.stop()
+                const alone = summary(pooled(sides.alone.map(w => w.run)))
+                const others = summary(pooled(sides.beside.map(w => w.run)))
+                const abuser = summary(pooled(abuserRuns), s => s === 200 || s === 429)
+                const p99s = (ws: Window[]) => ws.map(w => ms(summary(w.run).p99)).join(', ')
+                const ratios = sides.alone.map((w, i) => summary(sides.beside[i].run).p99 / summary(w.run).p99)
+                const within = ratios.filter(r => r <= 2).length
+                const row = (who: string, s: ReturnType<typeof summary>, ws: Window[]) => [
+                  label,
+                  who,
+                  int(s.requests),
+                  ms(s.p50),
+                  ms(s.p99),
+                  p99s(ws),
+                  s.errorText,
+                  cpuShare(ws),
+                  loopDelays(ws),
+                ]
+                abuse.push(row(`${PACED} users alone`, alone, sides.alone))
+                abuse.push(row(`${PACED} users beside the abuser`, others, sides.beside))
+                abuse.push([
+                  label,
+                  `abuser (${abusers} connections): ${int(abuser.throttled)} × 429 (${((100 * abuser.throttled) / Math.max(1, abuser.requests)).toFixed(0)} %)`,
+                  int(abuser.requests),
+                  ms(abuser.p50),
+                  ms(abuser.p99),
+                  abuserRuns.map(r => ms(summary(r).p99)).join(', '),
+                  abuser.errorText,
+                  '-',
+                  '-',
+                ])
+                for (const c of classes)
+                  byClass.push([label, c.name, ...classFigures(sides.alone, c.name), ...classFigures(sides.beside, c.name)])
+                overlaps.push(
+                  `- ${label}: paced requests beside the abuser that overlapped one of its admitted data requests (${int(abuserRuns.reduce((n, r) => n + r.results.filter(x => x.status === 200 && x.cls !== 'status').length, 0))}): ${overlapShares(sides.beside, abuserRuns)}`,
+                )
+                notes.push(
+                  target(
+                    others.errors === 0 && abuser.throttled > 0 && others.p99 <= alone.p99 * 2,
+                    `${label}: the abuser is throttled (${int(abuser.throttled)} × 429) while the others keep their p99 within 2× over ${int(alone.requests)} and ${int(others.requests)} requests (${ms(alone.p99)} → ${ms(others.p99)} ms, ${(others.p99 / alone.p99).toFixed(2)}×; per repetition ${ratios.map(r => r.toFixed(2)).join(', ')}×, ${within} of ${ratios.length} within 2×), without errors (${others.errorText})`,
+                  ),
+                )
+              } finally {
+                await server.stop()
+              }
             }
-          }
       }
     } finally {
       await rm(outdir, { recursive: true, force: true })
@@ -382,7 +389,7 @@ export const load: Section = {
       ...(capacity.length
         ? [table(['server', 'clients', 'requests', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'peak RSS MB'], capacity), '']
         : []),
-      `Abuse (${openRate ? 'the request rate lifted, ' : `${RATE_LIMIT ?? 200} requests per 10 s and `}8 streams per user${readLimit ? `, storage read ${readLimit} bytes per 10 s` : ''}), the fair shares between users off (SCAN_CONCURRENCY unset, the default) and on (SCAN_CONCURRENCY=${FAIR.SCAN_CONCURRENCY}), each on a server of its own: ${PACED} users each pacing ${1000 / PACE_MS} request/s, alone and beside one user running ${abusers} connections back to back, for ${abuseSeconds} s at a time, ${repeats} times each, alternating (alone first in odd repetitions, beside first in even ones). Requests, p50 and p99 over the repetitions pooled; then the p99 of each repetition; errors (for the abuser: excluding its 429s); the server's CPU over the windows (% of one core; workerd: every workerd process of Miniflare); the Node server's event-loop delay p99 per repetition (ms) and its largest.`,
+      `Abuse (${openRate ? 'the request rate lifted, ' : `${RATE_LIMIT ?? 200} requests per 10 s and `}${STREAM_CAPS.map(c => c ?? '8').join(' or ')} streams per user${readLimit ? `, storage read ${readLimit} bytes per 10 s` : ''}), the fair shares between users off (SCAN_CONCURRENCY unset, the default) and on (SCAN_CONCURRENCY=${FAIR.SCAN_CONCURRENCY}), each on a server of its own: ${PACED} users each pacing ${1000 / PACE_MS} request/s, alone and beside one user running ${abusers} connections back to back, for ${abuseSeconds} s at a time, ${repeats} times each, alternating (alone first in odd repetitions, beside first in even ones). Requests, p50 and p99 over the repetitions pooled; then the p99 of each repetition; errors (for the abuser: excluding its 429s); the server's CPU over the windows (% of one core; workerd: every workerd process of Miniflare); the Node server's event-loop delay p99 per repetition (ms) and its largest.`,
       '',
       table(
         [

@@ -9,15 +9,19 @@
  * answered) until it waits again. Slices are started in rounds: in each round a user may
  * start `perRound` slices (default 1) at once, and a user who asks for more waits for the
  * next round. A round ends when the task that began it is over (the next macrotask), and
- * the users who waited then start theirs, the one whose last slice is the oldest first.
+ * the users who waited then start one slice each.
  * So a user with eight streams gets one slice per round like a user with one request, and
  * a user with one request waits for at most one slice of each other busy user. Nothing is
  * held while storage answers: a wait for storage is nobody's turn (holding a turn through
  * the reads, as this module first did, capped throughput and let one slow read delay all).
  *
- * Rounds end on a timer (setImmediate, else setTimeout 0). On a Worker a request that ends
- * or is cancelled drops its pending timers, so every waiting slice also sets a timer of its
- * own that starts the next round if the one it waits for never came.
+ * Rounds end on a timer (setImmediate, else setTimeout 0) of whichever request began them, so a
+ * round may start another request's slices. It only marks them started: each waiting slice goes
+ * on from a timer of its own, which looks every POLL_MS. A promise of one request resolved by
+ * another's code left requests that workerd cancelled as hung (500), tens a minute under load
+ * with the fair shares on (BENCHMARKS.md, run W; scripts/dev/fair-hang.ts reproduces it). On a
+ * Worker a request that ends or is cancelled also drops its pending timers, so a slice that waited
+ * `rescueMs` without a round ends one itself, and starts.
  *
  * Counted per process (Node), or per isolate (Worker).
  */
@@ -28,6 +32,9 @@ export const DEFAULT_SCAN_CONCURRENCY = 1
 
 /** A waiting slice starts the next round itself if none came within this many ms (default). */
 const RESCUE_MS = 50
+
+/** How often a waiting slice looks whether a round started it, ms. */
+const POLL_MS = 1
 
 /** Runs `fn` in a later macrotask: after every microtask of the current task. */
 const nextTask: (fn: () => void) => void = typeof setImmediate === 'function' ? fn => void setImmediate(fn) : fn => void setTimeout(fn, 0)
@@ -74,17 +81,26 @@ export class FairShare {
       this.start(user)
       return Promise.resolve()
     }
-    let rescue: ReturnType<typeof setTimeout> | undefined
-    const granted = new Promise<void>(resolve => {
-      rescue = setTimeout(() => this.endRound(), this.rescueMs)
-      const queue = this.waiting.get(user)
-      if (queue) queue.push(resolve)
-      else this.waiting.set(user, [resolve])
+    // A round that starts this slice may run in another request: it only marks it started, and the
+    // slice's own timer goes on (resolving it from another request's code left requests hung in workerd).
+    let started = false
+    const grant = () => void (started = true)
+    const queue = this.waiting.get(user)
+    if (queue) queue.push(grant)
+    else this.waiting.set(user, [grant])
+    return new Promise<void>(resolve => {
+      let waited = 0
+      const poll = () => {
+        if (!started && (waited += POLL_MS) >= this.rescueMs) {
+          // No round came (the request that scheduled it ended, dropping its timer): this slice ends one, and starts.
+          this.endRound()
+          this.startWaiting(user, grant)
+        }
+        if (started) resolve()
+        else setTimeout(poll, POLL_MS)
+      }
+      setTimeout(poll, POLL_MS)
     })
-    // The timer is cleared by its own request once granted, never by the request whose round
-    // granted it: a Worker's timers belong to their request, and clearing one from another
-    // request was the likely cause of requests cancelled as hung (BENCHMARKS.md, run V6).
-    return granted.then(() => clearTimeout(rescue))
   }
 
   /** Runs `step` as a slice of `user`'s: once it may start (the slice lasts until the step first waits). */
@@ -103,6 +119,17 @@ export class FairShare {
     return { started, waiting }
   }
 
+  /** Starts `slice` of `user` at once if it is still waiting. */
+  private startWaiting(user: string, slice: () => void): void {
+    const queue = this.waiting.get(user)
+    const at = queue?.indexOf(slice) ?? -1
+    if (at < 0) return
+    queue!.splice(at, 1)
+    if (queue!.length === 0) this.waiting.delete(user)
+    this.start(user)
+    slice()
+  }
+
   private start(user: string): void {
     this.started.set(user, (this.started.get(user) ?? 0) + 1)
     this.lastSlice.set(user, ++this.slices)
@@ -114,7 +141,7 @@ export class FairShare {
     this.later(() => this.endRound())
   }
 
-  /** Starts a round: the waiting users start their slices, the one whose last slice is the oldest first. */
+  /** Starts a round: one waiting slice of each user is marked started (it goes on from its own timer). */
   private endRound(): void {
     this.ending = false
     this.started.clear()

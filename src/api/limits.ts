@@ -13,6 +13,7 @@
  */
 import { ApiError } from './errors.ts'
 import { DEFAULT_SCAN_CONCURRENCY, FairShare } from './fair.ts'
+import type { ObjectStore } from '../store/types.ts'
 
 /** The defaults (README "Limits"). */
 export const DEFAULT_USER_LIMITS = {
@@ -22,6 +23,8 @@ export const DEFAULT_USER_LIMITS = {
   periodSeconds: 10,
   /** Data streams (HTTP data responses) a user may have running at once. */
   streams: 8,
+  /** A stream slot whose stream shows no progress for this long while it works is reclaimed. */
+  streamLeaseSeconds: 30,
   /** Bytes of object storage a user's data responses may read per period (512 MiB: about 50 MiB/s). */
   readBytes: 512 * 2 ** 20,
   /** Users tracked at most by the in-process counters; the oldest are forgotten first. */
@@ -152,33 +155,84 @@ export function bindingLimiter(binding: RateLimitBinding, periodSeconds: number 
   return { limit: async key => ((await binding.limit({ key })).success ? 0 : periodSeconds) }
 }
 
-/** Concurrent streams per user, counted in this process or isolate. */
+/**
+ * A stream's hold on one of its user's slots. A request that dies without reaching the end of
+ * its body (workerd cancels it as hung, or its client goes before the body starts) may never call
+ * `release`, so a slot is a lease: one whose stream shows no progress for `leaseMs` while it works
+ * (it is not waiting for its client to read) is reclaimed by the user's next `acquire`.
+ */
+export interface StreamLease {
+  /** Gives the slot back, once; nothing when the lease was reclaimed (the slot is someone else's by then). */
+  release(): void
+  /** The stream made progress; `waiting`: it now waits for its client to read (never reclaimed meanwhile) or works again (unchanged when absent). */
+  renew(waiting?: boolean): void
+}
+
+export interface StreamSlotsOptions {
+  /** A working stream without progress for this long loses its slot (default 30 s). */
+  leaseMs?: number
+  now?: () => number
+}
+
+interface Held {
+  /** When the stream last made progress. */
+  at: number
+  /** Whether it waits for its client to read. */
+  waiting: boolean
+}
+
+/** Concurrent streams per user, counted in this process or isolate, as leases. */
 export class StreamSlots {
   readonly max: number
-  private readonly counts = new Map<string, number>()
+  readonly leaseMs: number
+  private readonly now: () => number
+  private readonly held = new Map<string, Set<Held>>()
 
-  constructor(max: number = DEFAULT_USER_LIMITS.streams) {
+  constructor(max: number = DEFAULT_USER_LIMITS.streams, options: StreamSlotsOptions = {}) {
     this.max = max
+    this.leaseMs = options.leaseMs ?? DEFAULT_USER_LIMITS.streamLeaseSeconds * 1000
+    this.now = options.now ?? Date.now
   }
 
-  /** Takes a slot for `user`, or returns null at the cap; the function returned gives it back (once). */
-  acquire(user: string): (() => void) | null {
-    const n = this.counts.get(user) ?? 0
-    if (n >= this.max) return null
-    this.counts.set(user, n + 1)
-    let held = true
-    return () => {
-      if (!held) return
-      held = false
-      const left = (this.counts.get(user) ?? 1) - 1
-      if (left > 0) this.counts.set(user, left)
-      else this.counts.delete(user)
+  /** Takes a slot for `user`, or returns null at the cap (once its stale leases are reclaimed). */
+  acquire(user: string): StreamLease | null {
+    if (this.count(user) >= this.max) return null
+    const lease: Held = { at: this.now(), waiting: false }
+    const mine = this.held.get(user)
+    if (mine) mine.add(lease)
+    else this.held.set(user, new Set([lease]))
+    return {
+      release: () => {
+        const set = this.held.get(user)
+        if (set?.delete(lease) && set.size === 0) this.held.delete(user)
+      },
+      renew: waiting => {
+        lease.at = this.now()
+        if (waiting !== undefined) lease.waiting = waiting
+      },
     }
   }
 
-  /** Streams `user` has running. */
+  /** Streams `user` has running (stale leases reclaimed first). */
   count(user: string): number {
-    return this.counts.get(user) ?? 0
+    const mine = this.held.get(user)
+    if (!mine) return 0
+    const stale = this.now() - this.leaseMs
+    for (const lease of mine) if (!lease.waiting && lease.at <= stale) mine.delete(lease)
+    if (mine.size === 0) this.held.delete(user)
+    return mine.size
+  }
+}
+
+/** `store` for one stream: every read that answers renews its lease (a scan that reads without yet producing a chunk is progress). */
+export function renewingStore(store: ObjectStore, lease: StreamLease): ObjectStore {
+  const renewed = <T>(read: Promise<T>): Promise<T> => read.finally(() => lease.renew())
+  return {
+    get: (key, range) => renewed(store.get(key, range)),
+    head: key => renewed(store.head(key)),
+    list: prefix => renewed(store.list(prefix)),
+    put: (key, body, options) => store.put(key, body, options),
+    delete: key => store.delete(key),
   }
 }
 

@@ -14,7 +14,16 @@ import { ApiError, errorResponse, isUnexpected, needsOperator, quote, toApiError
 import { routeHost } from '../api/hosts.ts'
 import { API_PREFIX } from '../api/paths.ts'
 import { FailedLogins, type ThrottleOptions } from '../api/throttle.ts'
-import { holdRefusal, ReadAllowance, StreamSlots, tooManyStreams, tooMuchRead, WindowLimiter, type RateLimiter } from '../api/limits.ts'
+import {
+  holdRefusal,
+  ReadAllowance,
+  renewingStore,
+  StreamSlots,
+  tooManyStreams,
+  tooMuchRead,
+  WindowLimiter,
+  type RateLimiter,
+} from '../api/limits.ts'
 import { fairStore, type FairShare } from '../api/fair.ts'
 import { isWebSocketUpgrade, type AcceptedUpgrade } from '../api/upgrade.ts'
 import type { ManifestReader } from '../manifest/read.ts'
@@ -156,8 +165,11 @@ export function createApp(options: AppOptions): Hono<PipelineEnv> {
       await holdRefusal(readWait)
       throw tooMuchRead(user, readWait, reads)
     }
-    const release = streams.acquire(user)
-    if (!release) throw tooManyStreams(user, streams.max)
+    const lease = streams.acquire(user)
+    if (!lease) throw tooManyStreams(user, streams.max)
+    // A request whose client goes before its body ends gives its slot back even if the body never starts
+    // (workerd: the enable_request_signal flag); one cancelled without a word is reclaimed as a stale lease.
+    c.req.raw.signal?.addEventListener('abort', () => lease.release(), { once: true })
     // A stream that fails part-way on damaged storage or a bug is told to the operator, naming the object, like one that fails before its first byte.
     const observe: StreamObserver = end => {
       reads.charge(user, end.stats.bytesFetched)
@@ -172,12 +184,14 @@ export function createApp(options: AppOptions): Hono<PipelineEnv> {
       const gzip = acceptsGzip(clientAcceptEncoding(c.req.raw))
       // Planning, each read of the body and the work after each storage read take turns of this user (CPU only, src/api/fair.ts).
       const turn = turns ? <T>(step: () => Promise<T>) => turns.run(user, step) : <T>(step: () => Promise<T>) => step()
-      const fair = turns ? { ...deps, store: fairStore(deps.store, turns, user) } : deps
-      const res = await turn(() => queryResponse(fair, c.get('query'), format, gzip, observe, release, c.get('finalOnly'), turns && turn))
+      const store = renewingStore(turns ? fairStore(deps.store, turns, user) : deps.store, lease)
+      const res = await turn(() =>
+        queryResponse({ ...deps, store }, c.get('query'), format, gzip, observe, lease, c.get('finalOnly'), turns && turn),
+      )
       if (streamed) c.get('streaming')()
       return res
     } catch (err) {
-      release()
+      lease.release()
       throw err
     }
   })

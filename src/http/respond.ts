@@ -17,6 +17,7 @@ import type { IndexCache } from '../index/read.ts'
 import { observed, type StreamObserver } from './access-log.ts'
 import { gzipResponse } from './compress.ts'
 import { ApiError, toApiError } from '../api/errors.ts'
+import type { StreamLease } from '../api/limits.ts'
 import { CORS_HEADERS, queryHeaders } from './headers.ts'
 import { blockCount, MAX_JSON_BLOCK_RANGE } from '../api/params.ts'
 import { failedStatusRecord, STATUS_FIELDS, statusBatch, statusRecord, type LiveLag } from './status.ts'
@@ -70,29 +71,36 @@ export function bodyHeaders(format: Format): Headers {
 export type Turn = <T>(step: () => Promise<T>) => Promise<T>
 
 /**
- * `body`, calling `onEnd` once when it ends however it ends: read to the end, failed,
- * or cancelled (the client went away, a HEAD) even before its first read. Each read
- * (the next batch scanned and encoded) waits for its `turn` when one is given.
+ * `body`, giving back its stream slot (`lease`) once when it ends however it ends: read to the
+ * end, failed, or cancelled (the client went away, a HEAD) even before its first read. The lease
+ * is renewed as the body goes: working while a read runs, waiting for the client once a chunk is
+ * out. Each read (the next batch scanned and encoded) waits for its `turn` when one is given.
  */
-export function endsWith(body: ReadableStream<Uint8Array>, onEnd: () => void, turn?: Turn): ReadableStream<Uint8Array> {
+export function endsWith(body: ReadableStream<Uint8Array>, lease: StreamLease, turn?: Turn): ReadableStream<Uint8Array> {
   const reader = body.getReader()
+  // Handed to the runtime: until it asks for a chunk, the body waits for its client.
+  lease.renew(true)
   return new ReadableStream<Uint8Array>(
     {
       async pull(controller) {
+        lease.renew(false)
         let next
         try {
           next = await (turn ? turn(() => reader.read()) : reader.read())
         } catch (err) {
-          onEnd()
+          lease.release()
           throw err
         }
         if (next.done) {
-          onEnd()
+          lease.release()
           controller.close()
-        } else controller.enqueue(next.value)
+        } else {
+          lease.renew(true)
+          controller.enqueue(next.value)
+        }
       },
       cancel(reason) {
-        onEnd()
+        lease.release()
         return reader.cancel(reason)
       },
     },
@@ -100,18 +108,18 @@ export function endsWith(body: ReadableStream<Uint8Array>, onEnd: () => void, tu
   )
 }
 
-/** A streaming response of encoded batches, gzipped when asked; `onEnd` hears when the body ends. */
+/** A streaming response of encoded batches, gzipped when asked; `lease` is given back when the body ends. */
 export function streamResponse(
   format: Format,
   fields: readonly FieldDecl[],
   batches: AsyncIterable<RowBatch>,
   headers: Headers,
   gzip: boolean,
-  onEnd?: () => void,
+  lease?: StreamLease,
   turn?: Turn,
 ): Response {
   const encoded = encodeRows(format, fields, batches)
-  const body = onEnd ? endsWith(encoded, onEnd, turn) : encoded
+  const body = lease ? endsWith(encoded, lease, turn) : encoded
   return gzip ? gzipResponse(body, { status: 200, headers }) : new Response(body, { status: 200, headers })
 }
 
@@ -157,7 +165,7 @@ export async function statusResponse(
 
 /**
  * Runs a data query and answers it. Errors before the first byte are thrown for the
- * error envelope; `onEnd` hears when the body ends (not called when this throws);
+ * error envelope; `lease` (the stream slot) is given back when the body ends (not when this throws);
  * each read of the body waits for its `turn` (the caller gives the planning its own).
  */
 export async function queryResponse(
@@ -166,7 +174,7 @@ export async function queryResponse(
   format: Format,
   gzip: boolean,
   observe?: StreamObserver,
-  onEnd?: () => void,
+  lease?: StreamLease,
   finalOnly = false,
   turn?: Turn,
 ): Promise<Response> {
@@ -187,5 +195,5 @@ export async function queryResponse(
   for (const [name, value] of Object.entries(queryHeaders(planned))) headers.set(name, value)
   if ('finalized' in planned) headers.set('X-Finalized-Block', String(planned.finalized))
   const batches = observe ? observed(planned.batches, planned.stats, observe) : planned.batches
-  return streamResponse(format, query.fields, batches, headers, gzip, onEnd, turn)
+  return streamResponse(format, query.fields, batches, headers, gzip, lease, turn)
 }

@@ -77,6 +77,11 @@ function drained(res: ServerResponse): Promise<boolean> {
 
 /** Writes a fetch Response to a Node response with backpressure; errors destroy the socket. */
 export async function writeResponse(response: Response, res: ServerResponse): Promise<void> {
+  // The client went away before the answer was ready: its body is dropped, never read into a closed socket.
+  if (res.destroyed) {
+    await response.body?.cancel().catch(() => {})
+    return
+  }
   const headers: Record<string, string | string[]> = {}
   response.headers.forEach((value, name) => {
     headers[name] = name === 'set-cookie' ? response.headers.getSetCookie() : value

@@ -72,12 +72,52 @@ describe('StreamSlots', () => {
     const b = s.acquire('alice')!
     expect(s.acquire('alice')).toBeNull()
     expect(s.acquire('bob')).not.toBeNull()
-    a()
-    a()
+    a.release()
+    a.release()
     expect(s.count('alice')).toBe(1)
     expect(s.acquire('alice')).not.toBeNull()
-    b()
+    b.release()
     expect(s.count('alice')).toBe(1)
+  })
+
+  it('reclaims a lease without progress for leaseMs while it works; a reclaimed lease frees no other slot', () => {
+    let now = 0
+    const s = new StreamSlots(2, { leaseMs: 1000, now: () => now })
+    const dead = s.acquire('alice')!
+    const live = s.acquire('alice')!
+    expect(s.acquire('alice')).toBeNull()
+    now = 900
+    live.renew(false)
+    now = 1000
+    // The dead one (no progress since 0) is reclaimed; the live one renewed at 900 is not.
+    expect(s.count('alice')).toBe(1)
+    const next = s.acquire('alice')!
+    expect(next).not.toBeNull()
+    expect(s.acquire('alice')).toBeNull()
+    // The dead request's late release must not free the slot `next` holds.
+    dead.release()
+    expect(s.count('alice')).toBe(2)
+    expect(s.acquire('alice')).toBeNull()
+    next.release()
+    live.release()
+    expect(s.count('alice')).toBe(0)
+  })
+
+  it('never reclaims a lease waiting for its client to read, however long', () => {
+    let now = 0
+    const s = new StreamSlots(1, { leaseMs: 1000, now: () => now })
+    const slow = s.acquire('alice')!
+    slow.renew(true)
+    now = 60_000
+    expect(s.acquire('alice')).toBeNull()
+    // A read that answers renews without changing the state; the client asking for more makes it work again.
+    slow.renew()
+    now = 120_000
+    expect(s.count('alice')).toBe(1)
+    slow.renew(false)
+    now = 121_000
+    expect(s.count('alice')).toBe(0)
+    expect(s.acquire('alice')).not.toBeNull()
   })
 })
 

@@ -5,7 +5,7 @@
  */
 import { readFile, rm } from 'node:fs/promises'
 import { join } from 'node:path'
-import { request } from 'node:http'
+import { request, type IncomingMessage } from 'node:http'
 import { gunzipSync, gzipSync } from 'node:zlib'
 import { convertV4MiniflareOptions, Miniflare } from 'miniflare'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -112,5 +112,33 @@ describe('production bundle', () => {
     })
     expect(res.status).toBe(404)
     expect(((await res.json()) as { error: { code: string } }).error.code).toBe('not_found')
+  })
+
+  it("gives a user's stream slots back when clients go before or during their bodies (MAX_STREAMS_PER_USER 8)", async () => {
+    const url = new URL('/v1/api/logs?chains=ETH&from_block=0&format=csv', await mf.ready)
+    const open = () => {
+      const req = request(url, { headers: { authorization: basic('dev', 'dev'), host: 'api.example.com' } })
+      req.on('error', () => {})
+      const response = new Promise<IncomingMessage>(resolve => req.on('response', resolve))
+      req.end()
+      return { req, response }
+    }
+    // Eight go while the Worker plans them (before any byte of the answer), eight after the first bytes of their body.
+    for (const d of Array.from({ length: 8 }, open)) setTimeout(() => d.req.destroy(), 2)
+    const during = Array.from({ length: 8 }, open)
+    await Promise.all(during.map(async d => new Promise(async resolve => (await d.response).once('data', resolve))))
+    for (const d of during) d.req.destroy()
+    // All eight slots come back (long before a stale lease would be reclaimed, 30 s): eight streams at once are served.
+    await expect
+      .poll(
+        async () => {
+          const held = Array.from({ length: 8 }, open)
+          const statuses = await Promise.all(held.map(async h => (await h.response).statusCode))
+          for (const h of held) h.req.destroy()
+          return statuses.filter(s => s === 200).length
+        },
+        { timeout: 10_000, interval: 500 },
+      )
+      .toBe(8)
   })
 })

@@ -5,6 +5,7 @@
  * slots come back however a stream ends, the storage read per user (429 too_much_read)
  * and the fair shares of the CPU (src/api/fair.ts).
  */
+import { request as httpRequest, type IncomingMessage } from 'node:http'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { parseUsers } from '../../src/api/auth.ts'
 import { ReadAllowance, REFUSAL_HOLD_MS, StreamSlots, WindowLimiter } from '../../src/api/limits.ts'
@@ -72,6 +73,119 @@ describe('concurrent streams per user', () => {
     const held = await Promise.all([get(EXPORT), get(EXPORT)])
     expect((await get(EXPORT)).status).toBe(429)
     for (const r of held) await r.body!.cancel()
+    expect(streams.count('alice')).toBe(0)
+  })
+})
+
+/** `inner` whose reads of keys matching `shut` wait until it is cleared (reads asked meanwhile answer then). */
+function gatedStore(inner: ObjectStore) {
+  let shut: RegExp | null = null
+  let waiters: (() => void)[] = []
+  const pass = async (key: string) => {
+    while (shut?.test(key)) await new Promise<void>(resolve => waiters.push(resolve))
+  }
+  const store: ObjectStore = {
+    get: async (key, range) => (await pass(key), inner.get(key, range)),
+    head: async key => (await pass(key), inner.head(key)),
+    list: async prefix => (await pass(prefix), inner.list(prefix)),
+    put: (key, body, options) => inner.put(key, body, options),
+    delete: key => inner.delete(key),
+  }
+  return {
+    store,
+    shut: (keys: RegExp) => void (shut = keys),
+    open: () => {
+      shut = null
+      for (const go of waiters.splice(0)) go()
+    },
+  }
+}
+
+describe('slots of requests that die before their body ends (Node server, real sockets)', () => {
+  let server: NodeServer
+  let streams: StreamSlots
+  let gate: ReturnType<typeof gatedStore>
+  beforeAll(async () => {
+    gate = gatedStore(store)
+    streams = new StreamSlots()
+    server = await startNodeServer({ store: gate.store, users: await parseUsers(USERS), streams, waitForNodes: false })
+  })
+  afterAll(() => server.close())
+
+  /** A GET over its own socket, answered once the response's headers are in. */
+  const open = (path: string) => {
+    const req = httpRequest(`${server.url}${path}`, { headers: { authorization: ALICE } })
+    req.on('error', () => {})
+    const response = new Promise<IncomingMessage>(resolve => req.on('response', resolve))
+    req.end()
+    return { req, response }
+  }
+
+  /** Every one of the user's 8 streams at once is served, then dropped. */
+  async function allEight(): Promise<void> {
+    const held = Array.from({ length: streams.max }, () => open(EXPORT))
+    const statuses = await Promise.all(held.map(async h => (await h.response).statusCode))
+    expect(statuses).toEqual(Array(streams.max).fill(200))
+    for (const h of held) h.req.destroy()
+    await vi.waitFor(() => expect(streams.count('alice')).toBe(0))
+  }
+
+  it('gives back the slots of requests whose client went away before their body started', async () => {
+    // Storage does not answer: every request is stuck in its planning, holding a slot.
+    gate.shut(/./)
+    const dropped = Array.from({ length: streams.max }, () => open(EXPORT))
+    await vi.waitFor(() => expect(streams.count('alice')).toBe(streams.max))
+    for (const d of dropped) d.req.destroy()
+    // Given back when the client goes (the request's abort signal), while the requests still wait for storage.
+    await vi.waitFor(() => expect(streams.count('alice')).toBe(0))
+    gate.open()
+    await allEight()
+  })
+
+  it('gives back the slots of requests whose client went away during their body', async () => {
+    // The first partition answers, the second does not: each body stops after its first part.
+    gate.shut(/logs\/000000000200-/)
+    const dropped = Array.from({ length: streams.max }, () => open(EXPORT))
+    const first = await Promise.all(
+      dropped.map(async d => new Promise<number>(async resolve => (await d.response).once('data', b => resolve(b.length)))),
+    )
+    expect(first.every(n => n > 0)).toBe(true)
+    expect(streams.count('alice')).toBe(streams.max)
+    for (const d of dropped) d.req.destroy()
+    await vi.waitFor(() => expect(streams.count('alice')).toBe(0))
+    gate.open()
+    await allEight()
+  })
+})
+
+describe('a stream slot is a lease', () => {
+  it('reclaims the slots of requests stuck without progress, and their late release frees no other slot', async () => {
+    const gate = gatedStore(store)
+    const streams = new StreamSlots(2, { leaseMs: 200 })
+    const app = createApp({
+      store: gate.store,
+      manifest: new ManifestReader(gate.store),
+      users: await parseUsers(USERS),
+      limits: { streams },
+    })
+    const get = () => app.fetch(new Request(`http://api.example.com${EXPORT}`, { headers: { authorization: ALICE } }))
+    // Storage never answers these two (as a request workerd cancelled as hung never ends): they hold both slots.
+    gate.shut(/./)
+    const stuck = [get(), get()]
+    await vi.waitFor(() => expect(streams.count('alice')).toBe(2))
+    expect((await get()).status).toBe(429)
+    // No progress for the lease's time: both slots come back, and two new requests take them.
+    await new Promise(resolve => setTimeout(resolve, 250))
+    const live = [get(), get()]
+    await vi.waitFor(() => expect(streams.count('alice')).toBe(2))
+    expect((await get()).status).toBe(429)
+    gate.open()
+    // The stuck ones end after all: giving back their reclaimed leases leaves the live ones' slots held.
+    for (const r of await Promise.all(stuck)) expect((await r.text()).split('\n').length).toBeGreaterThan(100)
+    const served = await Promise.all(live)
+    expect(served.map(r => r.status)).toEqual([200, 200])
+    expect(streams.count('alice')).toBe(2)
+    for (const r of served) await r.body!.cancel()
     expect(streams.count('alice')).toBe(0)
   })
 })

@@ -8,8 +8,13 @@
 /// <reference types="@cloudflare/vitest-plugin/types" />
 import { env } from 'cloudflare:workers'
 import { createExecutionContext, runInDurableObject, waitOnExecutionContext } from 'cloudflare:test'
-import { beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it, vi } from 'vitest'
+import { parseUsers } from '../../src/api/auth.ts'
+import { StreamSlots } from '../../src/api/limits.ts'
 import { chainKey } from '../../src/chains/registry.ts'
+import { createApp } from '../../src/http/app.ts'
+import { ManifestReader } from '../../src/manifest/read.ts'
+import type { ObjectStore } from '../../src/store/types.ts'
 import { r2Store } from '../../src/store/r2.ts'
 import worker from '../../src/worker/index.ts'
 import { LiveChainObject } from '../../src/worker/live-object.ts'
@@ -122,5 +127,88 @@ describe('worker limits', () => {
     expect(await closed).toBe(4429)
     expect(JSON.parse(texts.at(-1)!)).toMatchObject({ type: 'error', code: 'too_many_requests' })
     expect(texts.some(t => t.startsWith('{"type":"rows"'))).toBe(false)
+  })
+})
+
+/** The R2 store, whose reads wait while `shut` (they answer once it opens). */
+function gatedR2() {
+  const inner = r2Store(env.LAKE)
+  let shut = false
+  let waiters: (() => void)[] = []
+  const pass = async () => {
+    while (shut) await new Promise<void>(resolve => waiters.push(resolve))
+  }
+  const store: ObjectStore = {
+    get: async (key, range) => (await pass(), inner.get(key, range)),
+    head: async key => (await pass(), inner.head(key)),
+    list: async prefix => (await pass(), inner.list(prefix)),
+    put: (key, body, options) => inner.put(key, body, options),
+    delete: key => inner.delete(key),
+  }
+  return {
+    store,
+    shut: () => void (shut = true),
+    open: () => {
+      shut = false
+      for (const go of waiters.splice(0)) go()
+    },
+  }
+}
+
+describe('stream slots in workerd', () => {
+  const USERS = 'alice:pw'
+  const get = (app: ReturnType<typeof createApp>, signal?: AbortSignal) =>
+    app.fetch(new Request(`http://api.example.com${EXPORT}`, { headers: { authorization: basic('alice', 'pw') }, signal }))
+
+  it('gives back the slot of a request aborted before its body, and of one aborted during it', async () => {
+    const gate = gatedR2()
+    const streams = new StreamSlots(8)
+    const app = createApp({
+      store: gate.store,
+      manifest: new ManifestReader(gate.store),
+      users: await parseUsers(USERS),
+      limits: { streams },
+    })
+    gate.shut()
+    const aborts = Array.from({ length: 8 }, () => new AbortController())
+    const pending = aborts.map(a => get(app, a.signal))
+    await vi.waitFor(() => expect(streams.count('alice')).toBe(8))
+    expect((await get(app)).status).toBe(429)
+    for (const a of aborts) a.abort()
+    expect(streams.count('alice')).toBe(0)
+    gate.open()
+    await Promise.all(pending)
+    // During the body: the request's signal aborts after its first chunk was read.
+    const during = Array.from({ length: 8 }, () => new AbortController())
+    const started = await Promise.all(during.map(a => get(app, a.signal)))
+    for (const r of started) expect((await r.body!.getReader().read()).value!.length).toBeGreaterThan(0)
+    expect(streams.count('alice')).toBe(8)
+    for (const a of during) a.abort()
+    expect(streams.count('alice')).toBe(0)
+    const eight = await Promise.all(Array.from({ length: 8 }, () => get(app)))
+    expect(eight.map(r => r.status)).toEqual(Array(8).fill(200))
+    for (const r of eight) await r.body!.cancel()
+    expect(streams.count('alice')).toBe(0)
+  })
+
+  it('reclaims the slots of requests stuck without progress (as one workerd cancels as hung)', async () => {
+    const gate = gatedR2()
+    const streams = new StreamSlots(2, { leaseMs: 100 })
+    const app = createApp({
+      store: gate.store,
+      manifest: new ManifestReader(gate.store),
+      users: await parseUsers(USERS),
+      limits: { streams },
+    })
+    gate.shut()
+    const stuck = [get(app), get(app)]
+    await vi.waitFor(() => expect(streams.count('alice')).toBe(2))
+    expect((await get(app)).status).toBe(429)
+    await new Promise(resolve => setTimeout(resolve, 150))
+    gate.open()
+    const served = await Promise.all([get(app), get(app)])
+    expect(served.map(r => r.status)).toEqual([200, 200])
+    for (const r of [...served, ...(await Promise.all(stuck))]) await r.body!.cancel()
+    expect(streams.count('alice')).toBe(0)
   })
 })
