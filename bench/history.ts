@@ -1,24 +1,39 @@
 /**
  * `npm run bench -- history`: the full-history shape. A lake of 2,500 logs partitions (what
  * Ethereum's ~25 M blocks are at 10,000 blocks a partition; here 10 blocks × 40 logs each, 10
- * partitions per manifest shard as at full scale), every read delayed by a fixed latency and at
- * most 6 in flight (a Worker's connection limit). The selective query classes through `runQuery`,
+ * partitions per manifest shard as at full scale), with transactions (~8 a block) and blocks
+ * over the same blocks, every read delayed by a fixed latency and at most 6 in flight (a
+ * Worker's connection limit). The selective query classes through `runQuery`,
  * cold and warm, with the value index and without it (the per-partition path): object reads,
  * sequential rounds, bytes and time. Needles active for a week (as real contracts and wallets
  * are) and needles spread uniformly over all history (the worst case for any index: every
  * partition holding one is opened).
  */
 import { lakeDir } from './cache.ts'
-import { benchLake, RARE, RECENT_CONTRACT, RECENT_WALLET, TRANSFER, WALLET } from './lib/lake.ts'
+import {
+  benchLake,
+  OLD_BLOCK_HASH,
+  OLD_TX_HASH,
+  RARE,
+  RECENT_CONTRACT,
+  RECENT_TX_WALLET,
+  RECENT_WALLET,
+  TRANSFER,
+  TX_HASH,
+  TX_RECIPIENT,
+  TX_WALLET,
+  WALLET,
+} from './lib/lake.ts'
 import { bytes, int, ms, table, target } from './report.ts'
 import type { Section } from './section.ts'
-import { logs } from '../src/datasets/evm.ts'
+import { blocks, logs, transactions } from '../src/datasets/evm.ts'
 import { IndexCache } from '../src/index/read.ts'
 import { ManifestReader, parseRoot } from '../src/manifest/read.ts'
 import { rootKey } from '../src/manifest/keys.ts'
 import { runQuery } from '../src/query/engine.ts'
 import { TailCache } from '../src/query/io.ts'
 import type { Predicate, QuerySpec } from '../src/query/types.ts'
+import type { DatasetDecl } from '../src/schema/dataset.ts'
 import { fsStore } from '../src/store/fs.ts'
 import type { ObjectStore } from '../src/store/types.ts'
 import { semaphore } from '../src/ingest/rpc.ts'
@@ -30,6 +45,8 @@ const BLOCKS = 10
 const PER_BLOCK = 40
 const LATENCY_MS = 30
 const CONNECTIONS = 6
+/** Transactions a block: ~80 a partition, 200,000 in all (mainnet's 150 would be 3.75 M, a build of hours with every hash inline). */
+const TX_PER_BLOCK = 8
 
 /** At most `n` reads in flight, the rest queued (a Worker's simultaneous connections). */
 function limited(store: ObjectStore, n: number): ObjectStore {
@@ -37,8 +54,12 @@ function limited(store: ObjectStore, n: number): ObjectStore {
   return { ...store, get: (key, range) => slot(() => store.get(key, range)) }
 }
 
-const field = (name: string) => logs.fields.find(f => f.name === name)!
-const eq = (name: string, value: Uint8Array): Predicate => ({ field: field(name), op: 'eq', values: [value] })
+const field = (name: string, dataset: DatasetDecl = logs) => dataset.fields.find(f => f.name === name)!
+const eq = (name: string, value: Uint8Array, dataset: DatasetDecl = logs): Predicate => ({
+  field: field(name, dataset),
+  op: 'eq',
+  values: [value],
+})
 
 interface Figures {
   rows: number
@@ -66,10 +87,13 @@ export const history: Section = {
       partitionBlocks: BLOCKS,
       shardSpan: BLOCKS * 10,
       clustered: true,
-      transactions: false,
+      transactionsPerBlock: TX_PER_BLOCK,
+      blocks: true,
     })
     ctx.log(`history: lake ready in ${((performance.now() - started) / 1000).toFixed(0)} s`)
-    const base = { chain: ETH, dataset: logs, fields: [...logs.fields], from: lake.from, to: lake.to }
+    const over = (dataset: DatasetDecl) => ({ chain: ETH, dataset, fields: [...dataset.fields], from: lake.from, to: lake.to })
+    const base = over(logs)
+    const txs = over(transactions)
     const absent = (i: number) => Uint8Array.from({ length: 20 }, (_, j) => (j === 0 ? 0xee : (i * 7 + j) & 0xff))
     const classes: { name: string; spec: QuerySpec }[] = [
       {
@@ -88,6 +112,12 @@ export const history: Section = {
           predicates: [{ field: field('address'), op: 'in', values: [RARE, ...Array.from({ length: 19 }, (_, i) => absent(i))] }],
         },
       },
+      { name: 'transaction by hash, 5 % in', spec: { ...txs, predicates: [eq('hash', OLD_TX_HASH, transactions)] } },
+      { name: 'transaction by hash, mid-lake', spec: { ...txs, predicates: [eq('hash', TX_HASH, transactions)] } },
+      { name: 'wallet active for a week as from', spec: { ...txs, predicates: [eq('from', RECENT_TX_WALLET, transactions)] } },
+      { name: 'wallet as from', spec: { ...txs, predicates: [eq('from', TX_WALLET, transactions)] } },
+      { name: 'wallet as to', spec: { ...txs, predicates: [eq('to', TX_RECIPIENT, transactions)] } },
+      { name: 'block by hash, 5 % in', spec: { ...over(blocks), predicates: [eq('hash', OLD_BLOCK_HASH, blocks)] } },
     ]
     const fs = fsStore(dir)
     const rowsOut: (string | number)[][] = []
@@ -137,16 +167,21 @@ export const history: Section = {
       }
     }
     const root = parseRoot((await fs.get(rootKey(ETH)))!.body)
-    const segments = root.datasets.logs.index?.segments ?? []
-    const columns = segments.flatMap(s => Object.values(s.columns))
-    const postings = columns.reduce((n, c) => n + c.bytes, 0)
-    const inline = columns.reduce((n, c) => n + (c.rows?.bytes ?? 0), 0)
-    const parquet = root.datasets.logs.bytes
-    return [
-      `lake: ${int(lake.rows)} logs in ${int(PARTITIONS)} partitions (${bytes(parquet)} of Parquet); index: ${segments.length} segments, ` +
+    const indexLine = (storage: string) => {
+      const ds = root.datasets[storage]
+      const segments = ds.index?.segments ?? []
+      const columns = segments.flatMap(s => Object.values(s.columns))
+      const postings = columns.reduce((n, c) => n + c.bytes, 0)
+      const inline = columns.reduce((n, c) => n + (c.rows?.bytes ?? 0), 0)
+      return (
+        `${storage}: ${int(ds.rows)} rows in ${int(PARTITIONS)} partitions (${bytes(ds.bytes)} of Parquet); index: ${segments.length} segments, ` +
         `${bytes(postings)} of buckets, ${bytes(inline)} of inline rows ` +
-        `(per million logs: ${bytes((postings * 1e6) / lake.rows)} and ${bytes((inline * 1e6) / lake.rows)}; inline rows ${((100 * inline) / parquet).toFixed(0)} % of the Parquet).`,
-      `lake: ${int(lake.rows)} logs in ${int(PARTITIONS)} partitions of ${BLOCKS} blocks, blocks ${lake.from}-${lake.to}; every read +${LATENCY_MS} ms, ${CONNECTIONS} at once. Cold: new manifest, tail and index caches; warm: the same query again with them.`,
+        `(per million rows: ${bytes((postings * 1e6) / ds.rows)} and ${bytes((inline * 1e6) / ds.rows)}; inline rows ${((100 * inline) / ds.bytes).toFixed(0)} % of the Parquet).`
+      )
+    }
+    return [
+      ...[logs, transactions, blocks].map(d => indexLine(d.storage)),
+      `lake: ${int(PARTITIONS)} partitions of ${BLOCKS} blocks a dataset (${PER_BLOCK} logs and ~${TX_PER_BLOCK} transactions a block), blocks ${lake.from}-${lake.to}; every read +${LATENCY_MS} ms, ${CONNECTIONS} at once. Cold: new manifest, tail and index caches; warm: the same query again with them.`,
       '',
       table(
         [

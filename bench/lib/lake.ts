@@ -14,12 +14,12 @@ import { parquetReadObjects } from 'hyparquet'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { Chain } from '../../src/chains/registry.ts'
-import { logs, transactions } from '../../src/datasets/evm.ts'
+import { blocks, logs, transactions } from '../../src/datasets/evm.ts'
 import { putPartition } from '../../src/parquet/put.ts'
 import { storedFields, writePartition, type LayoutOptions } from '../../src/parquet/write.ts'
 import { writeLookup } from '../../src/parquet/lookup.ts'
 import { rootKey } from '../../src/manifest/keys.ts'
-import { publishIndexed } from '../../src/index/publish.ts'
+import { publishIndexed, type DatasetWrites } from '../../src/index/publish.ts'
 import { ManifestReader } from '../../src/manifest/read.ts'
 import { columnOf, type DatasetDecl, type FieldDecl } from '../../src/schema/dataset.ts'
 import { bytesToHex } from '../../src/schema/hex.ts'
@@ -54,7 +54,15 @@ export interface BenchOptions {
   duckdb?: boolean
   /** Also write a transactions dataset over the same blocks (default true). */
   transactions?: boolean
-  /** Also plant `RECENT_CONTRACT` and `RECENT_WALLET`, active in one short stretch (default false; lakes without them stay as they were). */
+  /** Mean transactions per block (default 150, mainnet's density). */
+  transactionsPerBlock?: number
+  /** Also write a blocks dataset over the same blocks (default false). */
+  blocks?: boolean
+  /**
+   * Also plant `RECENT_CONTRACT` and `RECENT_WALLET`, active in one short stretch, and in the
+   * transactions `RECENT_TX_WALLET`, `TX_RECIPIENT` and `OLD_TX_HASH` (default false; lakes
+   * without them stay as they were).
+   */
   clustered?: boolean
 }
 
@@ -218,7 +226,12 @@ export async function benchLake(options: BenchOptions): Promise<Lake> {
       options.shardSpan ? { shardSpan: options.shardSpan } : {},
     )
   }
-  if (options.transactions ?? true) await writeTransactions(store, from, to, partitionBlocks, options.shardSpan)
+  if (options.transactions ?? true)
+    await writeTransactions(store, from, to, partitionBlocks, options.shardSpan, {
+      perBlock: options.transactionsPerBlock ?? TX_PER_BLOCK,
+      clustered: options.clustered ?? false,
+    })
+  if (options.blocks) await writeBlocks(store, from, to, partitionBlocks, options.shardSpan)
   return { from, to, rows: row, files: await files(), transactionFiles: await parquet(transactions.storage) }
 }
 
@@ -228,19 +241,40 @@ export const TX_HASH = Uint8Array.from({ length: 32 }, (_, i) => 0x70 + i)
 export const TX_WALLET = Uint8Array.from({ length: 20 }, (_, i) => 0x50 + i)
 const TX_WALLET_COUNT = 40
 const TX_PER_BLOCK = 150
+/** Clustered lakes: a transaction early in the lake (5 % in), for a by-hash lookup of old history. */
+export const OLD_TX_HASH = Uint8Array.from({ length: 32 }, (_, i) => 0x30 + i)
+/** Clustered lakes: a sender of `TX_WALLET_COUNT` transactions in one stretch of `RECENT_SHARE` of the lake (a week of Ethereum). */
+export const RECENT_TX_WALLET = Uint8Array.from({ length: 20 }, (_, i) => 0x10 + i)
+/** Clustered lakes: a recipient of `TX_WALLET_COUNT` transactions spread over the whole lake. */
+export const TX_RECIPIENT = Uint8Array.from({ length: 20 }, (_, i) => 0x90 + i)
 
 /**
- * A transactions dataset over blocks `from`-`to`, ~150 a block (mainnet's density): unique
- * hashes, senders from 50,000 wallets (a few very active), recipients mostly the logs lake's
- * contracts, calldata of a few words; the planted `TX_HASH` and `TX_WALLET` among them.
+ * A transactions dataset over blocks `from`-`to`, `perBlock` a block on average (150 is
+ * mainnet's density): unique hashes, senders from 50,000 wallets (a few very active),
+ * recipients mostly the logs lake's contracts, calldata of a few words; the planted `TX_HASH`
+ * and `TX_WALLET` among them (and, clustered, the needles above).
  */
-async function writeTransactions(store: ObjectStore, from: number, to: number, partitionBlocks: number, shardSpan?: number) {
+async function writeTransactions(
+  store: ObjectStore,
+  from: number,
+  to: number,
+  partitionBlocks: number,
+  shardSpan: number | undefined,
+  { perBlock, clustered }: { perBlock: number; clustered: boolean },
+) {
   const r = rng(SEED + 3)
   const { hot, warm } = drawPools(rng(SEED))
   const wallets = Array.from({ length: 50_000 }, () => randomBytes(r, 20))
-  const total = (to - from + 1) * TX_PER_BLOCK
+  const total = (to - from + 1) * perBlock
   const walletAt = new Set(Array.from({ length: TX_WALLET_COUNT }, () => Math.floor(r() * total)))
   const hashAt = Math.floor(total / 2)
+  // Drawn from their own generators, so the rest of the dataset is the same with or without them.
+  const q = rng(SEED + 4)
+  const width = Math.max(TX_WALLET_COUNT, Math.floor(total * RECENT_SHARE))
+  const start = Math.floor(q() * (total - width))
+  const recentAt = new Set(clustered ? Array.from({ length: TX_WALLET_COUNT }, () => start + Math.floor(q() * width)) : [])
+  const recipientAt = new Set(clustered ? Array.from({ length: TX_WALLET_COUNT }, () => Math.floor(q() * total)) : [])
+  const oldHashAt = clustered ? Math.floor(total / 20) : -1
   const u256 = (bytes: number) => {
     const b = new Uint8Array(32)
     b.set(randomBytes(r, bytes), 32 - bytes)
@@ -255,14 +289,15 @@ async function writeTransactions(store: ObjectStore, from: number, to: number, p
       for (const [c, v] of Object.entries(values)) cols[c].push(v)
     }
     for (let block = a; block <= b; block++) {
-      const n = Math.max(1, Math.round(TX_PER_BLOCK * (0.5 + r())))
+      const n = Math.max(1, Math.round(perBlock * (0.5 + r())))
       const blockHash = randomBytes(r, 32)
       let gas = 0n
       for (let i = 0; i < n; i++) {
         const at = row++
         const x = r()
-        const sender = walletAt.has(at) ? TX_WALLET : wallets[Math.floor(r() * r() * wallets.length)]
-        const recipient =
+        const drawn = walletAt.has(at) ? TX_WALLET : wallets[Math.floor(r() * r() * wallets.length)]
+        const sender = recentAt.has(at) ? RECENT_TX_WALLET : drawn
+        const drawnRecipient =
           x < 0.03
             ? null
             : x < 0.4
@@ -270,6 +305,7 @@ async function writeTransactions(store: ObjectStore, from: number, to: number, p
               : x < 0.85
                 ? warm[(r() * warm.length) | 0]
                 : wallets[(r() * wallets.length) | 0]
+        const recipient = recipientAt.has(at) ? TX_RECIPIENT : drawnRecipient
         const type = r() < 0.8 ? 2n : 0n
         const used = BigInt(21_000 + Math.floor(r() * 200_000))
         gas += used
@@ -277,7 +313,7 @@ async function writeTransactions(store: ObjectStore, from: number, to: number, p
           block_number: BigInt(block),
           block_hash: blockHash,
           transaction_index: BigInt(i),
-          hash: at === hashAt ? TX_HASH : randomBytes(r, 32),
+          hash: at === hashAt ? TX_HASH : at === oldHashAt ? (randomBytes(r, 32), OLD_TX_HASH) : randomBytes(r, 32),
           nonce: BigInt(Math.floor(r() * 5_000)),
           from: sender,
           to: recipient,
@@ -310,6 +346,75 @@ async function writeTransactions(store: ObjectStore, from: number, to: number, p
     const batch = { length: cols.block_number.length, columns: cols }
     const { entry } = await putPartition(store, CHAIN, transactions, batch, { from: a, to: b })
     await publishIndexed(store, CHAIN, [{ dataset: transactions, partitions: [{ entry, batch }] }], shardSpan ? { shardSpan } : {})
+  }
+}
+
+/** Clustered lakes' blocks: the hash of a block early in the lake (5 % in), for a by-hash lookup of old history. */
+export const OLD_BLOCK_HASH = Uint8Array.from({ length: 32 }, (_, i) => 0xe0 - i)
+
+/**
+ * A blocks dataset over blocks `from`-`to` (every hash unique, `OLD_BLOCK_HASH` among them),
+ * published a manifest shard at a time (`shardSpan`, else 10 partitions): a row a block makes
+ * publication, not writing, its cost.
+ */
+async function writeBlocks(store: ObjectStore, from: number, to: number, partitionBlocks: number, shardSpan?: number) {
+  const r = rng(SEED + 5)
+  const oldBlock = from + Math.floor((to - from + 1) / 20)
+  const publishEvery = Math.max(1, Math.round((shardSpan ?? partitionBlocks * 10) / partitionBlocks))
+  let pending: DatasetWrites['partitions'][number][] = []
+  let parent = randomBytes(r, 32)
+  for (let a = from; a <= to; a += partitionBlocks) {
+    const b = Math.min(to, a + partitionBlocks - 1)
+    const cols: Record<string, (StoredValue | null)[]> = {}
+    for (const f of blocks.fields) if (!f.virtual) cols[columnOf(f)] = []
+    for (let block = a; block <= b; block++) {
+      const hash = block === oldBlock ? (randomBytes(r, 32), OLD_BLOCK_HASH) : randomBytes(r, 32)
+      const txs = BigInt(Math.round(TX_PER_BLOCK * (0.5 + r())))
+      const bloom = new Uint8Array(256)
+      for (let i = 0; i < 64; i++) bloom[(r() * 256) | 0] |= 1 << ((r() * 8) | 0)
+      const u256 = (n: number) => {
+        const v = new Uint8Array(32)
+        v.set(randomBytes(r, n), 32 - n)
+        return v
+      }
+      const values: Record<string, StoredValue | null> = {
+        block_number: BigInt(block),
+        hash,
+        parent_hash: parent,
+        uncles_hash: new Uint8Array(32),
+        miner: randomBytes(r, 20),
+        state_root: randomBytes(r, 32),
+        transactions_root: randomBytes(r, 32),
+        receipts_root: randomBytes(r, 32),
+        gas_used: BigInt(Math.floor(r() * 30_000_000)),
+        gas_limit: 30_000_000n,
+        base_fee_per_gas: u256(5),
+        extra_data: randomBytes(r, 12),
+        logs_bloom: bloom,
+        timestamp: BigInt(1_700_000_000 + 12 * (block - from)),
+        difficulty: new Uint8Array(32),
+        total_difficulty: null,
+        size: BigInt(20_000 + Math.floor(r() * 100_000)),
+        mix_hash: randomBytes(r, 32),
+        nonce: new Uint8Array(8),
+        transaction_count: txs,
+        withdrawals_root: randomBytes(r, 32),
+        withdrawals: '[]',
+        blob_gas_used: 0n,
+        excess_blob_gas: 0n,
+        parent_beacon_block_root: randomBytes(r, 32),
+        requests_hash: null,
+      }
+      for (const [c, v] of Object.entries(values)) cols[c].push(v)
+      parent = hash
+    }
+    const batch = { length: cols.block_number.length, columns: cols }
+    const { entry } = await putPartition(store, CHAIN, blocks, batch, { from: a, to: b })
+    pending.push({ entry, batch })
+    if (pending.length === publishEvery || b === to) {
+      await publishIndexed(store, CHAIN, [{ dataset: blocks, partitions: pending }], shardSpan ? { shardSpan } : {})
+      pending = []
+    }
   }
 }
 
