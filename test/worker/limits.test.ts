@@ -160,15 +160,21 @@ describe('stream slots in workerd', () => {
   const get = (app: ReturnType<typeof createApp>, signal?: AbortSignal) =>
     app.fetch(new Request(`http://api.example.com${EXPORT}`, { headers: { authorization: basic('alice', 'pw') }, signal }))
 
-  it('gives back the slot of a request aborted before its body, and of one aborted during it', async () => {
+  /** An app over a gated R2 bucket whose stream slots are `streams`. */
+  const gatedApp = async (streams: StreamSlots) => {
     const gate = gatedR2()
-    const streams = new StreamSlots(8)
     const app = createApp({
       store: gate.store,
       manifest: new ManifestReader(gate.store),
       users: await parseUsers(USERS),
       limits: { streams },
     })
+    return { gate, app }
+  }
+
+  it('gives back the slot of a request aborted before its body, and of one aborted during it', async () => {
+    const streams = new StreamSlots(8)
+    const { gate, app } = await gatedApp(streams)
     gate.shut()
     const aborts = Array.from({ length: 8 }, () => new AbortController())
     const pending = aborts.map(a => get(app, a.signal))
@@ -192,14 +198,8 @@ describe('stream slots in workerd', () => {
   })
 
   it('reclaims the slots of requests stuck without progress (as one workerd cancels as hung)', async () => {
-    const gate = gatedR2()
     const streams = new StreamSlots(2, { leaseMs: 100 })
-    const app = createApp({
-      store: gate.store,
-      manifest: new ManifestReader(gate.store),
-      users: await parseUsers(USERS),
-      limits: { streams },
-    })
+    const { gate, app } = await gatedApp(streams)
     gate.shut()
     const stuck = [get(app), get(app)]
     await vi.waitFor(() => expect(streams.count('alice')).toBe(2))
