@@ -27,7 +27,7 @@ export const lookupShare = (decl: Pick<LookupDecl, 'share'>): number => decl.sha
  * filters and statistics leave), and within `LOOKUP_HOLD_BYTES`: a value that common (a hot
  * contract, 20 warm ones in one `__in`) has matches in nearly every page there, so that scan
  * reads and decodes nearly the whole partition, where the copy's groups are the value's rows
- * alone (BENCHMARKS.md "Hot values through the lookup copies": 78 MB → 8 MB read). Half, since
+ * alone (BENCHMARKS.md run O4: a hot contract 78 MB → 8 MB read). Half, since
  * a value's rows clustered in a few blocks leave that scan only the pages holding them.
  */
 export const LOOKUP_SPREAD_SHARE = 1 / 2
@@ -40,14 +40,14 @@ export interface LookupCost {
   /** Rows and bytes of the copy's row groups that may hold the values. */
   matched: number
   bytes: number
-  /** Rows the partition's own path starts from, and the bytes its scan would read. */
+  /** Rows the partition's own path starts from, and the bytes its scan would read (worked out only beyond the share). */
   rows: number
-  scanBytes: number
+  scanBytes: () => number
 }
 
 /** Whether a lookup is cheaper than the block-ordered scan (`share`: the lookup's declared share). */
 export const lookupPays = (c: LookupCost, share: number): boolean =>
-  c.matched <= c.rows * share || (c.bytes <= c.scanBytes * LOOKUP_SPREAD_SHARE && c.bytes <= LOOKUP_HOLD_BYTES)
+  c.matched <= c.rows * share || (c.bytes <= LOOKUP_HOLD_BYTES && c.bytes <= c.scanBytes() * LOOKUP_SPREAD_SHARE)
 
 /** A copy can serve a lookup only if one of its row groups is within the lookup share of the partition. */
 export function lookupWorthwhile(rows: number, decl: LookupDecl): boolean {

@@ -49,7 +49,7 @@ export function lookupUnit(
   })
   // The order columns too: rows of several values are re-sorted by them, asked for or not.
   const columns = [...new Set([...plan.columns, ...plan.lookupOrder])]
-  const scanBytes = (p.tailOffset * scanRows * columnShare(metadata, plan.columns)) / Math.max(1, Number(metadata.num_rows))
+  const scanBytes = () => (p.tailOffset * scanRows * columnShare(metadata, plan.columns)) / Math.max(1, Number(metadata.num_rows))
   if (!lookupPays({ matched, bytes, rows, scanBytes }, share)) return null
   const stored = new Set(metadata.schema.map(e => e.name))
   const absent = new Set(columns.filter(c => !stored.has(c)))
@@ -77,7 +77,7 @@ function columnShare(metadata: FileMetaData, columns: readonly string[]): number
     for (const c of g.columns) {
       const size = Number(c.meta_data?.total_compressed_size ?? 0)
       all += size
-      if (wanted.has(c.meta_data?.path_in_schema.join('.') ?? '')) some += size
+      if (wanted.has(c.meta_data?.path_in_schema[0] ?? '')) some += size
     }
   return all === 0 ? 1 : some / all
 }
