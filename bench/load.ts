@@ -64,7 +64,7 @@ const OPEN_RATELIMIT: Record<string, RateLimitConfig> = {
 const STREAM_CAPS: (string | undefined)[] = process.env.LOAD_MAX_STREAMS?.split(',') ?? [undefined]
 /** Which fair-share variants the abuse rounds run (LOAD_FAIR: off, on or both, the default). */
 const FAIR_VARIANTS = process.env.LOAD_FAIR === 'off' ? [false] : process.env.LOAD_FAIR === 'on' ? [true] : [false, true]
-/** Requests per user per 10 s in the abuse rounds (LOAD_RATE_LIMIT; default the deployment's 200): sized to what one server serves. */
+/** Requests per user per 10 s in the abuse rounds (LOAD_RATE_LIMIT; default the deployment's 50): sized to what one server serves. */
 const RATE_LIMIT = process.env.LOAD_RATE_LIMIT === undefined ? undefined : Number(process.env.LOAD_RATE_LIMIT)
 
 interface Server {
@@ -76,6 +76,8 @@ interface Server {
   cpu(): number
   /** The Node server's event-loop delay since the previous call (bench/lib/loop-delay.ts); workerd has none to ask. */
   loopDelay?(): Promise<LoopDelay>
+  /** The Node server's access-log lines of streams it aborted, with their cause, since it started. */
+  aborted?: string[]
   stop(): Promise<void>
 }
 
@@ -220,14 +222,17 @@ async function startNode(root: string, sample: string, open: boolean, vars: Reco
   })
   // The access log, drained; the preload's event-loop delay lines answer loopDelay().
   const delays: ((d: LoopDelay) => void)[] = []
+  const aborted: string[] = []
   lines.on('line', line => {
     if (line.startsWith('event-loop-delay ')) delays.shift()?.(JSON.parse(line.slice('event-loop-delay '.length)) as LoopDelay)
+    else if (line.includes('"end":"aborted"')) aborted.push(line)
   })
   return {
     name: 'node',
     url: first.slice('listening '.length),
     rss: () => rssOf(child.pid!),
     cpu: () => cpuOf([child.pid!]),
+    aborted,
     loopDelay: () =>
       new Promise<LoopDelay>(resolve => {
         delays.push(resolve)
@@ -279,6 +284,8 @@ export const load: Section = {
     const byClass: (string | number)[][] = []
     const overlaps: string[] = []
     const notes: string[] = []
+    /** Each broken request (status 0) with why, and each stream the Node server logged as aborted. */
+    const broken: string[] = []
     try {
       for (const name of servers) {
         const start = (open: boolean, vars: Record<string, string> = {}) =>
@@ -295,6 +302,7 @@ export const load: Section = {
               const s = summary(await drive(classes, clients, seconds, i => USERS[i % USERS.length], 0, server.rss))
               capacity.push([name, clients, int(s.requests), int(s.perSecond), ms(s.p50), ms(s.p99), s.errorText, int(s.peakMb)])
               if (clients === 256) notes.push(target(s.errors === 0, `${name}: zero errors at 256 clients (${s.errorText})`))
+              broken.push(...s.broken.map(b => `- ${name}, ${clients} clients: ${b}`))
             }
           } finally {
             await server.stop()
@@ -364,6 +372,13 @@ export const load: Section = {
                   '-',
                   '-',
                 ])
+                for (const [who, run] of [
+                  ['alone', alone],
+                  ['beside', others],
+                  ['abuser', abuser],
+                ] as const)
+                  broken.push(...run.broken.map(b => `- ${label}, ${who}: ${b}`))
+                broken.push(...(server.aborted ?? []).map(line => `- ${label}, the server's access log: ${line}`))
                 for (const c of classes)
                   byClass.push([label, c.name, ...classFigures(sides.alone, c.name), ...classFigures(sides.beside, c.name)])
                 overlaps.push(
@@ -389,7 +404,7 @@ export const load: Section = {
       ...(capacity.length
         ? [table(['server', 'clients', 'requests', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'peak RSS MB'], capacity), '']
         : []),
-      `Abuse (${openRate ? 'the request rate lifted, ' : `${RATE_LIMIT ?? 200} requests per 10 s and `}${STREAM_CAPS.map(c => c ?? '8').join(' or ')} streams per user${readLimit ? `, storage read ${readLimit} bytes per 10 s` : ''}), the fair shares between users off (SCAN_CONCURRENCY unset, the default) and on (SCAN_CONCURRENCY=${FAIR.SCAN_CONCURRENCY}), each on a server of its own: ${PACED} users each pacing ${1000 / PACE_MS} request/s, alone and beside one user running ${abusers} connections back to back, for ${abuseSeconds} s at a time, ${repeats} times each, alternating (alone first in odd repetitions, beside first in even ones). Requests, p50 and p99 over the repetitions pooled; then the p99 of each repetition; errors (for the abuser: excluding its 429s); the server's CPU over the windows (% of one core; workerd: every workerd process of Miniflare); the Node server's event-loop delay p99 per repetition (ms) and its largest.`,
+      `Abuse (${openRate ? 'the request rate lifted, ' : `${RATE_LIMIT ?? 50} requests per 10 s and `}${STREAM_CAPS.map(c => c ?? '8').join(' or ')} streams per user${readLimit ? `, storage read ${readLimit} bytes per 10 s` : ''}), the fair shares between users off (SCAN_CONCURRENCY unset, the default) and on (SCAN_CONCURRENCY=${FAIR.SCAN_CONCURRENCY}), each on a server of its own: ${PACED} users each pacing ${1000 / PACE_MS} request/s, alone and beside one user running ${abusers} connections back to back, for ${abuseSeconds} s at a time, ${repeats} times each, alternating (alone first in odd repetitions, beside first in even ones). Requests, p50 and p99 over the repetitions pooled; then the p99 of each repetition; errors (for the abuser: excluding its 429s); the server's CPU over the windows (% of one core; workerd: every workerd process of Miniflare); the Node server's event-loop delay p99 per repetition (ms) and its largest.`,
       '',
       table(
         [
@@ -412,6 +427,7 @@ export const load: Section = {
       '',
       ...overlaps,
       '',
+      ...(broken.length ? ['Broken requests (status 0) and aborted streams:', '', ...broken, ''] : []),
       ...notes,
     ].join('\n')
   },

@@ -13,6 +13,8 @@ export interface Result {
   cls: string
   /** When it was sent, epoch ms (comparable between the benchmark's processes). */
   at: number
+  /** Why a status-0 request broke: the socket error, or `body cut` after the given status. */
+  broke?: string
 }
 
 export interface Run {
@@ -29,13 +31,19 @@ export const auth = (user: string) => 'Basic ' + Buffer.from(`${user}:${user}`).
 function get(agent: Agent, [cls, url]: [string, string], user: string): Promise<Result> {
   return new Promise(resolve => {
     const start = performance.now()
-    const done = (status: number) => resolve({ status, ms: performance.now() - start, cls, at: performance.timeOrigin + start })
+    let settled = false
+    const done = (status: number, broke?: string) => {
+      if (settled) return
+      settled = true
+      resolve({ status, ms: performance.now() - start, cls, at: performance.timeOrigin + start, ...(broke ? { broke } : {}) })
+    }
+    const failed = (e: NodeJS.ErrnoException, phase: string) => done(0, `${phase}: ${e.code ?? e.message}`)
     request(url, { agent, headers: { authorization: auth(user) } }, res => {
       res.on('data', () => {})
-      res.on('end', () => done(res.complete ? (res.statusCode ?? 0) : 0))
-      res.on('error', () => done(0))
+      res.on('end', () => (res.complete ? done(res.statusCode ?? 0) : done(0, `body cut after ${res.statusCode}`)))
+      res.on('error', e => failed(e, `body after ${res.statusCode}`))
     })
-      .on('error', () => done(0))
+      .on('error', e => failed(e, 'request'))
       .end()
   })
 }
@@ -120,6 +128,8 @@ export const summary = (run: Run, ok: (status: number) => boolean = s => s === 2
     errors: run.results.filter(r => !ok(r.status)).length,
     /** The errors by status (0: a broken stream or connection), e.g. `3 (503 × 2, 0 × 1)`. */
     errorText: errorText(run.results.filter(r => !ok(r.status)).map(r => r.status)),
+    /** Why status-0 requests broke, with their class, e.g. `export arrow: body after 200: ECONNRESET`. */
+    broken: run.results.filter(r => r.broke).map(r => `${r.cls}: ${r.broke}`),
     throttled: run.results.filter(r => r.status === 429).length,
     peakMb: run.peakRss / 2 ** 20,
   }

@@ -18,7 +18,7 @@ import type { ObjectStore } from '../store/types.ts'
 /** The defaults (README "Limits"). */
 export const DEFAULT_USER_LIMITS = {
   /** Requests per user per period. */
-  requests: 200,
+  requests: 50,
   /** The period, seconds (Cloudflare's binding accepts 10 or 60). */
   periodSeconds: 10,
   /** Data streams (HTTP data responses) a user may have running at once. */
@@ -37,7 +37,7 @@ export interface RateLimiter {
 }
 
 export interface WindowLimiterOptions {
-  /** Requests per window (default 200). */
+  /** Requests per window (default 50). */
   limit?: number
   /** The window, seconds (default 10). */
   periodSeconds?: number
@@ -272,7 +272,7 @@ export function limitSetting(name: string, text: string | undefined, fallback: n
 
 /** The settings both runtimes read (environment variables on the Node server, vars on a Worker). */
 export interface LimitSettings {
-  /** Requests per user per period (default 200; on Cloudflare the binding's `simple.limit` applies instead). */
+  /** Requests per user per period (default 50; on Cloudflare the binding's `simple.limit` applies instead). */
   RATE_LIMIT_REQUESTS?: string
   /** The period, seconds (default 10; on Cloudflare keep it equal to the binding's `simple.period`). */
   RATE_LIMIT_PERIOD?: string

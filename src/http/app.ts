@@ -67,7 +67,7 @@ export interface AppOptions {
   failedLogins?: ThrottleOptions
   /**
    * Per-user limits (src/api/limits.ts): the request rate (default an in-process
-   * WindowLimiter, 200 per 10 s; the Worker passes Cloudflare's binding) and the data
+   * WindowLimiter, 50 per 10 s; the Worker passes Cloudflare's binding) and the data
    * streams running at once (default 8, counted in this process or isolate), the storage
    * bytes a user's data responses may read (default 512 MiB per 10 s, counted alike), and the
    * fair shares of the CPU between users' streams (src/api/fair.ts; none when absent).

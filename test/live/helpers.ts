@@ -10,6 +10,7 @@ import WebSocket from 'ws'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseUsers } from '../../src/api/auth.ts'
+import type { RateLimiter } from '../../src/api/limits.ts'
 import { DEVNET_MNEMONIC, startAnvil, type Anvil } from '../../scripts/dev/devnet/anvil.ts'
 import type { FollowSpec, LiveService } from '../../src/node/live.ts'
 import { startNodeServer } from '../../src/node/server.ts'
@@ -178,6 +179,8 @@ export async function startLiveServer(
     store?: ObjectStore
     follow?: FollowSpec[]
     limits?: Partial<LiveLimits>
+    /** The per-user request rate (default the server's, 50 per 10 s). */
+    requests?: RateLimiter
     pollIntervalMs?: number
     closeGraceMs?: number
     log?: (line: string) => void
@@ -190,6 +193,7 @@ export async function startLiveServer(
     users,
     follow: opts.follow,
     limits: opts.limits,
+    requests: opts.requests,
     pollIntervalMs: opts.pollIntervalMs ?? 20,
     closeGraceMs: opts.closeGraceMs,
     log: opts.log ?? (() => {}),

@@ -5,6 +5,7 @@
  * once, from a node that takes 100 ms per block), against a real anvil and the Node server.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { WindowLimiter } from '../../src/api/limits.ts'
 import { chainKey } from '../../src/chains/registry.ts'
 import { createRpcClient } from '../../src/ingest/rpc.ts'
 import { parseLiveChains } from '../../src/live/config.ts'
@@ -49,6 +50,8 @@ beforeAll(async () => {
     },
   }
   server = await startLiveServer({
+    // The status is polled every 25 ms, beyond the default rate a user may send.
+    requests: new WindowLimiter({ limit: 1_000_000 }),
     follow: [
       {
         chain: DEVNET,

@@ -1,6 +1,6 @@
 /**
  * Per-user limits in workerd: the request rate counted by Cloudflare's rate-limiting
- * binding (USER_REQUESTS in wrangler.toml: 200 per 10 s, as Miniflare runs it), at a
+ * binding (USER_REQUESTS in wrangler.toml: 50 per 10 s, as Miniflare runs it), at a
  * request and at a WebSocket's `auth` message in the live Durable Object (close 4429),
  * the concurrent streams and the storage read the isolate counts (MAX_STREAMS_PER_USER,
  * READ_LIMIT_BYTES), and the fair shares (SCAN_CONCURRENCY).
@@ -48,8 +48,8 @@ describe('worker limits', () => {
     expect(env.USER_REQUESTS).toBeDefined()
     let admitted = 0
     let refused: Response | undefined
-    // 200 per 10 s window: within 401 requests one is refused even if a window rolls over.
-    for (let i = 0; i < 401 && !refused; i++) {
+    // 50 per 10 s window: within 101 requests one is refused even if a window rolls over.
+    for (let i = 0; i < 101 && !refused; i++) {
       const res = await call(bindings, '/v1/api/nothing', user)
       if (res.status === 429) refused = res
       else {
