@@ -16,13 +16,12 @@
  * the reads, as this module first did, capped throughput and let one slow read delay all).
  *
  * Rounds end on a timer (setImmediate, else setTimeout 0) of whichever request began them, so a
- * round may start another request's slices. On a Worker it only marks them started: each waiting
- * slice goes on from a timer of its own, which looks every POLL_MS. A promise of one request resolved by
+ * round may start another request's slices. It only marks them started: each waiting slice goes
+ * on from a timer of its own, which looks every POLL_MS. A promise of one request resolved by
  * another's code left requests that workerd cancelled as hung (500), tens a minute under load
  * with the fair shares on (BENCHMARKS.md, run W; scripts/dev/fair-hang.ts reproduces it). On a
  * Worker a request that ends or is cancelled also drops its pending timers, so a slice that waited
- * `rescueMs` without a round ends one itself, and starts. A Node process has no request contexts,
- * so there (`direct`) the round resumes the slices it starts itself, without the polling's wait.
+ * `rescueMs` without a round ends one itself, and starts.
  *
  * Counted per process (Node), or per isolate (Worker).
  */
@@ -47,15 +46,12 @@ export interface FairShareOptions {
   later?: (fn: () => void) => void
   /** A waiting slice starts the next round itself after this many ms if none came (default 50). */
   rescueMs?: number
-  /** The round resumes the slices it starts (Node); never on a Worker, whose requests own their promises (default false). */
-  direct?: boolean
 }
 
 export class FairShare {
   readonly perRound: number
   private readonly later: (fn: () => void) => void
   private readonly rescueMs: number
-  private readonly direct: boolean
   /** Slices each user started in this round. */
   private readonly started = new Map<string, number>()
   /** Slices waiting per user, oldest first. */
@@ -71,13 +67,11 @@ export class FairShare {
       perRound = DEFAULT_SCAN_CONCURRENCY,
       later = nextTask,
       rescueMs = RESCUE_MS,
-      direct = false,
     } = typeof options === 'number' ? { perRound: options } : options
     if (!Number.isSafeInteger(perRound) || perRound < 1) throw new Error(`slices per round must be a positive integer, got ${perRound}`)
     this.perRound = perRound
     this.later = later
     this.rescueMs = rescueMs
-    this.direct = direct
   }
 
   /** Resolves when `user` may start a slice of work: at once if it has one left in this round, else in a later round. */
@@ -87,12 +81,13 @@ export class FairShare {
       this.start(user)
       return Promise.resolve()
     }
-    if (this.direct) return new Promise<void>(resolve => this.enqueue(user, resolve))
     // A round that starts this slice may run in another request: it only marks it started, and the
     // slice's own timer goes on (resolving it from another request's code left requests hung in workerd).
     let started = false
     const grant = () => void (started = true)
-    this.enqueue(user, grant)
+    const queue = this.waiting.get(user)
+    if (queue) queue.push(grant)
+    else this.waiting.set(user, [grant])
     return new Promise<void>(resolve => {
       let waited = 0
       const poll = () => {
@@ -124,12 +119,6 @@ export class FairShare {
     return { started, waiting }
   }
 
-  private enqueue(user: string, slice: () => void): void {
-    const queue = this.waiting.get(user)
-    if (queue) queue.push(slice)
-    else this.waiting.set(user, [slice])
-  }
-
   /** Starts `slice` of `user` at once if it is still waiting. */
   private startWaiting(user: string, slice: () => void): void {
     const queue = this.waiting.get(user)
@@ -152,7 +141,7 @@ export class FairShare {
     this.later(() => this.endRound())
   }
 
-  /** Starts a round: one waiting slice of each user is started (marked, on a Worker: it goes on from its own timer). */
+  /** Starts a round: one waiting slice of each user is marked started (it goes on from its own timer). */
   private endRound(): void {
     this.ending = false
     this.started.clear()

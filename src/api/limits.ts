@@ -284,15 +284,10 @@ export interface LimitSettings {
   SCAN_CONCURRENCY?: string
 }
 
-/**
- * The per-user limits from settings; `binding` (Cloudflare's) counts requests instead of the
- * process when given. On a Worker (`worker`) the fair shares never resume one request's slice
- * from another's code (src/api/fair.ts).
- */
+/** The per-user limits from settings; `binding` (Cloudflare's) counts requests instead of the process when given. */
 export function userLimits(
   settings: LimitSettings,
   binding?: RateLimitBinding,
-  { worker = false }: { worker?: boolean } = {},
 ): { requests: RateLimiter; streams: StreamSlots; reads: ReadAllowance; turns?: FairShare } {
   const periodSeconds = limitSetting('RATE_LIMIT_PERIOD', settings.RATE_LIMIT_PERIOD, DEFAULT_USER_LIMITS.periodSeconds)
   return {
@@ -307,14 +302,9 @@ export function userLimits(
       bytes: limitSetting('READ_LIMIT_BYTES', settings.READ_LIMIT_BYTES, DEFAULT_USER_LIMITS.readBytes),
       periodSeconds,
     }),
-    // Opt-in: they cost latency when the server is not contended (BENCHMARKS.md runs W and X).
+    // Opt-in: a turn is held through storage reads, so it caps throughput, and no benefit was measured yet (BENCHMARKS.md).
     ...(settings.SCAN_CONCURRENCY?.trim()
-      ? {
-          turns: new FairShare({
-            perRound: limitSetting('SCAN_CONCURRENCY', settings.SCAN_CONCURRENCY, DEFAULT_SCAN_CONCURRENCY),
-            direct: !worker,
-          }),
-        }
+      ? { turns: new FairShare(limitSetting('SCAN_CONCURRENCY', settings.SCAN_CONCURRENCY, DEFAULT_SCAN_CONCURRENCY)) }
       : {}),
   }
 }

@@ -13,9 +13,9 @@ export interface LimitsEnv extends LimitSettings {
 /** Fair shares (src/api/fair.ts) only when SCAN_CONCURRENCY is set, as on the Node server. */
 export function workerLimits(env: LimitsEnv): ReturnType<typeof userLimits> {
   try {
-    return userLimits(env, env.USER_REQUESTS, { worker: true })
+    return userLimits(env, env.USER_REQUESTS)
   } catch (err) {
     console.error(`limits: ${(err as Error).message}; using the defaults`)
-    return userLimits({}, env.USER_REQUESTS, { worker: true })
+    return userLimits({}, env.USER_REQUESTS)
   }
 }

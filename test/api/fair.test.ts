@@ -132,28 +132,6 @@ describe('FairShare', () => {
     }
   })
 
-  it('on Node (direct) resumes a waiting slice from the round itself; on a Worker only its own timer does', async () => {
-    vi.useFakeTimers()
-    try {
-      for (const direct of [true, false]) {
-        const ends: (() => void)[] = []
-        const share = new FairShare({ later: fn => ends.push(fn), direct })
-        await share.turn('a')
-        let started = false
-        const waiting = share.turn('a').then(() => (started = true))
-        ends.splice(0).forEach(fn => fn())
-        // Microtasks only: no timer has fired yet.
-        for (let i = 0; i < 5; i++) await Promise.resolve()
-        expect(started).toBe(direct)
-        await vi.advanceTimersByTimeAsync(1)
-        expect(started).toBe(true)
-        await waiting
-      }
-    } finally {
-      vi.useRealTimers()
-    }
-  })
-
   it('allows `perRound` slices per user per round', async () => {
     const { share, endRound } = manual(2)
     const log: string[] = []
