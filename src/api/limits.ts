@@ -302,7 +302,7 @@ export function userLimits(
       bytes: limitSetting('READ_LIMIT_BYTES', settings.READ_LIMIT_BYTES, DEFAULT_USER_LIMITS.readBytes),
       periodSeconds,
     }),
-    // Opt-in: a turn is held through storage reads, so it caps throughput, and no benefit was measured yet (BENCHMARKS.md).
+    // Opt-in: they keep others' p99 beside a heavy user but cost latency when nobody contends (BENCHMARKS.md runs X, Y).
     ...(settings.SCAN_CONCURRENCY?.trim()
       ? { turns: new FairShare(limitSetting('SCAN_CONCURRENCY', settings.SCAN_CONCURRENCY, DEFAULT_SCAN_CONCURRENCY)) }
       : {}),
