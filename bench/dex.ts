@@ -9,7 +9,8 @@
  * (the way a user without this service would: swap topics, the pools of a token from their
  * creation events, the wallet as the Swap's recipient topic), repetitions interleaved.
  */
-import { mkdtemp, rm } from 'node:fs/promises'
+import { existsSync } from 'node:fs'
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { encodeAbiParameters, encodeEventTopics, erc20Abi, pad, toEventSelector, type Hex } from 'viem'
@@ -26,11 +27,12 @@ import type { RawBlock } from '../src/ingest/evm-json.ts'
 import { publishIndexed } from '../src/index/publish.ts'
 import { nodeScan } from '../src/node/server.ts'
 import { ManifestReader } from '../src/manifest/read.ts'
-import type { PartitionEntry } from '../src/manifest/types.ts'
+import type { ChainRef, PartitionEntry } from '../src/manifest/types.ts'
 import { putPartition } from '../src/parquet/put.ts'
 import { runQuery } from '../src/query/engine.ts'
 import { KINDS } from '../src/schema/kinds.ts'
 import { fsStore } from '../src/store/fs.ts'
+import type { ObjectStore } from '../src/store/types.ts'
 import { mulberry32 } from '../scripts/dev/random.ts'
 import { int, median, ms, ratio, table } from './report.ts'
 import type { Section } from './section.ts'
@@ -193,6 +195,61 @@ const SWAP_FIELDS = [
   'tick',
 ]
 
+/** The bench lake: dex/swaps and the raw logs of the same blocks, published unit by unit with the value index. */
+interface Lake {
+  rows: number
+  decodeMs: number
+  writeMs: number
+  entries: PartitionEntry[]
+  logEntries: PartitionEntry[]
+}
+
+async function buildLake(
+  store: ObjectStore,
+  ref: ChainRef,
+  pools: readonly Pool[],
+  r: () => number,
+  log: (line: string) => void,
+): Promise<Lake> {
+  // The pools are known (as a cache filled by earlier units would know them): decoding, not calls, is measured.
+  const known = new Map(pools.map(p => [p.address, { token0: p.token0, token1: p.token1, fee: p.fee }]))
+  const resolver = rpcPoolResolver(null, null, { family: 'evm', id: 31337 })
+  await resolver.add(known)
+  let decodeMs = 0
+  let writeMs = 0
+  let rows = 0
+  const entries: PartitionEntry[] = []
+  const logEntries: PartitionEntry[] = []
+  for (let from = 1; from <= BLOCKS; from += PARTITION) {
+    const unit = makeBlocks(pools, r, from, from + PARTITION - 1)
+    let t = performance.now()
+    const scan = mergeScans(31337, [scanStep(31337, unit)])
+    const scanMs = performance.now() - t
+    const { batches } = await decodeUnit(scan, resolver, async () => new Map())
+    decodeMs += performance.now() - t
+    log(`scan ${ms(scanMs)} ms, decode ${ms(performance.now() - t - scanMs)} ms`)
+    rows += batches[dexSwaps.storage].length
+    t = performance.now()
+    const swaps = batches[dexSwaps.storage]
+    const { entry } = await putPartition(store, ref, dexSwaps, swaps, { from, to: from + PARTITION - 1 })
+    writeMs += performance.now() - t
+    entries.push(entry)
+    // The raw logs of the same blocks, as the ingester stores them: what DuckDB reads.
+    const raw = new BatchBuilder(logs)
+    for (const { block, receipts } of unit) for (const l of receipts[0].logs) raw.push(logRow(block, l))
+    const rawBatch = raw.finish()
+    const logEntry = (await putPartition(store, ref, logs, rawBatch, { from, to: from + PARTITION - 1 })).entry
+    logEntries.push(logEntry)
+    // Published unit by unit with the value index, as the ingester publishes.
+    await publishIndexed(store, ref, [
+      { dataset: dexSwaps, partitions: [{ entry, batch: swaps }] },
+      { dataset: logs, partitions: [{ entry: logEntry, batch: rawBatch }] },
+    ])
+    log(`blocks ${from}-${from + PARTITION - 1}: ${int(rows)} swaps`)
+  }
+  return { rows, decodeMs, writeMs, entries, logEntries }
+}
+
 export const dex: Section = {
   name: 'dex',
   title: 'DEX datasets: decode rate at ingest, Parquet writing, queries over ≥1 M swaps vs DuckDB on the raw logs',
@@ -201,54 +258,34 @@ export const dex: Section = {
     const pools = makePools()
     log(`${int(SWAPS)} swaps in ${int(BLOCKS)} blocks over ${POOLS} pools`)
     const r = mulberry32(7)
-    // The pools are known (as a cache filled by earlier units would know them): decoding, not calls, is measured.
-    const known = new Map(pools.map(p => [p.address, { token0: p.token0, token1: p.token1, fee: p.fee }]))
-    const resolver = rpcPoolResolver(null, null, { family: 'evm', id: 31337 })
-    await resolver.add(known)
 
-    const dir = await mkdtemp(join(tmpdir(), 'bench-dex-'))
+    // DEX_BENCH_LAKE=<dir> keeps the lake there and reuses it on the next run (for profiling the queries).
+    const kept = process.env.DEX_BENCH_LAKE
+    const dir = kept ?? (await mkdtemp(join(tmpdir(), 'bench-dex-')))
     try {
       const store = fsStore(dir)
       const chain = findChain('evm', '31337')!
-      const ref = { family: 'evm' as const, id: 31337, code: chain.code }
-      let decodeMs = 0
-      let writeMs = 0
-      let rows = 0
-      const entries: PartitionEntry[] = []
-      const logEntries: PartitionEntry[] = []
-      for (let from = 1; from <= BLOCKS; from += PARTITION) {
-        const unit = makeBlocks(pools, r, from, from + PARTITION - 1)
-        let t = performance.now()
-        const scan = mergeScans(31337, [scanStep(31337, unit)])
-        const scanMs = performance.now() - t
-        const { batches } = await decodeUnit(scan, resolver, async () => new Map())
-        decodeMs += performance.now() - t
-        log(`scan ${ms(scanMs)} ms, decode ${ms(performance.now() - t - scanMs)} ms`)
-        rows += batches[dexSwaps.storage].length
-        t = performance.now()
-        const swaps = batches[dexSwaps.storage]
-        const { entry } = await putPartition(store, ref, dexSwaps, swaps, { from, to: from + PARTITION - 1 })
-        writeMs += performance.now() - t
-        entries.push(entry)
-        // The raw logs of the same blocks, as the ingester stores them: what DuckDB reads.
-        const raw = new BatchBuilder(logs)
-        for (const { block, receipts } of unit) for (const l of receipts[0].logs) raw.push(logRow(block, l))
-        const rawBatch = raw.finish()
-        const logEntry = (await putPartition(store, ref, logs, rawBatch, { from, to: from + PARTITION - 1 })).entry
-        logEntries.push(logEntry)
-        // Published unit by unit with the value index, as the ingester publishes.
-        await publishIndexed(store, ref, [
-          { dataset: dexSwaps, partitions: [{ entry, batch: swaps }] },
-          { dataset: logs, partitions: [{ entry: logEntry, batch: rawBatch }] },
-        ])
-        log(`blocks ${from}-${from + PARTITION - 1}: ${int(rows)} swaps`)
-      }
+      const saved = join(dir, 'bench-lake.json')
+      const lake: Lake =
+        kept && existsSync(saved)
+          ? JSON.parse(await readFile(saved, 'utf8'))
+          : await buildLake(store, { family: 'evm', id: 31337, code: chain.code }, pools, r, log)
+      if (kept) await writeFile(saved, JSON.stringify(lake))
+      const { rows, decodeMs, writeMs, entries, logEntries } = lake
       const lakeBytes = entries.reduce((n, e) => n + e.bytes, 0)
       const copyBytes = entries.reduce((n, e) => n + (e.lookup?.bytes ?? 0), 0)
       const logsBytes = logEntries.reduce((n, e) => n + e.bytes, 0)
       const logRows = logEntries.reduce((n, e) => n + e.rows, 0)
 
       const manifest = new ManifestReader(store)
+      // What the value index of dex/swaps holds, per column: postings (buckets) and inline rows.
+      const segments =
+        (await manifest.root({ family: 'evm', id: 31337, code: chain.code }))?.datasets[dexSwaps.storage]?.index?.segments ?? []
+      const indexColumns = Object.keys(segments[0]?.columns ?? {}).map(column => {
+        const sum = (f: (c: (typeof segments)[number]['columns'][string]) => number) =>
+          segments.reduce((n, d) => n + f(d.columns[column]), 0)
+        return [column, sum(c => c.bytes), sum(c => c.rows?.bytes ?? 0)] as const
+      })
       // What the Node server reads with: its decompressors and tail cache.
       const scan = await nodeScan()
       const field = (name: string) => dexSwaps.fields.find(f => f.name === name)!
@@ -256,6 +293,7 @@ export const dex: Section = {
       const hot = pools[0]
       const token = hot.token0
       const wallet = addr(42, 0xa11e)
+      const other = addr(3_210, 0xa11e)
       const word = (a: Hex) => pad(a, { size: 32 })
       const [v2, v3] = FACTORIES[31337]
       const queries = [
@@ -280,13 +318,13 @@ export const dex: Section = {
             )
             SELECT ${SWAP_COLUMNS} FROM logs WHERE hex(address) IN (SELECT pool FROM its_pools) AND ${isSwap('topic0')}`,
         },
-        {
-          name: "one wallet's swaps",
-          filter: `taker=${wallet}`,
-          ours: [[eq('taker', wallet)]],
-          // The Swap's recipient (v2 \`to\`, v3 \`recipient\`) is its second indexed topic.
-          sql: `SELECT ${SWAP_COLUMNS} FROM logs WHERE ${binEq('topic2', word(wallet))} AND ${isSwap('topic0')}`,
-        },
+        // The Swap's recipient (v2 \`to\`, v3 \`recipient\`) is its second indexed topic.
+        ...[wallet, other].map((w, i) => ({
+          name: i === 0 ? "one wallet's swaps" : "another wallet's swaps",
+          filter: `taker=${w}`,
+          ours: [[eq('taker', w)]],
+          sql: `SELECT ${SWAP_COLUMNS} FROM logs WHERE ${binEq('topic2', word(w))} AND ${isSwap('topic0')}`,
+        })),
       ]
 
       const { DuckDBInstance } = await import('@duckdb/node-api')
@@ -306,13 +344,15 @@ export const dex: Section = {
         let n = 0
         let rowGroups = 0
         let fetched = 0
+        let indexRows = 0
         for (const predicates of predicateSets) {
           const res = await runQuery({ store, manifest, scan }, { chain, dataset: dexSwaps, from: 1, to: BLOCKS, predicates, fields })
           for await (const b of res.batches) n += b.length
           rowGroups += res.stats.rowGroupsRead
           fetched += res.stats.bytesFetched
+          indexRows += res.index?.rows ?? 0
         }
-        return { n, rowGroups, fetched }
+        return { n, rowGroups, fetched, indexRows }
       }
       const timed = async <T>(f: () => Promise<T>): Promise<[T, number]> => {
         const t = performance.now()
@@ -344,6 +384,7 @@ export const dex: Section = {
               k === 0 ? 'default' : `\`fields=\` (${SWAP_FIELDS.length})`,
               int(first.n) + (duckRows === first.n ? '' : ` (DuckDB ${int(duckRows)}!)`),
               first.rowGroups,
+              int(first.indexRows),
               int(first.fetched),
               ms(o),
               ms(d),
@@ -386,8 +427,38 @@ export const dex: Section = {
         ),
         '',
         table(
-          ['query', 'ours: filter', 'ours: columns', 'rows', 'row groups read', 'bytes fetched', 'ours ms', 'DuckDB ms', 'ours / DuckDB'],
+          [
+            'query',
+            'ours: filter',
+            'ours: columns',
+            'rows',
+            'row groups read',
+            'rows from the index',
+            'bytes fetched',
+            'ours ms',
+            'DuckDB ms',
+            'ours / DuckDB',
+          ],
           results,
+        ),
+        '',
+        table(
+          [
+            'dex/swaps index column',
+            'segments (row groups)',
+            'postings bytes',
+            'inline rows bytes',
+            'inline B/swap',
+            'inline / swaps Parquet',
+          ],
+          indexColumns.map(([column, postings, inlined]) => [
+            `\`${column}\``,
+            segments.map(d => d.rowGroups).join(' + '),
+            int(postings),
+            int(inlined),
+            (inlined / rows).toFixed(1),
+            ratio(inlined, lakeBytes),
+          ]),
         ),
         '',
         `Decoding covers scanning every log (a transfer and, for v2, a Sync per swap), CREATE2 verification, price text and column batches; pools are known to the resolver, as after their creation. ` +
@@ -396,7 +467,7 @@ export const dex: Section = {
           `The lake is published unit by unit with the value index, and dex/swaps has its lookup copy by pool (the "by-pool copy" bytes, beside the partitions' own).`,
       ].join('\n')
     } finally {
-      await rm(dir, { recursive: true, force: true })
+      if (!kept) await rm(dir, { recursive: true, force: true })
     }
   },
 }

@@ -25,10 +25,37 @@ export interface SegmentSpec {
   /**
    * Store the rows of rare values beside the buckets (inline rows): every stored field of
    * the dataset, for each value in at most `max` (default `INLINE_ROWS`) rows of the segment
-   * whose slice takes at most `maxBytes` (default `INLINE_BYTES`).
+   * whose slice takes at most `maxBytes` (default `INLINE_BYTES`); `columns` overrides both
+   * for the columns named (declared `index: { inlineRows, inlineBytes }`).
    */
-  rows?: { fields: readonly RowField[]; max?: number; maxBytes?: number }
+  rows?: InlineSpec
 }
+
+/** What a segment stores inline (see `SegmentSpec.rows`). */
+export interface InlineSpec {
+  fields: readonly RowField[]
+  max?: number
+  maxBytes?: number
+  columns?: Readonly<Record<string, InlineCaps>>
+}
+
+/** Most rows of one value a segment stores inline, and most bytes of their slice. */
+export interface InlineCaps {
+  max: number
+  maxBytes: number
+}
+
+/** The caps of `column`'s inline rows. */
+export const inlineCaps = (rows: InlineSpec, column: string): InlineCaps =>
+  rows.columns?.[column] ?? { max: rows.max ?? INLINE_ROWS, maxBytes: rows.maxBytes ?? INLINE_BYTES }
+
+/**
+ * The hot cap of `column` in a segment of `rowGroups`: `hotCap`, but never below the column's
+ * inline row cap, so a value whose rows the segment may store inline keeps its postings and
+ * rows however many row groups it is spread over (at most that many: one row each).
+ */
+export const columnHotCap = (rowGroups: number, rows: InlineSpec | undefined, column: string): number =>
+  Math.max(hotCap(rowGroups), rows ? inlineCaps(rows, column).max : 0)
 
 /**
  * Most rows of one value in a segment that the index stores inline: a lookup of such a value
@@ -328,7 +355,7 @@ export function buildSegment(spec: SegmentSpec, partitions: readonly PartitionIn
   // one buffer for every column's slices, grown once: each column's objects are sealed (copied) before the next reuses it
   const slicesBuffer = new ByteWriter(1 << 16)
   for (const column of spec.columns) {
-    const entries = collect(sorted, column, hotCap(rowGroups), rows, source, slicesBuffer)
+    const entries = collect(sorted, column, columnHotCap(rowGroups, rows, column), rows, source, slicesBuffer)
     const k = log2BucketsFor(entryBytes(entries.entries), spec.bucketBytes ?? BUCKET_BYTES)
     const bodies = [...splitBuckets(entries, k, inline ? table : undefined)]
     const id = columnId(
@@ -427,7 +454,8 @@ export function inlineRowsNeeded(spec: SegmentSpec, partitions: readonly Partiti
   const rowGroups = sorted.reduce((n, p) => n + p.entry.rowGroups.length, 0)
   for (const column of spec.columns) {
     const { postings, rowKeys } = postingsOf(sorted, column, true)
-    const refs = inlineRefs(sorted, column, postings, rowKeys, postings.entries(hotCap(rowGroups)), spec.rows.max ?? INLINE_ROWS)
+    const entries = postings.entries(columnHotCap(rowGroups, spec.rows, column))
+    const refs = inlineRefs(sorted, column, postings, rowKeys, entries, inlineCaps(spec.rows, column).max)
     for (let j = 0; j < refs.refPart.length; j++) needed[at[refs.refPart[j]]].add(refs.refRow[j])
   }
   return needed
@@ -450,13 +478,13 @@ function collect(
   const entries = postings.entries(cap)
   if (!rows || !source) return { entries }
   const n = entries.keys.length
-  const { count, first, refPart, refRow } = inlineRefs(partitions, column, postings, rowKeys, entries, rows.max ?? INLINE_ROWS)
+  const { max, maxBytes } = inlineCaps(rows, column)
+  const { count, first, refPart, refRow } = inlineRefs(partitions, column, postings, rowKeys, entries, max)
   const start = new Float64Array(n + 1)
   const length = new Uint32Array(n)
   const crc = new Uint32Array(n)
   w.length = 0
   const write = sliceWriter(rows.fields, column)
-  const maxBytes = rows.maxBytes ?? INLINE_BYTES
   const slice: SliceRows = { ...source, part: refPart, row: refRow, lo: 0, hi: 0 }
   for (let i = 0; i < n; i++) {
     start[i] = w.length

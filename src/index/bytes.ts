@@ -71,6 +71,25 @@ export class ByteWriter {
     this.length = at
   }
 
+  /**
+   * Appends `b[start, end)`, an offset-binary integer (the `int` kind: the value + 2^(8n−1)),
+   * as two's complement without its sign-extension bytes: one byte (bytes kept × 2 + 1 if
+   * negative), then those bytes. A small amount of either sign is a few bytes, not 33.
+   */
+  signedTrimmed(b: Uint8Array, start: number, end: number): void {
+    this.reserve(end - start + 1)
+    const buf = this.buf
+    const first = b[start] ^ 0x80
+    const negative = first >> 7
+    const pad = negative ? 0xff : 0
+    let i = start
+    while (i < end && (i === start ? first : b[i]) === pad) i++
+    let at = this.length
+    buf[at++] = ((end - i) << 1) | negative
+    for (; i < end; i++) buf[at++] = i === start ? first : b[i]
+    this.length = at
+  }
+
   /** Appends `b[start, end)`. */
   bytesOf(b: Uint8Array, start: number, end: number): void {
     this.reserve(end - start)

@@ -7,10 +7,9 @@
 import {
   BUCKET_BYTES,
   columnId,
+  columnHotCap,
   columnObjects,
-  hotCap,
-  INLINE_BYTES,
-  INLINE_ROWS,
+  inlineCaps,
   inlineTable,
   log2BucketsFor,
   joinSlices,
@@ -247,7 +246,6 @@ export async function mergeSegments(
       key: tableKey(spec.prefix, descriptor, tableId),
       bytes: seal(table, { kind: 'table', id: tableId, bucket: 0, log2Buckets: 0 }),
     })
-  const cap = hotCap(rowGroups)
   const codec = spec.rows && rowCodecId(spec.rows.fields)
   for (const column of spec.columns) {
     const columns = inputs.map(s => {
@@ -266,10 +264,10 @@ export async function mergeSegments(
     const sliceCodec = spec.rows && {
       fields: spec.rows.fields,
       column,
-      max: spec.rows.max ?? INLINE_ROWS,
-      maxBytes: spec.rows.maxBytes ?? INLINE_BYTES,
+      ...inlineCaps(spec.rows, column),
       write: sliceWriter(spec.rows.fields, column),
     }
+    const cap = columnHotCap(rowGroups, spec.rows, column)
     // the caps decide which slices survive, so they are part of what the id names
     const kept = sliceCodec ? `rows=${codec}:${sliceCodec.max}:${sliceCodec.maxBytes}:` : ''
     const id = columnId(`merge:${column}:${k}:${inline ? 'inline' : tableId}:${kept}${columns.map(c => c.id).join(',')}`)

@@ -9,7 +9,7 @@ import { chainKey } from '../chains/registry.ts'
 import { publish, type IndexChange, type PublishOptions, type PublishResult } from '../manifest/publish.ts'
 import { loadRetired } from '../manifest/retired.ts'
 import type { ChainRef, ManifestRoot, PartitionEntry } from '../manifest/types.ts'
-import { indexedColumns, type DatasetDecl } from '../schema/dataset.ts'
+import { columnOf, indexedColumns, isStored, type DatasetDecl } from '../schema/dataset.ts'
 import type { ObjectStore } from '../store/types.ts'
 import type { ColumnBatch } from '../columns/batch.ts'
 import { buildSegment, INLINE_ROWS, type BuiltSegment, type PartitionInput, type SegmentSpec } from './build.ts'
@@ -35,13 +35,21 @@ export interface DatasetWrites {
 
 /**
  * Where a dataset's index lives and what it indexes; null when it declares no indexed field.
- * `inlineRows`: most rows of a value stored inline (default `INLINE_ROWS`; 0: none).
+ * `inlineRows`: most rows of a value stored inline (default `INLINE_ROWS`; 0: none), for the
+ * columns whose declaration sets no caps of its own (`index: { inlineRows, inlineBytes }`).
  */
 export function indexSpecOf(chain: ChainRef, dataset: DatasetDecl, inlineRows = INLINE_ROWS): SegmentSpec | null {
   const columns = indexedColumns(dataset)
   if (columns.length === 0) return null
   const spec: SegmentSpec = { prefix: indexPrefix(chainKey(chain), dataset.storage), columns }
-  return inlineRows > 0 ? { ...spec, rows: { fields: rowFieldsOf(dataset), max: inlineRows } } : spec
+  if (inlineRows <= 0) return spec
+  const declared = dataset.fields.flatMap(f =>
+    typeof f.index === 'object' && isStored(f) ? [[columnOf(f), { max: f.index.inlineRows, maxBytes: f.index.inlineBytes }] as const] : [],
+  )
+  return {
+    ...spec,
+    rows: { fields: rowFieldsOf(dataset), max: inlineRows, ...(declared.length ? { columns: Object.fromEntries(declared) } : {}) },
+  }
 }
 
 /** The index input of a written partition: its values cut into the file's row groups, and its rows (for inline rows). */

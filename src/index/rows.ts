@@ -20,6 +20,8 @@
  *     without leading zero bytes then those bytes (quantities, topics holding addresses);
  *     variable bytes their length, then, when it is a multiple of 32 (ABI words: a log's
  *     `data`, calldata arguments), each word so trimmed, else the bytes; text length first.
+ *     A signed integer (`int`, offset binary) is written in two's complement without its
+ *     sign-extension bytes (`ByteWriter.signedTrimmed`): a DEX amount is ~9 bytes, not 33.
  *
  * On recorded mainnet logs that is half the row-by-row form (130 against 259 bytes a row),
  * as small as snappy over the same columns, which costs an allocation or three a slice.
@@ -52,17 +54,19 @@ export const rowFieldsOf = (d: DatasetDecl): RowField[] => {
   return out
 }
 
-type Wire = 'u64' | 'bool' | 'text' | 'bytes' | 'fixed'
+type Wire = 'u64' | 'bool' | 'text' | 'bytes' | 'fixed' | 'signed'
 
 /** How a kind is written: kinds stored alike are written alike (u64hex and u64int, hash and u256hex). */
 function wireOf(kind: Kind): Wire {
   if (kind === 'u64hex' || kind === 'u64int') return 'u64'
   if (kind === 'bool') return 'bool'
   if (kind === 'string' || kind === 'json') return 'text'
+  if (kind === 'int') return 'signed'
   return KINDS[kind].width === undefined ? 'bytes' : 'fixed'
 }
 
-const wireName = (kind: Kind) => (wireOf(kind) === 'fixed' ? `fixed${KINDS[kind].width}` : wireOf(kind))
+const wireName = (kind: Kind) =>
+  wireOf(kind) === 'fixed' || wireOf(kind) === 'signed' ? `${wireOf(kind)}${KINDS[kind].width}` : wireOf(kind)
 
 /**
  * Id of the slice layout of a field list: segments carry it, so rows are decoded only with the
@@ -146,7 +150,7 @@ export const sliceColumns = (fields: readonly RowField[], batches: readonly Colu
   batches.map(b => fields.map(f => b.columns[f.column]))
 
 const U64_END = 1n << 64n
-const WIRE_CODE: Record<Wire, number> = { u64: 0, bool: 1, text: 2, bytes: 3, fixed: 4 }
+const WIRE_CODE: Record<Wire, number> = { u64: 0, bool: 1, text: 2, bytes: 3, fixed: 4, signed: 5 }
 
 /**
  * Per batch, its u64 columns (undefined for the others) as numbers: the value when below 2^52,
@@ -255,7 +259,8 @@ export function sliceWriter(
   // a binary column's values new in this slice: `seen` of them, with their last four bytes and length (compared first)
   let values: Uint8Array[] = []
   let tails = new Int32Array(64)
-  const binary = (w: ByteWriter, rows: SliceRows, f: number, fixed: boolean) => {
+  const binary = (w: ByteWriter, rows: SliceRows, f: number, wire: number) => {
+    const fixed = wire !== WIRE_CODE.bytes
     const { columns, part, row, lo, hi } = rows
     const width = widths[f]
     if (hi - lo > tails.length) {
@@ -281,7 +286,8 @@ export function sliceWriter(
       tails[seen] = tail
       values[seen++] = v
       w.byte(1)
-      if (fixed) w.trimmed(v, 0, width)
+      if (wire === WIRE_CODE.signed) w.signedTrimmed(v, 0, width)
+      else if (fixed) w.trimmed(v, 0, width)
       else {
         w.uint(n)
         if (n % 32) w.bytesOf(v, 0, n)
@@ -306,7 +312,7 @@ export function sliceWriter(
           texts(w, rows, f)
           break
         default:
-          binary(w, rows, f, wires[f] === 4)
+          binary(w, rows, f, wires[f])
       }
     }
   }
@@ -317,6 +323,16 @@ function untrim(r: ByteReader, out: Uint8Array, at: number, width: number): void
   const n = r.byte()
   if (n > width) throw new IndexFormatError(`${n} bytes of a ${width}-byte value`)
   out.set(r.bytes(n), at + width - n)
+}
+
+/** Reads what `ByteWriter.signedTrimmed` wrote for `width` bytes into `out`. */
+function unsign(r: ByteReader, out: Uint8Array, width: number): void {
+  const t = r.byte()
+  const n = t >> 1
+  if (n > width) throw new IndexFormatError(`${n} bytes of a ${width}-byte integer`)
+  out.fill(t & 1 ? 0xff : 0, 0, width - n)
+  out.set(r.bytes(n), width - n)
+  out[0] ^= 0x80
 }
 
 /** The check of the looked-up value when every row holds the same one, else null (a key collision: the column is stored). */
@@ -397,7 +413,8 @@ export function decodeSlice(fields: readonly RowField[], column: string, bytes: 
         }
       } else {
         v = new Uint8Array(width)
-        untrim(r, v, 0, width)
+        if (wire === 'signed') unsign(r, v, width)
+        else untrim(r, v, 0, width)
       }
       distinct.push(v)
       values[i] = v

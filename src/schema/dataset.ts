@@ -27,8 +27,9 @@ export interface FieldDecl {
   /**
    * Keep it in the dataset's value index (src/index): an equality over the whole chain then
    * reads a handful of index objects instead of every partition. For columns looked up by value.
+   * An object also sets how many rows of one value the index keeps inline (`IndexDecl`).
    */
-  index?: boolean
+  index?: boolean | IndexDecl
   /**
    * `false`: left out of the value index's inline rows (src/index): a large value most queries
    * do not ask for (a Move transaction's events and write-set changes). A query that reads the
@@ -74,6 +75,18 @@ export interface LookupDecl {
    * where common values are spread over every page of the block-ordered partition.
    */
   share?: number
+}
+
+/**
+ * An indexed field whose values are rare but not that rare (a wallet's swaps: a few hundred over
+ * a chain's history, spread over every row group): the index stores the rows of a value in at
+ * most `inlineRows` rows of a segment whose slice takes at most `inlineBytes`, instead of the
+ * index's defaults (`INLINE_ROWS`, `INLINE_BYTES` in src/index/build.ts). Storage for reads:
+ * see src/index/README.md "Inline rows".
+ */
+export interface IndexDecl {
+  inlineRows: number
+  inlineBytes: number
 }
 
 /** The stored column behind a field. */

@@ -74,3 +74,59 @@ describe('dex/swaps lookup copy by pool', () => {
     expect(result.stats.rowsScanned).toBeLessThan(rows.length / 4)
   })
 })
+
+describe("dex/swaps: one wallet's swaps from the value index", () => {
+  // Two partitions of 100 row groups of 20 rows, one segment: the wallet is in 80 rows, one in
+  // each of 80 row groups, more than the index's default of 64 rows and its hot cap (64 row groups).
+  const parts = [
+    { from: 1, to: 500 },
+    { from: 501, to: 1000 },
+  ]
+  const WALLET = Uint8Array.from({ length: 20 }, (_, i) => 0xa0 + i)
+  let store: ObjectStore
+  let entries: PartitionEntry[]
+  let rows: Row[]
+  beforeAll(async () => {
+    const r = rng(12)
+    const pools = makePools(r)
+    const perPart = parts.map(({ from, to }) =>
+      makeRows(
+        dexSwaps,
+        Array.from({ length: to - from + 1 }, (_, i) => from + i),
+        r,
+        pools,
+        8,
+      ).slice(0, 2000),
+    )
+    perPart.forEach(list => list.forEach((row, i) => i % 20 === 7 && Math.floor(i / 20) % 5 < 2 && (row.taker = WALLET)))
+    rows = perPart.flat()
+    store = (await tempStore()).store
+    entries = await buildLake(
+      store,
+      ETH,
+      dexSwaps,
+      parts.map((p, i) => ({ ...p, to: Number(perPart[i][perPart[i].length - 1].block_number), rows: perPart[i] })),
+      { rowGroupSize: 20 },
+      { index: true },
+    )
+  }, 120_000)
+
+  it('answers from the inline rows the declaration keeps for `taker`, opening no partition', async () => {
+    const predicates: Predicate[] = [{ field: dexSwaps.fields.find(f => f.name === 'taker')!, op: 'eq', values: [WALLET] }]
+    const fields = dexSwaps.fields.filter(f => !f.extra)
+    const n = rows.filter(row => row.taker === WALLET).length
+    expect(n).toBe(80)
+    expect(entries.reduce((k, e) => k + e.rowGroups.length, 0)).toBe(200)
+    const recorded = recordingStore(store)
+    const result = await runQuery(
+      { store: recorded.store, manifest: new ManifestReader(recorded.store) },
+      { chain: ETH, dataset: dexSwaps, from: 1, to: 1000, predicates, fields },
+    )
+    const got = batchRows(await collect(result.batches))
+    expect(got).toEqual(expected(rows, predicates, fields, [1, 1000], 'block_number', ETH.id))
+    expect(got.length).toBe(n)
+    expect(result.index?.rows).toBe(n)
+    expect(result.index?.hot).toEqual([])
+    expect(recorded.reads.filter(x => entries.some(e => x.key === e.key || x.key === e.lookup?.key))).toEqual([])
+  })
+})

@@ -1,12 +1,13 @@
 import { describe, expect, it } from 'vitest'
-import { buildSegment, type PartitionInput, type SegmentSpec } from '../../src/index/build.ts'
+import { buildSegment, hotCap, type PartitionInput, type SegmentSpec } from '../../src/index/build.ts'
+import { bucketOf, log2 } from '../../src/index/format.ts'
 import { valueKey } from '../../src/index/hash.ts'
 import { mergeSegments } from '../../src/index/merge.ts'
 import { segmentSource, storeReader } from '../../src/index/read.ts'
 import { decodeSlice, rowCodecId, type RowField } from '../../src/index/rows.ts'
 import { segmentKeys } from '../../src/index/tiers.ts'
 import type { IndexObject, SegmentDescriptor } from '../../src/index/types.ts'
-import { hex, memoryStore, randomLake, type MemoryStore } from './helpers.ts'
+import { address, entryOf, hex, memoryStore, randomLake, type MemoryStore } from './helpers.ts'
 
 const fields: RowField[] = [
   { column: 'block', kind: 'u64int' },
@@ -246,5 +247,46 @@ describe('inline rows', () => {
     const single = await Promise.all(capped.built.map(b => sliceBytes(store, b.descriptor, 'a')))
     const merged = await sliceBytes(store, capped.merged, 'a')
     expect([...lengths].some(([k, n]) => n > cap && single.every(s => s.has(k)) && !merged.has(k))).toBe(true)
+  })
+  it('a column with caps of its own keeps the rows of a value spread over more row groups than the hot cap, in a build and a merge', async () => {
+    // 2 partitions × 50 row groups of 4 rows: value W is the first row of every group (100 rows,
+    // 100 row groups, over hotCap(100) = 64) in both columns; `a` declares 128 rows, `b` has the default
+    const W = address(7)
+    const inputs: PartitionInput[] = [0, 1].map(p => {
+      const entry = entryOf(1 + p * 100, 100 + p * 100, 50, 4, `w${p}`)
+      const a = Array.from({ length: 200 }, (_, i) => (i % 4 === 0 ? W : address(1000 + p * 200 + i)))
+      const ns = a.map((_, i) => BigInt(p * 200 + i))
+      const rowGroups = Array.from({ length: 50 }, (_, g) => ({ a: a.slice(g * 4, g * 4 + 4), b: a.slice(g * 4, g * 4 + 4) }))
+      const block = ns.map(n => BigInt(entry.from) + n / 4n - BigInt(p * 50))
+      return { entry, rowGroups, rows: { length: 200, columns: { block, n: ns, a, b: a } } }
+    })
+    expect(hotCap(100)).toBeLessThan(100)
+    const own: SegmentSpec = { ...spec, rows: { fields, max: MAX, columns: { a: { max: 128, maxBytes: 1 << 16 } } } }
+    const want = Array.from({ length: 100 }, (_, i) => BigInt(i * 4)).join(',')
+    const entryOfW = async (store: MemoryStore, d: SegmentDescriptor, column: string) => {
+      const source = segmentSource(storeReader(store), spec.prefix, d)
+      const e = await source.bucket(column, bucketOf(valueKey(W), log2(d.columns[column].buckets)))
+      const at = e.keys.indexOf(valueKey(W))
+      return { hot: e.hot[at], postings: e.start[at + 1] - e.start[at] }
+    }
+    const store = memoryStore()
+    const built = buildSegment(own, inputs)
+    await put(store, built.objects)
+    expect(built.descriptor.rowGroups).toBe(100)
+    const { merged } = await buildAndMerge(store, [[inputs[0]], [inputs[1]]], own)
+    for (const d of [built.descriptor, merged]) {
+      expect((await inlineRows(store, d, 'a')).get(valueKey(W))).toBe(want)
+      expect(await entryOfW(store, d, 'a')).toEqual({ hot: 0, postings: 100 })
+      // the default cap: hot, no rows, no postings
+      expect((await inlineRows(store, d, 'b')).get(valueKey(W))).toBe('none')
+      expect(await entryOfW(store, d, 'b')).toEqual({ hot: 1, postings: 0 })
+    }
+    // the caps name the merged column: another cap, another id
+    const { merged: other } = await buildAndMerge(memoryStore(), [[inputs[0]], [inputs[1]]], {
+      ...own,
+      rows: { ...own.rows!, columns: { a: { max: 100, maxBytes: 1 << 16 } } },
+    })
+    expect(other.columns.a.id).not.toBe(merged.columns.a.id)
+    expect(other.columns.b.id).toBe(merged.columns.b.id)
   })
 })

@@ -19,7 +19,7 @@ import { ByteWriter } from '../../src/index/bytes.ts'
 import type { ColumnBatch } from '../../src/columns/batch.ts'
 import { IndexFormatError } from '../../src/index/bytes.ts'
 import { columnOf, indexedColumns, type DatasetDecl } from '../../src/schema/dataset.ts'
-import { KINDS, type StoredValue } from '../../src/schema/kinds.ts'
+import { bytesToInt, intToBytes, KINDS, type StoredValue } from '../../src/schema/kinds.ts'
 import { makePools, makeRows, plain, randomBytes, rng, toColumns, type Row } from '../query/lake.ts'
 
 const indexed = [...EVM_DATASETS, ...MOVE_DATASETS, ...DEX_DATASETS].filter(d => indexedColumns(d).length > 0)
@@ -177,6 +177,35 @@ describe('inline slice codec', () => {
         expect(() => sliceWriter(fields, 'address')(rows, new ByteWriter())).toThrow(RangeError)
       }
     }
+  })
+
+  it("writes a signed integer (`int`) in two's complement without its sign-extension bytes, and reads back the same bytes", () => {
+    const fields: RowField[] = [
+      { column: 'block', kind: 'u64int' },
+      { column: 'n', kind: 'int' },
+    ]
+    const max = (1n << 263n) - 1n
+    const cases: [bigint, number][] = [
+      [0n, 1],
+      [-1n, 1],
+      [1n, 2],
+      [-128n, 2],
+      [-129n, 2],
+      [-257n, 3],
+      [255n, 2],
+      [10n ** 18n, 9],
+      [-(10n ** 18n), 9],
+      [max, 34],
+      [-max - 1n, 34],
+    ]
+    for (const [n, size] of cases) {
+      const batch: ColumnBatch = { length: 1, columns: { block: [1n], n: [intToBytes(n)] } }
+      const bytes = slice(fields, 'block', batch, [0])
+      // flags (a u64 lookup column is stored), the block (1), the integer's tag (1), then the integer
+      expect(bytes.length - 3).toBe(size)
+      expect(bytesToInt(decodeSlice(fields, 'block', bytes, 1).batch.columns.n[0] as Uint8Array)).toBe(n)
+    }
+    expect(rowCodecId(fields)).not.toBe(rowCodecId([fields[0], { column: 'n', kind: 'u256pad' as const }]))
   })
 
   it('writes a column the batch lacks as nulls', () => {
