@@ -1,9 +1,17 @@
 /**
- * `npm run bench -- query`: queries (a), (b) and (c) on the ≥1M-log lake through the
- * real HTTP path (bench/lib/http.ts), against DuckDB on the same files, with the
- * issue's targets checked.
+ * `npm run bench -- query`: queries (a), (b) and (c) and the everyday query classes on the
+ * ≥1M-log lake through the real HTTP path (bench/lib/http.ts), against DuckDB on the same
+ * files, with the issue's targets checked.
+ *
+ * `BENCH_QUERY_VALUES` picks the values the classes run on: `planted` (default: the planted
+ * needles and fixed pool values the engine was tuned on), `alt` (other values of the same
+ * classes, picked from the lake's files by DuckDB and named in the table with what they are:
+ * another hot and warm contract, a rare address, four event signatures from the most to the
+ * least frequent, unplanted wallets, a mixed 20-contract list, the first and last transaction,
+ * the busiest sender, the first and last blocks), or `both`. Every class's rows must equal
+ * DuckDB's count.
  */
-import { benchHttp, type HttpQueryFigures } from './lib/http.ts'
+import { benchHttp, valueSetOf, type HttpQueryFigures } from './lib/http.ts'
 import { lakeDir } from './cache.ts'
 import { bytes, int, ms, ratio, table, target } from './report.ts'
 import type { Section } from './section.ts'
@@ -17,8 +25,9 @@ export const query: Section = {
   slow: false,
   async run(ctx) {
     const dir = lakeDir(ctx.root, ctx.cache, LOGS)
-    const r = await benchHttp({ dir, root: ctx.root, logs: LOGS, log: ctx.log })
-    const f = (name: string) => r.figures.find(x => x.name.startsWith(name))!
+    const values = valueSetOf(process.env.BENCH_QUERY_VALUES)
+    const r = await benchHttp({ dir, root: ctx.root, logs: LOGS, log: ctx.log, values })
+    const f = (name: string) => r.figures.find(x => x.name.startsWith(name))
     const served = (x: HttpQueryFigures, s: 'workerd' | 'node') => x.served[s]
     const timing = table(
       [
@@ -80,27 +89,44 @@ export const query: Section = {
     const a = f('(a)')
     const b = f('(b)')
     const arrow = f('(c) export arrow')
-    const budget = 2 * (r.neededBytesA + r.manifestBytes)
     const faster = (x: HttpQueryFigures) =>
       (['workerd', 'node'] as const)
         .filter(s => x.served[s])
         .map(s => `${s} ${ratio(x.served[s]!.ms, x.duckdbMs)}×`)
         .join(', ')
     const primary = (x: HttpQueryFigures) => (x.served.workerd ?? x.served.node)!
+    const aTargets = (a: HttpQueryFigures, needed: number) => {
+      const budget = 2 * (needed + r.manifestBytes)
+      return [
+        target(primary(a).ms < a.duckdbMs, `(a) faster than DuckDB (ours / DuckDB: ${faster(a)})`),
+        target(
+          a.rounds <= 3,
+          `(a) at most 3 sequential object-store rounds: ${a.rounds} warm (manifest and partition tails cached), ${a.coldRounds} on a fresh server (root, shard, then tails first)`,
+        ),
+        target(
+          a.bytesFetched <= budget,
+          `(a) bytes fetched at most 2 × (pages holding the matching rows, every returned column: ${bytes(needed)} + manifest ${bytes(r.manifestBytes)}) = ${bytes(budget)}: fetched ${bytes(a.bytesFetched)} warm (${ratio(a.bytesFetched, needed + r.manifestBytes)}×), ${bytes(a.coldBytes)} on a fresh server (${ratio(a.coldBytes, needed + r.manifestBytes)}×)`,
+        ),
+      ]
+    }
     const targets = [
-      target(primary(a).ms < a.duckdbMs, `(a) faster than DuckDB (ours / DuckDB: ${faster(a)})`),
-      target(primary(b).ms < b.duckdbMs, `(b) faster than DuckDB (ours / DuckDB: ${faster(b)})`),
+      ...(a && r.neededBytesA !== undefined ? aTargets(a, r.neededBytesA) : []),
+      ...(b ? [target(primary(b).ms < b.duckdbMs, `(b) faster than DuckDB (ours / DuckDB: ${faster(b)})`)] : []),
+      ...(arrow
+        ? [
+            target(
+              primary(arrow).rowsPerSecond >= 1_000_000,
+              `(c) arrow at least 1 M rows/s: ${int(primary(arrow).rowsPerSecond)} rows/s through workerd${arrow.served.node ? `, ${int(arrow.served.node.rowsPerSecond)} through Node` : ''}`,
+            ),
+          ]
+        : []),
+      // Every class returns DuckDB's rows (the values differ from run to run only with the lake).
       target(
-        a.rounds <= 3,
-        `(a) at most 3 sequential object-store rounds: ${a.rounds} warm (manifest and partition tails cached), ${a.coldRounds} on a fresh server (root, shard, then tails first)`,
-      ),
-      target(
-        a.bytesFetched <= budget,
-        `(a) bytes fetched at most 2 × (pages holding the matching rows, every returned column: ${bytes(r.neededBytesA)} + manifest ${bytes(r.manifestBytes)}) = ${bytes(budget)}: fetched ${bytes(a.bytesFetched)} warm (${ratio(a.bytesFetched, r.neededBytesA + r.manifestBytes)}×), ${bytes(a.coldBytes)} on a fresh server (${ratio(a.coldBytes, r.neededBytesA + r.manifestBytes)}×)`,
-      ),
-      target(
-        primary(arrow).rowsPerSecond >= 1_000_000,
-        `(c) arrow at least 1 M rows/s: ${int(primary(arrow).rowsPerSecond)} rows/s through workerd${arrow.served.node ? `, ${int(arrow.served.node.rowsPerSecond)} through Node` : ''}`,
+        r.figures.every(x => x.rows === x.duckdbRows),
+        `every query's rows equal DuckDB's count${r.figures
+          .filter(x => x.rows !== x.duckdbRows)
+          .map(x => `; ${x.name}: ${int(x.rows)} against ${int(x.duckdbRows)}`)
+          .join('')}`,
       ),
       // Issue 10: every class at most DuckDB's time on the Node server, at most 1.5× in workerd.
       ...r.figures

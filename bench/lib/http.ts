@@ -12,7 +12,9 @@
  * Queries: (a) a rare address and topic0 over the whole range, (b) one block,
  * (c) a full export as arrow, csv and json_stream; the everyday classes (contracts, events,
  * wallets as topics, address lists) and, on the lake's transactions, one by hash and one
- * wallet's as sender, all over the whole range.
+ * wallet's as sender, all over the whole range. `values: 'alt'` (`BENCH_QUERY_VALUES=alt` in
+ * `npm run bench -- query`) runs the same classes on other values the lake holds, picked by
+ * DuckDB from its files (`altQueries`); `both` runs the planted and the other values.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { Agent, request } from 'node:http'
@@ -62,6 +64,8 @@ export interface HttpBenchOptions {
   servers?: ServerName[]
   /** Only the queries whose names start with one of these (default all): a quick rerun of a few classes. */
   only?: readonly string[]
+  /** The values the classes run on (default `planted`; see `ValueSet`). */
+  values?: ValueSet
   /** Progress lines (default: none). */
   log?: (line: string) => void
 }
@@ -109,8 +113,8 @@ export interface HttpBench {
   lookupCost: LookupWriteCost
   /** Bytes of the manifest a whole-range query loads (root + logs shards). */
   manifestBytes: number
-  /** Compressed bytes of the pages that hold (a)'s matching rows, every returned column. */
-  neededBytesA: number
+  /** Compressed bytes of the pages that hold (a)'s matching rows, every returned column (when (a) ran). */
+  neededBytesA?: number
   bundleBytes?: number
   figures: HttpQueryFigures[]
 }
@@ -227,6 +231,181 @@ function classQueries(range: string, stored: string, eqBytes: (c: string, v: Uin
       `(${contracts.map(c => eqBytes('address', c)).join(' OR ')})`,
     ),
   ]
+}
+
+/**
+ * Which values the classes are run on: `planted` (default) the fixed ones above (the planted
+ * needles, hot[0], warm[0..19], sigs[1], the middle block); `alt` other values of the same
+ * classes, picked from the lake's own files by DuckDB (`altQueries`), so a class fast only for
+ * its planted value shows; `both` the two sets, one after the other in the same run.
+ */
+export type ValueSet = 'planted' | 'alt' | 'both'
+
+/** Reads `BENCH_QUERY_VALUES` (unset: `planted`); anything else is refused. */
+export function valueSetOf(env: string | undefined): ValueSet {
+  const v = env ?? 'planted'
+  if (v === 'planted' || v === 'alt' || v === 'both') return v
+  throw new Error(`BENCH_QUERY_VALUES must be planted, alt or both, not ${v}`)
+}
+
+/** Runs a SQL query over the lake's `logs` and `transactions` views; rows as plain objects. */
+type Sql = (sql: string) => Promise<Record<string, unknown>[]>
+
+const fromHex = (h: string) => Uint8Array.from(Buffer.from(h, 'hex'))
+
+/**
+ * The classes on other values than the planted ones (none of those is picked), each chosen
+ * deterministically from the lake's files by DuckDB (ties broken by value) and named with what
+ * it is and the rows it matches: the busiest hot contract (over 1 % of the logs) and the busiest
+ * warm one (at most 0.1 %) with Transfer; a rare address (one log) with its topic0; Transfer,
+ * the next most frequent signature, a mid one (nearest 500 logs) and the least frequent over all
+ * history; the busiest topic1 and topic2 wallets (not planted: tens of rows, spread); 20
+ * contracts mixing a hot one, 13 warm ones of every rank and 6 rare ones; the first and the last
+ * transaction of the lake by hash; the busiest sender; the first and last block, and 100
+ * blocks at each end.
+ */
+export async function altQueries(from: number, to: number, sql: Sql, withTransactions: boolean): Promise<BenchQuery[]> {
+  const range = `chains=ETH&from_block=${from}&to_block=${to}`
+  const stored = storedFields(logs)
+    .filter(f => DEFAULT_FIELDS.includes(f))
+    .map(columnOf)
+    .join(', ')
+  const eqBytes = (c: string, v: Uint8Array) => `${c} >= from_hex('${hex(v)}') AND ${c} <= from_hex('${hex(v)}')`
+  const q = (name: string, api: string, where: string): BenchQuery => ({
+    name: `alt: ${name}`,
+    format: 'json_stream',
+    query: `${range}&${api}&format=json_stream`,
+    duckdb: { sql: `SELECT ${stored} FROM logs WHERE ${where}`, mode: 'rows' },
+  })
+  const n = (x: unknown) => Number(x).toLocaleString('en')
+  const th = (k: number) => `${k}${[11, 12, 13].includes(k % 100) ? 'th' : (['th', 'st', 'nd', 'rd'][k % 10] ?? 'th')}`
+  // the values the planted classes use, left out of every pick
+  const pools = benchPools()
+  const planted = new Set([RARE, WALLET, TX_HASH, TX_WALLET, pools.hot[0], ...pools.warm.slice(0, 20), pools.sigs[1]].map(hex))
+  type Ranked = { v: string; n: number; rank: number }
+  const ranked = async (query: string): Promise<Ranked[]> =>
+    (await sql(query)).map((r, i) => ({ v: r.v as string, n: Number(r.n), rank: i + 1 })).filter(r => !planted.has(r.v))
+  const total = (await sql(`SELECT count(*)::INTEGER AS n FROM logs`))[0].n as number
+  // every address by its count of logs, busiest first
+  const addresses = await ranked(`SELECT lower(hex(address)) AS v, count(*)::INTEGER AS n FROM logs GROUP BY address ORDER BY n DESC, v`)
+  const transfers = async (v: string) =>
+    (await sql(`SELECT count(*)::INTEGER AS n FROM logs WHERE ${eqBytes('address', fromHex(v))} AND ${eqBytes('topic0', TRANSFER)}`))[0].n
+  // hot: over 1 % of the logs; warm: more than one log and at most 0.1 %; rare: one log
+  const hots = addresses.filter(a => a.n > total / 100)
+  const warms = addresses.filter(a => a.n > 1 && a.n <= total / 1000)
+  const singles = addresses.filter(a => a.n === 1)
+  const [hot, warm] = [hots[0], warms[0]]
+  // a rare address whose one log has a topic0 (the first such by value)
+  const [rare] = (
+    await sql(
+      `SELECT lower(hex(address)) AS v, lower(hex(any_value(topic0))) AS t FROM logs GROUP BY address HAVING count(*) = 1 AND count(topic0) = 1 ORDER BY v LIMIT 2`,
+    )
+  ).filter(r => !planted.has(r.v as string))
+  const sigs = await ranked(
+    `SELECT lower(hex(topic0)) AS v, count(*)::INTEGER AS n FROM logs WHERE topic0 IS NOT NULL GROUP BY topic0 ORDER BY n DESC, v`,
+  )
+  const mid = [...sigs].sort((a, b) => Math.abs(a.n - 500) - Math.abs(b.n - 500))[0]
+  const busiest = async (column: string) =>
+    (
+      await ranked(
+        `SELECT lower(hex(${column})) AS v, count(*)::INTEGER AS n FROM logs WHERE ${column} IS NOT NULL GROUP BY ${column} ORDER BY n DESC, v LIMIT 2`,
+      )
+    )[0]
+  const topic1 = await busiest('topic1')
+  const topic2 = await busiest('topic2')
+  // another hot contract, 13 warm ones spread over the warm ranks, and 6 rare ones besides the one above
+  const listed = [hots[1] ?? hots[0], ...Array.from({ length: 13 }, (_, i) => warms[Math.floor((i * warms.length) / 13)])]
+  const rares = singles.filter(a => a.v !== rare.v).slice(0, 6)
+  const contracts = [...listed, ...rares].map(a => fromHex(a.v))
+  const event = (label: string, s: Ranked) =>
+    q(
+      `one event everywhere: ${label}, the ${th(s.rank)} most frequent topic0 (${n(s.n)} logs)`,
+      `topic0=0x${s.v}`,
+      eqBytes('topic0', fromHex(s.v)),
+    )
+  const queries: BenchQuery[] = [
+    q(
+      `rare address + its topic0: an address of one log`,
+      `address=0x${rare.v}&topic0=0x${rare.t}`,
+      `${eqBytes('address', fromHex(rare.v as string))} AND ${eqBytes('topic0', fromHex(rare.t as string))}`,
+    ),
+    q(
+      `warm contract + Transfer: the busiest warm address, ${th(warm.rank)} of all (${n(warm.n)} logs, ${n(await transfers(warm.v))} transfers)`,
+      `address=0x${warm.v}&topic0=${bytesToHex(TRANSFER)}`,
+      `${eqBytes('address', fromHex(warm.v))} AND ${eqBytes('topic0', TRANSFER)}`,
+    ),
+    q(
+      `hot contract + Transfer: the ${th(hot.rank)} busiest address (${n(hot.n)} logs)`,
+      `address=0x${hot.v}&topic0=${bytesToHex(TRANSFER)}`,
+      `${eqBytes('address', fromHex(hot.v))} AND ${eqBytes('topic0', TRANSFER)}`,
+    ),
+    event('Transfer', sigs[0]),
+    event('another', sigs[1]),
+    event('mid (nearest 500 logs)', mid),
+    event('the least frequent', sigs[sigs.length - 1]),
+    q(
+      `wallet as topic1: the busiest topic1 but the planted one (${n(topic1.n)} logs)`,
+      `topic1=0x${topic1.v}`,
+      eqBytes('topic1', fromHex(topic1.v)),
+    ),
+    q(
+      `wallet as topic2: the busiest topic2 but the planted one (${n(topic2.n)} logs)`,
+      `topic2=0x${topic2.v}`,
+      eqBytes('topic2', fromHex(topic2.v)),
+    ),
+    q(
+      `20 contracts: 1 hot, 13 warm, 6 rare (${n([...listed, ...rares].reduce((s, a) => s + a.n, 0))} logs)`,
+      `address__in=${contracts.map(bytesToHex).join(',')}`,
+      `(${contracts.map(c => eqBytes('address', c)).join(' OR ')})`,
+    ),
+  ]
+  if (withTransactions) {
+    const txStored = storedFields(transactions)
+      .filter(f => !f.extra)
+      .map(columnOf)
+      .map(c => `"${c}"`)
+      .join(', ')
+    const tq = (name: string, api: string, where: string): BenchQuery => ({
+      name: `alt: ${name}`,
+      format: 'json_stream',
+      dataset: 'transactions',
+      query: `${range}&${api}&format=json_stream`,
+      duckdb: { sql: `SELECT ${txStored} FROM transactions WHERE ${where}`, mode: 'rows' },
+    })
+    const end = async (block: number, order: 'ASC' | 'DESC') =>
+      (
+        await sql(
+          `SELECT lower(hex(hash)) AS v FROM transactions WHERE block_number = ${block} ORDER BY transaction_index ${order} LIMIT 1`,
+        )
+      )[0].v as string
+    const first = await end(from, 'ASC')
+    const last = await end(to, 'DESC')
+    const [sender] = await ranked(
+      `SELECT lower(hex("from")) AS v, count(*)::INTEGER AS n FROM transactions WHERE "from" IS NOT NULL GROUP BY "from" ORDER BY n DESC, v LIMIT 2`,
+    )
+    queries.push(
+      tq('transaction by hash: the first of the lake', `hash=0x${first}`, eqBytes('hash', fromHex(first))),
+      tq('transaction by hash: the last of the lake', `hash=0x${last}`, eqBytes('hash', fromHex(last))),
+      tq(
+        `one wallet's transactions (from): the busiest sender (${n(sender.n)} transactions)`,
+        `from=0x${sender.v}`,
+        eqBytes('"from"', fromHex(sender.v)),
+      ),
+    )
+  }
+  const blocks = (name: string, a: number, b: number): BenchQuery => ({
+    name: `alt: ${name}`,
+    format: 'json_stream',
+    query: `chains=ETH&from_block=${a}&to_block=${b}&format=json_stream`,
+    duckdb: { sql: `SELECT ${stored} FROM logs WHERE block_number BETWEEN ${a} AND ${b}`, mode: 'rows' },
+  })
+  queries.push(
+    blocks('one block: the first', from, from),
+    blocks('one block: the last', to, to),
+    blocks('100 blocks: the first', from, from + 99),
+    blocks('100 blocks: the last', to - 99, to),
+  )
+  return queries
 }
 
 /** Transactions over all history: one by hash, and one wallet's (as sender), with the API's default fields. */
@@ -476,7 +655,7 @@ async function exactIo(
 async function duckdbRunner(
   files: string[],
   transactionFiles: string[],
-): Promise<{ run(q: BenchQuery): Promise<{ ms: number; rows: number }>; close(): Promise<void> }> {
+): Promise<{ run(q: BenchQuery): Promise<{ ms: number; rows: number }>; sql: Sql; close(): Promise<void> }> {
   const { DuckDBInstance } = await import('@duckdb/node-api')
   const instance = await DuckDBInstance.create(':memory:', { threads: '2' })
   const connection = await instance.connect()
@@ -499,6 +678,9 @@ async function duckdbRunner(
         rows = Number(result.rowsChanged)
       }
       return { ms: performance.now() - t, rows }
+    },
+    async sql(sql) {
+      return (await connection.runAndReadAll(sql)).getRowObjectsJS()
     },
     async close() {
       connection.closeSync()
@@ -584,7 +766,6 @@ export async function benchHttp(options: HttpBenchOptions): Promise<HttpBench> {
   log(`lake: ${options.dir}`)
   const lake = await benchLake({ dir: options.dir, logs: options.logs })
   const store = fsStore(options.dir)
-  const queries = benchQueries(lake.from, lake.to).filter(q => !options.only || options.only.some(name => q.name.startsWith(name)))
   let lakeBytes = 0
   for (const f of lake.files) lakeBytes += (await stat(f)).size
   let lookupBytes = 0
@@ -601,6 +782,11 @@ export async function benchHttp(options: HttpBenchOptions): Promise<HttpBench> {
   let bundle: Awaited<ReturnType<typeof buildBundle>> | undefined
   const duck = await duckdbRunner(lake.files, lake.transactionFiles)
   try {
+    const values = options.values ?? 'planted'
+    const queries = [
+      ...(values === 'alt' ? [] : benchQueries(lake.from, lake.to)),
+      ...(values === 'planted' ? [] : await altQueries(lake.from, lake.to, duck.sql, lake.transactionFiles.length > 0)),
+    ].filter(q => !options.only || options.only.some(name => q.name.startsWith(name)))
     if (names.includes('workerd')) {
       log('building the bundle (wrangler deploy --dry-run) and seeding Miniflare R2')
       bundle = await buildBundle(options.root)
@@ -670,7 +856,8 @@ export async function benchHttp(options: HttpBenchOptions): Promise<HttpBench> {
         duckdbSql: q.duckdb.sql,
       })
     }
-    log("computing the pages that hold (a)'s rows")
+    const a = queries.some(q => q.name.startsWith('(a)'))
+    if (a) log("computing the pages that hold (a)'s rows")
     return {
       lake: { rows: lake.rows, from: lake.from, to: lake.to, files: lake.files.length, bytes: lakeBytes, lookupBytes },
       ...(names.includes('workerd') ? { r2Cost: await miniflareR2Cost() } : {}),
@@ -686,7 +873,7 @@ export async function benchHttp(options: HttpBenchOptions): Promise<HttpBench> {
           }
         : {}),
       manifestBytes: await manifestBytes(store),
-      neededBytesA: await matchingPageBytes(lake.files, DEFAULT_FIELDS, RARE, TRANSFER),
+      ...(a ? { neededBytesA: await matchingPageBytes(lake.files, DEFAULT_FIELDS, RARE, TRANSFER) } : {}),
       ...(bundle ? { bundleBytes: bundle.bytes } : {}),
       figures,
     }

@@ -112,6 +112,24 @@ describe('benchHttp', () => {
   }, 240_000)
 })
 
+describe('altQueries', () => {
+  it('runs the classes on values picked from the lake, every one matching rows and agreeing with DuckDB', async () => {
+    const r = await benchHttp({ dir, root, runs: 1, exportRuns: 1, servers: ['node'], values: 'alt' })
+    const names = r.figures.map(f => f.name)
+    expect(names.length).toBeGreaterThan(10)
+    expect(names.every(n => n.startsWith('alt: '))).toBe(true)
+    expect(names.some(n => n.startsWith('(a)') || n.startsWith('(c)'))).toBe(false)
+    for (const f of r.figures) {
+      expect(f.rows).toBeGreaterThan(0)
+      expect(f.rows).toBe(f.duckdbRows)
+    }
+    // other values than the planted ones: none of the planted queries' strings
+    const planted = new Set(benchQueries(lake.from, lake.to).map(q => q.duckdb.sql))
+    expect(r.figures.filter(f => planted.has(f.duckdbSql)).map(f => f.name)).toEqual([])
+    expect(r.neededBytesA).toBeUndefined()
+  }, 240_000)
+})
+
 describe('durableObjectsOf', () => {
   it('reads every Durable Object binding of a wrangler.toml, and nothing else', () => {
     const toml = [
