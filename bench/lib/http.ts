@@ -156,43 +156,63 @@ export function duckdbTextColumns(fields: readonly FieldDecl[], chainId: number)
     .join(', ')
 }
 
+/** DuckDB's `c = v` on a binary column: DuckDB 1.5 mis-filters `=` there with bloom filters; a closed range is correct and still prunes. */
+const eqBytes = (c: string, v: Uint8Array) => `${c} >= from_hex('${hex(v)}') AND ${c} <= from_hex('${hex(v)}')`
+
+/** The columns DuckDB selects for the API's default fields: of the logs, and of the transactions. */
+const LOG_COLUMNS = storedFields(logs)
+  .filter(f => DEFAULT_FIELDS.includes(f))
+  .map(columnOf)
+  .join(', ')
+const TRANSACTION_COLUMNS = storedFields(transactions)
+  .filter(f => !f.extra)
+  .map(columnOf)
+  .map(c => `"${c}"`)
+  .join(', ')
+
+/** A json_stream query of `dataset` (default logs) over `range` filtered by `api`, and DuckDB's twin filtered by `where`. */
+function filtered(range: string, name: string, api: string, where: string, dataset?: 'transactions'): BenchQuery {
+  const columns = dataset ? TRANSACTION_COLUMNS : LOG_COLUMNS
+  return {
+    name,
+    format: 'json_stream',
+    ...(dataset ? { dataset } : {}),
+    query: `${range}&${api}&format=json_stream`,
+    duckdb: { sql: `SELECT ${columns} FROM ${dataset ?? 'logs'} WHERE ${where}`, mode: 'rows' },
+  }
+}
+
 /** The queries of the benchmark over a lake covering blocks `from`-`to`. */
 export function benchQueries(from: number, to: number): BenchQuery[] {
   const range = `chains=ETH&from_block=${from}&to_block=${to}`
   const one = from + Math.floor((to - from) / 2)
-  const stored = storedFields(logs)
-    .filter(f => DEFAULT_FIELDS.includes(f))
-    .map(columnOf)
-    .join(', ')
   const text = duckdbTextColumns(DEFAULT_FIELDS, CHAIN.id)
-  // DuckDB 1.5 mis-filters `=` on binary columns with bloom filters; a closed range is correct and still prunes.
-  const eqBytes = (c: string, v: Uint8Array) => `${c} >= from_hex('${hex(v)}') AND ${c} <= from_hex('${hex(v)}')`
   return [
-    {
-      name: '(a) rare address + topic0',
-      format: 'json_stream',
-      query: `${range}&address=${bytesToHex(RARE)}&topic0=${bytesToHex(TRANSFER)}&format=json_stream`,
-      duckdb: { sql: `SELECT ${stored} FROM logs WHERE ${eqBytes('address', RARE)} AND ${eqBytes('topic0', TRANSFER)}`, mode: 'rows' },
-    },
-    ...classQueries(range, stored, eqBytes),
-    ...transactionQueries(range, eqBytes),
+    filtered(
+      range,
+      '(a) rare address + topic0',
+      `address=${bytesToHex(RARE)}&topic0=${bytesToHex(TRANSFER)}`,
+      `${eqBytes('address', RARE)} AND ${eqBytes('topic0', TRANSFER)}`,
+    ),
+    ...classQueries(range),
+    ...transactionQueries(range),
     {
       name: '(b) one block',
       format: 'json_stream',
       query: `chains=ETH&from_block=${one}&to_block=${one}&format=json_stream`,
-      duckdb: { sql: `SELECT ${stored} FROM logs WHERE block_number = ${one}`, mode: 'rows' },
+      duckdb: { sql: `SELECT ${LOG_COLUMNS} FROM logs WHERE block_number = ${one}`, mode: 'rows' },
     },
     {
       name: '100 blocks',
       format: 'json_stream',
       query: `chains=ETH&from_block=${one}&to_block=${one + 99}&format=json_stream`,
-      duckdb: { sql: `SELECT ${stored} FROM logs WHERE block_number BETWEEN ${one} AND ${one + 99}`, mode: 'rows' },
+      duckdb: { sql: `SELECT ${LOG_COLUMNS} FROM logs WHERE block_number BETWEEN ${one} AND ${one + 99}`, mode: 'rows' },
     },
     {
       name: '(c) export arrow',
       format: 'arrow',
       query: `${range}&format=arrow`,
-      duckdb: { sql: `SELECT ${stored} FROM logs`, mode: 'rows' },
+      duckdb: { sql: `SELECT ${LOG_COLUMNS} FROM logs`, mode: 'rows' },
     },
     { name: '(c) export csv', format: 'csv', query: `${range}&format=csv`, duckdb: { sql: `SELECT ${text} FROM logs`, mode: 'copy' } },
     {
@@ -209,14 +229,9 @@ export function benchQueries(from: number, to: number): BenchQuery[] {
  * contract with Transfer, one event signature everywhere, a (planted) wallet as topic1
  * and as topic2, and 20 contracts in one `address__in`.
  */
-function classQueries(range: string, stored: string, eqBytes: (c: string, v: Uint8Array) => string): BenchQuery[] {
+function classQueries(range: string): BenchQuery[] {
   const { hot, warm, sigs } = benchPools()
-  const q = (name: string, api: string, where: string): BenchQuery => ({
-    name,
-    format: 'json_stream',
-    query: `${range}&${api}&format=json_stream`,
-    duckdb: { sql: `SELECT ${stored} FROM logs WHERE ${where}`, mode: 'rows' },
-  })
+  const q = (name: string, api: string, where: string) => filtered(range, name, api, where)
   const contracts = warm.slice(0, 20)
   const transfer = (address: Uint8Array) => `${eqBytes('address', address)} AND ${eqBytes('topic0', TRANSFER)}`
   return [
@@ -266,17 +281,7 @@ const fromHex = (h: string) => Uint8Array.from(Buffer.from(h, 'hex'))
  */
 export async function altQueries(from: number, to: number, sql: Sql, withTransactions: boolean): Promise<BenchQuery[]> {
   const range = `chains=ETH&from_block=${from}&to_block=${to}`
-  const stored = storedFields(logs)
-    .filter(f => DEFAULT_FIELDS.includes(f))
-    .map(columnOf)
-    .join(', ')
-  const eqBytes = (c: string, v: Uint8Array) => `${c} >= from_hex('${hex(v)}') AND ${c} <= from_hex('${hex(v)}')`
-  const q = (name: string, api: string, where: string): BenchQuery => ({
-    name: `alt: ${name}`,
-    format: 'json_stream',
-    query: `${range}&${api}&format=json_stream`,
-    duckdb: { sql: `SELECT ${stored} FROM logs WHERE ${where}`, mode: 'rows' },
-  })
+  const q = (name: string, api: string, where: string) => filtered(range, `alt: ${name}`, api, where)
   const n = (x: unknown) => Number(x).toLocaleString('en')
   const th = (k: number) => `${k}${[11, 12, 13].includes(k % 100) ? 'th' : (['th', 'st', 'nd', 'rd'][k % 10] ?? 'th')}`
   // the values the planted classes use, left out of every pick
@@ -360,18 +365,7 @@ export async function altQueries(from: number, to: number, sql: Sql, withTransac
     ),
   ]
   if (withTransactions) {
-    const txStored = storedFields(transactions)
-      .filter(f => !f.extra)
-      .map(columnOf)
-      .map(c => `"${c}"`)
-      .join(', ')
-    const tq = (name: string, api: string, where: string): BenchQuery => ({
-      name: `alt: ${name}`,
-      format: 'json_stream',
-      dataset: 'transactions',
-      query: `${range}&${api}&format=json_stream`,
-      duckdb: { sql: `SELECT ${txStored} FROM transactions WHERE ${where}`, mode: 'rows' },
-    })
+    const tq = (name: string, api: string, where: string) => filtered(range, `alt: ${name}`, api, where, 'transactions')
     const end = async (block: number, order: 'ASC' | 'DESC') =>
       (
         await sql(
@@ -397,7 +391,7 @@ export async function altQueries(from: number, to: number, sql: Sql, withTransac
     name: `alt: ${name}`,
     format: 'json_stream',
     query: `chains=ETH&from_block=${a}&to_block=${b}&format=json_stream`,
-    duckdb: { sql: `SELECT ${stored} FROM logs WHERE block_number BETWEEN ${a} AND ${b}`, mode: 'rows' },
+    duckdb: { sql: `SELECT ${LOG_COLUMNS} FROM logs WHERE block_number BETWEEN ${a} AND ${b}`, mode: 'rows' },
   })
   queries.push(
     blocks('one block: the first', from, from),
@@ -409,19 +403,8 @@ export async function altQueries(from: number, to: number, sql: Sql, withTransac
 }
 
 /** Transactions over all history: one by hash, and one wallet's (as sender), with the API's default fields. */
-function transactionQueries(range: string, eqBytes: (c: string, v: Uint8Array) => string): BenchQuery[] {
-  const stored = storedFields(transactions)
-    .filter(f => !f.extra)
-    .map(columnOf)
-    .map(c => `"${c}"`)
-    .join(', ')
-  const q = (name: string, api: string, where: string): BenchQuery => ({
-    name,
-    format: 'json_stream',
-    dataset: 'transactions',
-    query: `${range}&${api}&format=json_stream`,
-    duckdb: { sql: `SELECT ${stored} FROM transactions WHERE ${where}`, mode: 'rows' },
-  })
+function transactionQueries(range: string): BenchQuery[] {
+  const q = (name: string, api: string, where: string) => filtered(range, name, api, where, 'transactions')
   return [
     q('transaction by hash', `hash=${bytesToHex(TX_HASH)}`, eqBytes('hash', TX_HASH)),
     q("one wallet's transactions (from)", `from=${bytesToHex(TX_WALLET)}`, eqBytes('"from"', TX_WALLET)),
