@@ -25,7 +25,8 @@
  *
  * Counted per process (Node), or per isolate (Worker).
  */
-import type { ByteRange, GetResult, ObjectInfo, ObjectStore } from '../store/types.ts'
+import type { ObjectStore } from '../store/types.ts'
+import { wrapReads } from '../store/wrap-reads.ts'
 
 /** Slices a user may start per round by default (README "Limits"). */
 export const DEFAULT_SCAN_CONCURRENCY = 1
@@ -166,18 +167,11 @@ export class FairShare {
  * of the user's slices and the wait for storage is nobody's. Writes pass through.
  */
 export function fairStore(store: ObjectStore, share: FairShare, user: string): ObjectStore {
-  const after = async <T>(read: Promise<T>): Promise<T> => {
+  return wrapReads(store, async read => {
     try {
       return await read
     } finally {
       await share.turn(user)
     }
-  }
-  return {
-    get: (key: string, range?: ByteRange): Promise<GetResult | null> => after(store.get(key, range)),
-    head: (key: string): Promise<ObjectInfo | null> => after(store.head(key)),
-    list: (prefix: string): Promise<ObjectInfo[]> => after(store.list(prefix)),
-    put: (key, body, options) => store.put(key, body, options),
-    delete: key => store.delete(key),
-  }
+  })
 }

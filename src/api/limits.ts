@@ -14,6 +14,7 @@
 import { ApiError } from './errors.ts'
 import { DEFAULT_SCAN_CONCURRENCY, FairShare } from './fair.ts'
 import type { ObjectStore } from '../store/types.ts'
+import { wrapReads } from '../store/wrap-reads.ts'
 
 /** The defaults (README "Limits"). */
 export const DEFAULT_USER_LIMITS = {
@@ -226,14 +227,7 @@ export class StreamSlots {
 
 /** `store` for one stream: every read that answers renews its lease (a scan that reads without yet producing a chunk is progress). */
 export function renewingStore(store: ObjectStore, lease: StreamLease): ObjectStore {
-  const renewed = <T>(read: Promise<T>): Promise<T> => read.finally(() => lease.renew())
-  return {
-    get: (key, range) => renewed(store.get(key, range)),
-    head: key => renewed(store.head(key)),
-    list: prefix => renewed(store.list(prefix)),
-    put: (key, body, options) => store.put(key, body, options),
-    delete: key => store.delete(key),
-  }
+  return wrapReads(store, read => read.finally(() => lease.renew()))
 }
 
 /**

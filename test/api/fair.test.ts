@@ -234,7 +234,7 @@ describe('fairStore', () => {
  * all of one of 8 users. Rounds then start slices of other requests, which workerd must not see
  * as one request waiting on another's promise.
  */
-const FAIR_WORKER = `import { FairShare } from './fair.js'
+const FAIR_WORKER = `import { FairShare } from './api/fair.ts'
 let share
 const sleep = ms => new Promise(r => setTimeout(r, ms))
 async function read(u) {
@@ -260,12 +260,18 @@ export default {
 
 describe('FairShare in workerd', () => {
   it('answers every request of 32 clients taking turns, none cancelled as hung', async () => {
-    const fair = stripTypeScriptTypes(await readFile(join(import.meta.dirname, '../../src/api/fair.ts'), 'utf8'))
+    // fair.ts and what it imports, as they lie in src/, their types stripped
+    const module = async (path: string) => ({
+      type: 'ESModule' as const,
+      path: `/fair-test/${path}`,
+      contents: stripTypeScriptTypes(await readFile(join(import.meta.dirname, '../../src', path), 'utf8')),
+    })
     const mf = new Miniflare(
       convertV4MiniflareOptions({
         modules: [
           { type: 'ESModule', path: '/fair-test/worker.js', contents: FAIR_WORKER },
-          { type: 'ESModule', path: '/fair-test/fair.js', contents: fair },
+          await module('api/fair.ts'),
+          await module('store/wrap-reads.ts'),
         ],
         modulesRoot: '/fair-test',
         compatibilityDate: '2026-08-15',
