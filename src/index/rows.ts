@@ -65,8 +65,10 @@ function wireOf(kind: Kind): Wire {
   return KINDS[kind].width === undefined ? 'bytes' : 'fixed'
 }
 
-const wireName = (kind: Kind) =>
-  wireOf(kind) === 'fixed' || wireOf(kind) === 'signed' ? `${wireOf(kind)}${KINDS[kind].width}` : wireOf(kind)
+const wireName = (kind: Kind) => {
+  const wire = wireOf(kind)
+  return wire === 'fixed' || wire === 'signed' ? `${wire}${KINDS[kind].width}` : wire
+}
 
 /**
  * Id of the slice layout of a field list: segments carry it, so rows are decoded only with the
