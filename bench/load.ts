@@ -16,9 +16,9 @@
  * repetition's p99 is reported too, for the spread. Over the same windows: the server's CPU time
  * (from /proc) and, on the Node server, its event-loop delay (bench/lib/loop-delay.ts, preloaded).
  *
- * The abuse run is done with the fair shares between users off (SCAN_CONCURRENCY unset, the
- * default; runs up to S set it to 1000000, which still wraps every read) and on
- * (SCAN_CONCURRENCY=1), each on a server of its own, LOAD_ROUNDS times.
+ * The abuse run is done with the fair shares between users off (SCAN_CONCURRENCY=off; runs up to
+ * S set it to 1000000, which still wraps every read) and on (SCAN_CONCURRENCY=1, the default since
+ * run AC), each on a server of its own, LOAD_ROUNDS times.
  *
  * LOAD_SECONDS sets the time per capacity point (default 10); LOAD_SERVERS the servers (default
  * `workerd,node`); LOAD_CAPACITY=0 skips the capacity points; LOAD_ABUSE_SECONDS the time of one
@@ -29,7 +29,8 @@
  * (requests per user per 10 s) instead; LOAD_FAIR_CONCURRENCY the SCAN_CONCURRENCY of the fair
  * variant (default 1); LOAD_READ_LIMIT the READ_LIMIT_BYTES of the abuse run's servers (default:
  * theirs, 512 MiB per 10 s); LOAD_MAX_STREAMS the MAX_STREAMS_PER_USER of the abuse rounds (a comma-separated
- * list, each value on servers of its own; default theirs, 8); LOAD_FAIR=off or on runs only that variant. The paced clients run in this process, all on the machine's cores
+ * list, each value on servers of its own; default theirs, 8); LOAD_FAIR=off or on runs only that variant;
+ * LOAD_CAPACITY_FAIR=off runs the capacity points with the fair shares off, both with each in turn (default on, the servers' default). The paced clients run in this process, all on the machine's cores
  * with the servers. The defaults take about 11 minutes.
  */
 import { spawn, execFileSync } from 'node:child_process'
@@ -54,9 +55,9 @@ const PACED = 16
 const PACE_MS = 1000
 /** Limits high enough not to bind in the capacity points. */
 const OPEN_LIMITS = { RATE_LIMIT_REQUESTS: '1000000', MAX_STREAMS_PER_USER: '100000', READ_LIMIT_BYTES: String(2 ** 50) }
-/** The fair shares between users on (one slice per user per round), and off: SCAN_CONCURRENCY unset, the default. */
+/** The fair shares between users on (one slice per user per round; SCAN_CONCURRENCY unset, the default, is 1), and off. */
 const FAIR = { SCAN_CONCURRENCY: process.env.LOAD_FAIR_CONCURRENCY ?? '1' }
-const UNFAIR = {}
+const UNFAIR = { SCAN_CONCURRENCY: 'off' }
 const OPEN_RATELIMIT: Record<string, RateLimitConfig> = {
   USER_REQUESTS: { namespace_id: '1001', simple: { limit: 1_000_000, period: 10 } },
 }
@@ -64,6 +65,9 @@ const OPEN_RATELIMIT: Record<string, RateLimitConfig> = {
 const STREAM_CAPS: (string | undefined)[] = process.env.LOAD_MAX_STREAMS?.split(',') ?? [undefined]
 /** Which fair-share variants the abuse rounds run (LOAD_FAIR: off, on or both, the default). */
 const FAIR_VARIANTS = process.env.LOAD_FAIR === 'off' ? [false] : process.env.LOAD_FAIR === 'on' ? [true] : [false, true]
+/** Which fair-share variants the capacity points run (LOAD_CAPACITY_FAIR: on, the default, off or both), each on a server of its own. */
+const CAPACITY_FAIR =
+  process.env.LOAD_CAPACITY_FAIR === 'off' ? [false] : process.env.LOAD_CAPACITY_FAIR === 'both' ? [false, true] : [true]
 /** Requests per user per 10 s in the abuse rounds (LOAD_RATE_LIMIT; default the deployment's 50): sized to what one server serves. */
 const RATE_LIMIT = process.env.LOAD_RATE_LIMIT === undefined ? undefined : Number(process.env.LOAD_RATE_LIMIT)
 
@@ -286,23 +290,27 @@ export const load: Section = {
     const notes: string[] = []
     /** Each broken request (status 0) with why, and each stream the Node server logged as aborted. */
     const broken: string[] = []
+    /** Each request sent again after its reused keep-alive socket was reset before any answer. */
+    const retried: string[] = []
     try {
       for (const name of servers) {
         const start = (open: boolean, vars: Record<string, string> = {}) =>
           name === 'workerd'
             ? startWorkerd(ctx.root, outdir, sample, open, vars, rate)
             : startNode(ctx.root, sample, open, { ...(!open && rate !== undefined ? { RATE_LIMIT_REQUESTS: String(rate) } : {}), ...vars })
-        if (capacityPoints) {
-          const server = await start(true)
+        for (const fair of capacityPoints ? CAPACITY_FAIR : []) {
+          const label = CAPACITY_FAIR.length > 1 || !fair ? `${name}, fair shares ${fair ? 'on' : 'off'}` : name
+          const server = await start(true, fair ? FAIR : UNFAIR)
           try {
             const classes = mix(server.url, await busyAddress(server))
             await drive(classes, 4, 2, i => USERS[i % USERS.length]) // warm
             for (const clients of CLIENTS) {
-              ctx.log(`${name}: ${clients} clients for ${seconds} s`)
+              ctx.log(`${label}: ${clients} clients for ${seconds} s`)
               const s = summary(await drive(classes, clients, seconds, i => USERS[i % USERS.length], 0, server.rss))
-              capacity.push([name, clients, int(s.requests), int(s.perSecond), ms(s.p50), ms(s.p99), s.errorText, int(s.peakMb)])
-              if (clients === 256) notes.push(target(s.errors === 0, `${name}: zero errors at 256 clients (${s.errorText})`))
-              broken.push(...s.broken.map(b => `- ${name}, ${clients} clients: ${b}`))
+              capacity.push([label, clients, int(s.requests), int(s.perSecond), ms(s.p50), ms(s.p99), s.errorText, int(s.peakMb)])
+              if (clients === 256) notes.push(target(s.errors === 0, `${label}: zero errors at 256 clients (${s.errorText})`))
+              broken.push(...s.broken.map(b => `- ${label}, ${clients} clients: ${b}`))
+              retried.push(...s.retried.map(b => `- ${label}, ${clients} clients: ${b}`))
             }
           } finally {
             await server.stop()
@@ -376,8 +384,10 @@ export const load: Section = {
                   ['alone', alone],
                   ['beside', others],
                   ['abuser', abuser],
-                ] as const)
+                ] as const) {
                   broken.push(...run.broken.map(b => `- ${label}, ${who}: ${b}`))
+                  retried.push(...run.retried.map(b => `- ${label}, ${who}: ${b}`))
+                }
                 broken.push(...(server.aborted ?? []).map(line => `- ${label}, the server's access log: ${line}`))
                 for (const c of classes)
                   byClass.push([label, c.name, ...classFigures(sides.alone, c.name), ...classFigures(sides.beside, c.name)])
@@ -404,7 +414,7 @@ export const load: Section = {
       ...(capacity.length
         ? [table(['server', 'clients', 'requests', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'peak RSS MB'], capacity), '']
         : []),
-      `Abuse (${openRate ? 'the request rate lifted, ' : `${RATE_LIMIT ?? 50} requests per 10 s and `}${STREAM_CAPS.map(c => c ?? '8').join(' or ')} streams per user${readLimit ? `, storage read ${readLimit} bytes per 10 s` : ''}), the fair shares between users off (SCAN_CONCURRENCY unset, the default) and on (SCAN_CONCURRENCY=${FAIR.SCAN_CONCURRENCY}), each on a server of its own: ${PACED} users each pacing ${1000 / PACE_MS} request/s, alone and beside one user running ${abusers} connections back to back, for ${abuseSeconds} s at a time, ${repeats} times each, alternating (alone first in odd repetitions, beside first in even ones). Requests, p50 and p99 over the repetitions pooled; then the p99 of each repetition; errors (for the abuser: excluding its 429s); the server's CPU over the windows (% of one core; workerd: every workerd process of Miniflare); the Node server's event-loop delay p99 per repetition (ms) and its largest.`,
+      `Abuse (${openRate ? 'the request rate lifted, ' : `${RATE_LIMIT ?? 50} requests per 10 s and `}${STREAM_CAPS.map(c => c ?? '8').join(' or ')} streams per user${readLimit ? `, storage read ${readLimit} bytes per 10 s` : ''}), the fair shares between users off (SCAN_CONCURRENCY=off) and on (SCAN_CONCURRENCY=${FAIR.SCAN_CONCURRENCY}; 1 is the default), each on a server of its own: ${PACED} users each pacing ${1000 / PACE_MS} request/s, alone and beside one user running ${abusers} connections back to back, for ${abuseSeconds} s at a time, ${repeats} times each, alternating (alone first in odd repetitions, beside first in even ones). Requests, p50 and p99 over the repetitions pooled; then the p99 of each repetition; errors (for the abuser: excluding its 429s); the server's CPU over the windows (% of one core; workerd: every workerd process of Miniflare); the Node server's event-loop delay p99 per repetition (ms) and its largest.`,
       '',
       table(
         [
@@ -428,6 +438,14 @@ export const load: Section = {
       ...overlaps,
       '',
       ...(broken.length ? ['Broken requests (status 0) and aborted streams:', '', ...broken, ''] : []),
+      ...(retried.length
+        ? [
+            'Requests sent again once, their reused keep-alive socket reset before any answer (the server had closed it idle):',
+            '',
+            ...retried,
+            '',
+          ]
+        : []),
       ...notes,
     ].join('\n')
   },

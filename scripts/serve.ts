@@ -49,7 +49,7 @@ const users = await parseUsers(fromEnv ? process.env.API_USERS! : DEV_API_USERS)
 const store = openStore(values.data)
 let limits
 try {
-  limits = userLimits(process.env)
+  limits = userLimits(process.env, undefined, { direct: true })
 } catch (err) {
   console.error((err as Error).message)
   process.exit(2)

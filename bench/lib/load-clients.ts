@@ -15,6 +15,8 @@ export interface Result {
   at: number
   /** Why a status-0 request broke: the socket error, or `body cut` after the given status. */
   broke?: string
+  /** Sent again once: a reused keep-alive socket was reset before any answer (the server closed it idle as it was reused). */
+  retried?: string
 }
 
 export interface Run {
@@ -27,24 +29,48 @@ export type Classes = { name: string; weight: number; path: () => string }[]
 
 export const auth = (user: string) => 'Basic ' + Buffer.from(`${user}:${user}`).toString('base64')
 
-/** One GET, the body drained; a broken stream counts as status 0. */
+/**
+ * One GET, the body drained; a broken stream counts as status 0. A request on a reused
+ * keep-alive socket that is reset before any answer is sent again once, as HTTP clients do
+ * (Node's docs, `request.reusedSocket`): the server closed the socket idle as the client took
+ * it, and the request never reached the app. It is reported as retried, its time counted whole.
+ */
 function get(agent: Agent, [cls, url]: [string, string], user: string): Promise<Result> {
   return new Promise(resolve => {
     const start = performance.now()
     let settled = false
+    let retried: string | undefined
     const done = (status: number, broke?: string) => {
       if (settled) return
       settled = true
-      resolve({ status, ms: performance.now() - start, cls, at: performance.timeOrigin + start, ...(broke ? { broke } : {}) })
+      resolve({
+        status,
+        ms: performance.now() - start,
+        cls,
+        at: performance.timeOrigin + start,
+        ...(broke ? { broke } : {}),
+        ...(retried ? { retried } : {}),
+      })
     }
     const failed = (e: NodeJS.ErrnoException, phase: string) => done(0, `${phase}: ${e.code ?? e.message}`)
-    request(url, { agent, headers: { authorization: auth(user) } }, res => {
-      res.on('data', () => {})
-      res.on('end', () => (res.complete ? done(res.statusCode ?? 0) : done(0, `body cut after ${res.statusCode}`)))
-      res.on('error', e => failed(e, `body after ${res.statusCode}`))
-    })
-      .on('error', e => failed(e, 'request'))
-      .end()
+    const send = () => {
+      let answered = false
+      const req = request(url, { agent, headers: { authorization: auth(user) } }, res => {
+        answered = true
+        res.on('data', () => {})
+        res.on('end', () => (res.complete ? done(res.statusCode ?? 0) : done(0, `body cut after ${res.statusCode}`)))
+        res.on('error', e => failed(e, `body after ${res.statusCode}`))
+      })
+      req
+        .on('error', (e: NodeJS.ErrnoException) => {
+          if (!answered && !retried && req.reusedSocket && e.code === 'ECONNRESET') {
+            retried = `reused socket reset (${e.code})`
+            send()
+          } else failed(e, 'request')
+        })
+        .end()
+    }
+    send()
   })
 }
 
@@ -130,6 +156,8 @@ export const summary = (run: Run, ok: (status: number) => boolean = s => s === 2
     errorText: errorText(run.results.filter(r => !ok(r.status)).map(r => r.status)),
     /** Why status-0 requests broke, with their class, e.g. `export arrow: body after 200: ECONNRESET`. */
     broken: run.results.filter(r => r.broke).map(r => `${r.cls}: ${r.broke}`),
+    /** Requests sent again after a reused keep-alive socket's reset, with their class. */
+    retried: run.results.filter(r => r.retried).map(r => `${r.cls}: ${r.retried}${r.broke ? `, then ${r.broke}` : ''}`),
     throttled: run.results.filter(r => r.status === 429).length,
     peakMb: run.peakRss / 2 ** 20,
   }

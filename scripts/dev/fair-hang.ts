@@ -42,7 +42,7 @@ const mf = new Miniflare(
       API_USERS: USERS.map(u => `${u}:${u}`).join(','),
       MAX_STREAMS_PER_USER: '100000',
       READ_LIMIT_BYTES: String(2 ** 50),
-      ...(concurrency === 'off' ? {} : { SCAN_CONCURRENCY: concurrency }),
+      SCAN_CONCURRENCY: concurrency,
     },
     handleStructuredLogs: ({ level, message }: { level: string; message: string }) => {
       if (!message.startsWith('{"')) logs.push(`${((performance.now() - t0) / 1000).toFixed(2)} s ${level}: ${message}`)

@@ -23,6 +23,17 @@
  * Worker a request that ends or is cancelled also drops its pending timers, so a slice that waited
  * `rescueMs` without a round ends one itself, and starts.
  *
+ * On the Node server nothing cancels a request for being resumed by another's code, so a round
+ * resumes the slices it starts itself (`direct`), with no poll timers: with hundreds of slices
+ * waiting, their polls cost the throughput the fair shares were measured to lose (run Z).
+ *
+ * The shares bind only where they change something (`contended`; by default always): the
+ * server holds a user to `perRound` only while it runs at least twice the streams of another
+ * user with one running (`StreamSlots.outweighs`). A user alone, or users running alike (who get
+ * alike CPU anyway), start every slice at once: the rounds' own cost, a macrotask each, took
+ * 30–56 % of the Node server's throughput at 256 clients of 16 users (BENCHMARKS.md, runs Z and AA).
+ * Asked once per user per round.
+ *
  * Counted per process (Node), or per isolate (Worker).
  */
 import type { ObjectStore } from '../store/types.ts'
@@ -47,12 +58,18 @@ export interface FairShareOptions {
   later?: (fn: () => void) => void
   /** A waiting slice starts the next round itself after this many ms if none came (default 50). */
   rescueMs?: number
+  /** Resume waiting slices from the round that starts them (Node), not from their own timers (workerd). */
+  direct?: boolean
+  /** Whether `user` is to be held to `perRound` now (default: always); asked once per user per round. */
+  contended?: (user: string) => boolean
 }
 
 export class FairShare {
   readonly perRound: number
   private readonly later: (fn: () => void) => void
   private readonly rescueMs: number
+  private readonly direct: boolean
+  private readonly contended: (user: string) => boolean
   /** Slices each user started in this round. */
   private readonly started = new Map<string, number>()
   /** Slices waiting per user, oldest first. */
@@ -60,6 +77,8 @@ export class FairShare {
   /** When each user last started a slice (a count of slices started). */
   private readonly lastSlice = new Map<string, number>()
   private slices = 0
+  /** Whether each user who asked in this round is held to `perRound`. */
+  private readonly held = new Map<string, boolean>()
   /** Whether the end of the round is scheduled. */
   private ending = false
 
@@ -68,27 +87,30 @@ export class FairShare {
       perRound = DEFAULT_SCAN_CONCURRENCY,
       later = nextTask,
       rescueMs = RESCUE_MS,
+      direct = false,
+      contended = () => true,
     } = typeof options === 'number' ? { perRound: options } : options
     if (!Number.isSafeInteger(perRound) || perRound < 1) throw new Error(`slices per round must be a positive integer, got ${perRound}`)
     this.perRound = perRound
     this.later = later
     this.rescueMs = rescueMs
+    this.direct = direct
+    this.contended = contended
   }
 
   /** Resolves when `user` may start a slice of work: at once if it has one left in this round, else in a later round. */
   turn(user: string): Promise<void> {
     this.endRoundLater()
-    if ((this.started.get(user) ?? 0) < this.perRound) {
+    if ((this.started.get(user) ?? 0) < this.perRound || !this.isHeld(user)) {
       this.start(user)
       return Promise.resolve()
     }
+    if (this.direct) return new Promise<void>(resolve => this.wait(user, resolve))
     // A round that starts this slice may run in another request: it only marks it started, and the
     // slice's own timer goes on (resolving it from another request's code left requests hung in workerd).
     let started = false
     const grant = () => void (started = true)
-    const queue = this.waiting.get(user)
-    if (queue) queue.push(grant)
-    else this.waiting.set(user, [grant])
+    this.wait(user, grant)
     return new Promise<void>(resolve => {
       let waited = 0
       const poll = () => {
@@ -120,6 +142,18 @@ export class FairShare {
     return { started, waiting }
   }
 
+  private isHeld(user: string): boolean {
+    let held = this.held.get(user)
+    if (held === undefined) this.held.set(user, (held = this.contended(user)))
+    return held
+  }
+
+  private wait(user: string, slice: () => void): void {
+    const queue = this.waiting.get(user)
+    if (queue) queue.push(slice)
+    else this.waiting.set(user, [slice])
+  }
+
   /** Starts `slice` of `user` at once if it is still waiting. */
   private startWaiting(user: string, slice: () => void): void {
     const queue = this.waiting.get(user)
@@ -142,14 +176,18 @@ export class FairShare {
     this.later(() => this.endRound())
   }
 
-  /** Starts a round: one waiting slice of each user is marked started (it goes on from its own timer). */
+  /**
+   * Starts a round: `perRound` waiting slices of each user (all of a user nobody contends any
+   * more) are started, or on workerd marked started (each goes on from its own timer).
+   */
   private endRound(): void {
     this.ending = false
     this.started.clear()
+    this.held.clear()
     const users = [...this.waiting.keys()].sort((a, b) => this.lastSlice.get(a)! - this.lastSlice.get(b)!)
     for (const user of users) {
       const queue = this.waiting.get(user)!
-      const go = queue.splice(0, this.perRound)
+      const go = queue.splice(0, this.isHeld(user) ? this.perRound : queue.length)
       if (queue.length === 0) this.waiting.delete(user)
       for (const resolve of go) {
         this.start(user)

@@ -214,6 +214,17 @@ export class StreamSlots {
     }
   }
 
+  /**
+   * Whether `user` runs at least twice the streams of another user with one running: what makes
+   * the fair shares bind it (src/api/fair.ts). Users running alike get alike CPU without them, so
+   * they are not held; stale leases count until reclaimed.
+   */
+  outweighs(user: string): boolean {
+    const mine = this.held.get(user)?.size ?? 0
+    for (const [other, theirs] of this.held) if (other !== user && 2 * theirs.size <= mine) return true
+    return false
+  }
+
   /** Streams `user` has running (stale leases reclaimed first). */
   count(user: string): number {
     const mine = this.held.get(user)
@@ -264,6 +275,9 @@ export function limitSetting(name: string, text: string | undefined, fallback: n
   return n
 }
 
+/** The SCAN_CONCURRENCY that turns the fair shares off. */
+export const FAIR_SHARES_OFF = 'off'
+
 /** The settings both runtimes read (environment variables on the Node server, vars on a Worker). */
 export interface LimitSettings {
   /** Requests per user per period (default 50; on Cloudflare the binding's `simple.limit` applies instead). */
@@ -274,7 +288,7 @@ export interface LimitSettings {
   MAX_STREAMS_PER_USER?: string
   /** Storage bytes a user's data responses may read per period (default 512 MiB), counted in process or isolate. */
   READ_LIMIT_BYTES?: string
-  /** Slices of CPU work a user may start per round, shared out fairly by user (unset: no fair shares; see fair.ts). */
+  /** Slices of CPU work a user may start per round, shared out fairly by user (default 1; `off`: no fair shares; see fair.ts). */
   SCAN_CONCURRENCY?: string
 }
 
@@ -282,8 +296,10 @@ export interface LimitSettings {
 export function userLimits(
   settings: LimitSettings,
   binding?: RateLimitBinding,
+  runtime: { direct?: boolean } = {},
 ): { requests: RateLimiter; streams: StreamSlots; reads: ReadAllowance; turns?: FairShare } {
   const periodSeconds = limitSetting('RATE_LIMIT_PERIOD', settings.RATE_LIMIT_PERIOD, DEFAULT_USER_LIMITS.periodSeconds)
+  const streams = new StreamSlots(limitSetting('MAX_STREAMS_PER_USER', settings.MAX_STREAMS_PER_USER, DEFAULT_USER_LIMITS.streams))
   return {
     requests: binding
       ? bindingLimiter(binding, periodSeconds)
@@ -291,14 +307,20 @@ export function userLimits(
           limit: limitSetting('RATE_LIMIT_REQUESTS', settings.RATE_LIMIT_REQUESTS, DEFAULT_USER_LIMITS.requests),
           periodSeconds,
         }),
-    streams: new StreamSlots(limitSetting('MAX_STREAMS_PER_USER', settings.MAX_STREAMS_PER_USER, DEFAULT_USER_LIMITS.streams)),
+    streams,
     reads: new ReadAllowance({
       bytes: limitSetting('READ_LIMIT_BYTES', settings.READ_LIMIT_BYTES, DEFAULT_USER_LIMITS.readBytes),
       periodSeconds,
     }),
-    // Opt-in: they keep others' p99 beside a heavy user but cost latency when nobody contends (BENCHMARKS.md runs X, Y).
-    ...(settings.SCAN_CONCURRENCY?.trim()
-      ? { turns: new FairShare(limitSetting('SCAN_CONCURRENCY', settings.SCAN_CONCURRENCY, DEFAULT_SCAN_CONCURRENCY)) }
+    // On unless turned off: bound to users who outweigh another, they keep others' p99 beside a heavy user at no cost to users alike (BENCHMARKS.md runs AB, AC).
+    ...(settings.SCAN_CONCURRENCY?.trim() !== FAIR_SHARES_OFF
+      ? {
+          turns: new FairShare({
+            perRound: limitSetting('SCAN_CONCURRENCY', settings.SCAN_CONCURRENCY, DEFAULT_SCAN_CONCURRENCY),
+            direct: runtime.direct,
+            contended: user => streams.outweighs(user),
+          }),
+        }
       : {}),
   }
 }

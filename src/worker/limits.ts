@@ -10,7 +10,7 @@ export interface LimitsEnv extends LimitSettings {
   USER_REQUESTS?: RateLimitBinding
 }
 
-/** Fair shares (src/api/fair.ts) only when SCAN_CONCURRENCY is set, as on the Node server. */
+/** Fair shares (src/api/fair.ts) unless SCAN_CONCURRENCY is `off`, as on the Node server. */
 export function workerLimits(env: LimitsEnv): ReturnType<typeof userLimits> {
   try {
     return userLimits(env, env.USER_REQUESTS)

@@ -143,6 +143,52 @@ describe('FairShare', () => {
     expect(log).toEqual(['a1', 'a2', 'a3'])
   })
 
+  it('holds a user to `perRound` only while it is contended, asked once a round', async () => {
+    const busy = new Set<string>()
+    const ends: (() => void)[] = []
+    const share = new FairShare({ later: fn => ends.push(fn), rescueMs: 60_000, contended: user => [...busy].some(u => u !== user) })
+    const log: string[] = []
+    busy.add('a')
+    const alone = ['a1', 'a2', 'a3'].map(n => share.run('a', async () => void log.push(n)))
+    await tick()
+    // Nobody else runs: every slice starts in the same round.
+    expect(log).toEqual(['a1', 'a2', 'a3'])
+    await Promise.all(alone)
+    ends.splice(0).forEach(fn => fn())
+    busy.add('b')
+    const contended = ['a4', 'a5', 'a6'].map(n => share.run('a', async () => void log.push(n)))
+    await tick()
+    // A new round, b running: a's first slice starts, the others wait.
+    expect(log.at(-1)).toBe('a4')
+    expect(share.load('a')).toEqual({ started: 1, waiting: 2 })
+    // b's request ended before the round did: a's waiting slices all start in the next.
+    busy.delete('b')
+    ends.splice(0).forEach(fn => fn())
+    await tick()
+    expect(log.slice(3)).toEqual(['a4', 'a5', 'a6'])
+    await Promise.all(contended)
+  })
+
+  it('resumes waiting slices from the round itself when `direct` (no timer of their own)', async () => {
+    vi.useFakeTimers()
+    try {
+      const ends: (() => void)[] = []
+      const share = new FairShare({ later: fn => ends.push(fn), rescueMs: 50, direct: true })
+      const log: string[] = []
+      const runs = ['a1', 'a2'].map(n => share.run('a', async () => void log.push(n)))
+      await Promise.resolve()
+      await Promise.resolve()
+      expect(log).toEqual(['a1'])
+      // No timer fires (they are faked and never advanced): the round's end alone resumes the slice.
+      ends.splice(0).forEach(fn => fn())
+      await Promise.all(runs)
+      expect(log).toEqual(['a1', 'a2'])
+      expect(vi.getTimerCount()).toBe(0)
+    } finally {
+      vi.useRealTimers()
+    }
+  })
+
   it('refuses a number of slices per round that is not a positive integer', () => {
     expect(() => new FairShare(0)).toThrow(/positive integer/)
     expect(() => new FairShare(1.5)).toThrow(/positive integer/)

@@ -121,7 +121,43 @@ describe('StreamSlots', () => {
   })
 })
 
+describe('StreamSlots.outweighs', () => {
+  it('says whether a user runs at least twice the streams of another user with one running', () => {
+    const s = new StreamSlots(8)
+    const take = (user: string, n: number) => Array.from({ length: n }, () => s.acquire(user)!)
+    const alice = take('alice', 2)
+    expect(s.outweighs('alice')).toBe(false)
+    const bob = take('bob', 1)
+    expect([s.outweighs('alice'), s.outweighs('bob')]).toEqual([true, false])
+    bob.push(...take('bob', 1))
+    // Alike: neither is held.
+    expect([s.outweighs('alice'), s.outweighs('bob')]).toEqual([false, false])
+    alice.push(...take('alice', 2))
+    expect([s.outweighs('alice'), s.outweighs('bob')]).toEqual([true, false])
+    bob.forEach(l => l.release())
+    expect(s.outweighs('alice')).toBe(false)
+    alice.forEach(l => l.release())
+  })
+})
+
 describe('userLimits', () => {
+  it("binds a user's fair share only while it runs at least twice another user's streams", async () => {
+    const l = userLimits({ SCAN_CONCURRENCY: '1' }, undefined, { direct: true })
+    const mine = [l.streams.acquire('alice')!, l.streams.acquire('alice')!]
+    const steps: Promise<void>[] = []
+    for (let i = 0; i < 3; i++) steps.push(l.turns!.turn('alice'))
+    // Alone: every slice started at once.
+    expect(l.turns!.load('alice')).toEqual({ started: 3, waiting: 0 })
+    await Promise.all(steps)
+    await new Promise(r => setImmediate(r))
+    const theirs = l.streams.acquire('bob')!
+    const held = [l.turns!.turn('alice'), l.turns!.turn('alice')]
+    expect(l.turns!.load('alice')).toEqual({ started: 1, waiting: 1 })
+    await Promise.all(held)
+    theirs.release()
+    mine.forEach(l => l.release())
+  })
+
   it('reads the settings and refuses nonsense', async () => {
     const l = userLimits({
       RATE_LIMIT_REQUESTS: '2',
@@ -135,7 +171,8 @@ describe('userLimits', () => {
     expect([l.reads.bytes, l.reads.periodMs]).toEqual([5000, 60_000])
     expect(userLimits({}).reads.bytes).toBe(512 * 2 ** 20)
     expect(() => userLimits({ READ_LIMIT_BYTES: '0' })).toThrow(/READ_LIMIT_BYTES/)
-    expect(userLimits({}).turns).toBeUndefined()
+    expect(userLimits({}).turns?.perRound).toBe(1)
+    expect(userLimits({ SCAN_CONCURRENCY: 'off' }).turns).toBeUndefined()
     expect(() => userLimits({ SCAN_CONCURRENCY: '-1' })).toThrow(/SCAN_CONCURRENCY/)
     expect((l.requests as WindowLimiter).max).toBe(2)
     expect((l.requests as WindowLimiter).periodMs).toBe(60_000)
