@@ -14,6 +14,7 @@ import { createApp } from '../http/app.ts'
 import { ManifestReader } from '../manifest/read.ts'
 import { snappyModuleFromFile, wasmSnappy } from '../parquet/snappy.ts'
 import { TailCache } from '../query/io.ts'
+import { ReadBuffers } from '../query/read-buffers.ts'
 import type { ScanOptions } from '../query/scan.ts'
 import type { DatasetDecl } from '../schema/dataset.ts'
 import type { ObjectStore } from '../store/types.ts'
@@ -48,9 +49,13 @@ export interface NodeServer extends RunningServer {
   live: LiveService
 }
 
-/** hyparquet-compressors for every codec, snappy through the module the Worker uses too (pages decode from its memory). */
+/**
+ * hyparquet-compressors for every codec, snappy through the module the Worker uses too (pages decode from its memory);
+ * local files are read into reused memory (src/query/read-buffers.ts).
+ */
 export async function nodeScan(): Promise<ScanOptions> {
-  return { compressors: { ...compressors, SNAPPY: wasmSnappy(await snappyModuleFromFile()) }, tails: new TailCache() }
+  const SNAPPY = wasmSnappy(await snappyModuleFromFile())
+  return { compressors: { ...compressors, SNAPPY }, tails: new TailCache(), buffers: new ReadBuffers() }
 }
 
 /** Starts the HTTP and WebSocket API; resolves once it listens. */

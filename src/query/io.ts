@@ -13,6 +13,7 @@ import type { ByteSpan } from '../manifest/types.ts'
 import type { ObjectStore } from '../store/types.ts'
 import { CorruptObjectError, StorageError } from '../store/types.ts'
 import { crc32 } from '../store/crc32.ts'
+import type { ReadBuffers } from './read-buffers.ts'
 
 /**
  * The default `maxGap`: about what one more request costs, in bytes of a body already being
@@ -29,12 +30,16 @@ export interface ReadQueueOptions {
   maxGap?: number
   /** A merged request is not grown beyond this many bytes (default 8 MiB). */
   maxRequest?: number
+  /** Memory requests are read into and given back by `release` (default: each body allocated by the store). */
+  buffers?: ReadBuffers
 }
 
 interface Pending {
   key: string
   start: number
   end: number
+  /** The caller keeps the bytes beyond the scan (a cached tail): never read into lent memory. */
+  keep: boolean
   resolve: (bytes: Uint8Array) => void
   reject: (error: unknown) => void
 }
@@ -46,22 +51,28 @@ export class ReadQueue {
   readonly store: ObjectStore
   readonly maxGap: number
   readonly maxRequest: number
+  private readonly buffers: ReadBuffers | undefined
   private pending: Pending[] = []
   private scheduled = false
+  /** Buffers of `buffers` this queue's requests were read into, and the requests not settled yet. */
+  private lent: Uint8Array[] = []
+  private inFlight = 0
 
   constructor(store: ObjectStore, options: ReadQueueOptions = {}) {
     this.store = store
     this.maxGap = options.maxGap ?? MAX_GAP
     this.maxRequest = options.maxRequest ?? 8 * 1024 * 1024
+    this.buffers = options.buffers
   }
 
   /**
    * Bytes `[start, end)` of object `key`, fetched with the other reads of this turn.
-   * Reads merged into one request get views of its body, not copies.
+   * Reads merged into one request get views of its body, not copies. With `buffers`, the
+   * body may be lent memory, valid until `release`: bytes kept longer are read with `keep`.
    */
-  read(key: string, start: number, end: number): Promise<Uint8Array> {
+  read(key: string, start: number, end: number, keep = false): Promise<Uint8Array> {
     return new Promise((resolve, reject) => {
-      this.pending.push({ key, start, end, resolve, reject })
+      this.pending.push({ key, start, end, keep, resolve, reject })
       if (!this.scheduled) {
         this.scheduled = true
         later(() => this.flush())
@@ -92,10 +103,26 @@ export class ReadQueue {
     if (group.length) this.fetch(group, start, end)
   }
 
+  /**
+   * Gives the memory this queue's requests were read into back to `buffers`: called once
+   * the scan has consumed every read (nothing holds a view of them any more). With a request
+   * still pending or in flight (a scan that stopped early), the memory is left to the
+   * garbage collector instead, since its bytes may yet be written or read.
+   */
+  release(): void {
+    const lent = this.lent
+    this.lent = []
+    if (this.inFlight === 0 && this.pending.length === 0) this.buffers?.give(lent)
+  }
+
   private fetch(group: Pending[], start: number, end: number): void {
     const key = group[0].key
+    const into = group.some(p => p.keep) ? undefined : this.buffers?.take(end - start)
+    if (into) this.lent.push(into)
+    this.inFlight++
     this.store
-      .get(key, { offset: start, length: end - start })
+      .get(key, { offset: start, length: end - start, ...(into ? { into } : {}) })
+      .finally(() => this.inFlight--)
       .then(got => {
         if (!got) throw new CorruptObjectError(key, 'the object the manifest names is missing')
         if (got.body.length < end - start) throw new StorageError(`short read of ${key}: ${got.body.length} of ${end - start} bytes`)
@@ -201,7 +228,7 @@ export function partitionFile(queue: ReadQueue, key: string, byteLength: number,
   return {
     byteLength,
     slice(start: number, end: number = byteLength): ArrayBuffer | Promise<ArrayBuffer> {
-      return resident.slice(start, end) ?? queue.read(key, start, end).then(ownBuffer)
+      return resident.slice(start, end) ?? queue.read(key, start, end, true).then(ownBuffer)
     },
   }
 }
@@ -284,7 +311,7 @@ export function indexedTailRegions(p: TailLayout & { indexed?: { bloomOffset?: n
 export async function readTail(queue: ReadQueue, key: string, regions: readonly TailRegion[], resident: Resident): Promise<Uint8Array> {
   const fresh = regions.filter(r => !resident.view(r.start, r.end))
   const missing = mergedRanges(fresh)
-  const bytes = await Promise.all(missing.map(([start, end]) => queue.read(key, start, end)))
+  const bytes = await Promise.all(missing.map(([start, end]) => queue.read(key, start, end, true)))
   missing.forEach(([start], i) => resident.add(start, bytes[i]))
   const damaged = fresh.find(r => r.crc !== undefined && crc32(resident.view(r.start, r.end)!) !== r.crc)
   if (damaged) {

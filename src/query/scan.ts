@@ -47,6 +47,7 @@ import { constantVector, takeVector, type U64Vector, type Vector } from '../colu
 import { filterStream } from '../columns/stream.ts'
 import { groupSpan, hold, letGo, prefetch } from './hold.ts'
 import { lookupUnit, selectLookup } from './lookup-scan.ts'
+import type { ReadBuffers } from './read-buffers.ts'
 import type { InlinePiece } from './inline-rows.ts'
 import {
   columnChunk,
@@ -79,6 +80,8 @@ export interface ScanOptions {
   readQueue?: ReadQueueOptions
   /** Partition tails and footers kept across queries (an isolate's or server's cache); default none. */
   tails?: TailCache
+  /** Memory data is read into and reused by later scans (the Node server's, over local files); default none. */
+  buffers?: ReadBuffers
   /**
    * Page decompressors by codec (default: hyparquet's JavaScript snappy). Only the page
    * decoder calls them, one page at a time, so one may return a view it reuses (src/parquet/snappy.ts).
@@ -107,7 +110,7 @@ export async function* scanPlan(
 ): AsyncGenerator<RowBatch> {
   if (plan.empty) return
   const maxBatchRows = options.maxBatchRows ?? 10_000
-  const queue = new ReadQueue(store, options.readQueue)
+  const queue = new ReadQueue(store, { ...options.readQueue, buffers: options.buffers })
   const rangeTests = rangePredicates(plan)
 
   /** A partition's tail (from the cache when there is one) and its parsed footer. */
@@ -186,6 +189,9 @@ export async function* scanPlan(
     for (let at = 0; at < batch.length; at += maxBatchRows)
       yield batch.length <= maxBatchRows ? batch : sliceBatch(batch, at, Math.min(batch.length, at + maxBatchRows))
   }
+  // Every read has been consumed (batches hold copies of the values): its memory may serve the next scan.
+  // A scan stopped early never gets here, and leaves its memory to the garbage collector.
+  queue.release()
 }
 
 /** Rows in `ranges`. */

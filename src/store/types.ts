@@ -3,8 +3,13 @@
  * S3-compatible (`@aws-sdk/client-s3`), local file system. Keys use `/` separators.
  */
 
-/** A byte range: `{ offset, length }` reads a slice, `{ suffix }` reads the last `suffix` bytes. */
-export type ByteRange = { offset: number; length?: number } | { suffix: number }
+/**
+ * A byte range: `{ offset, length }` reads a slice, `{ suffix }` reads the last `suffix` bytes.
+ * `into`: memory the caller lends for the slice (at least `length` bytes), which a store may
+ * read it into and return a view of instead of allocating (the local file store does). The
+ * caller reuses it once done with the body, so a store must never keep it.
+ */
+export type ByteRange = { offset: number; length?: number; into?: Uint8Array } | { suffix: number }
 
 export interface ObjectInfo {
   key: string

@@ -8,6 +8,8 @@ import { countingStore } from '../../src/store/counting.ts'
 import { StorageError, type ObjectStore } from '../../src/store/types.ts'
 import { runQuery } from '../../src/query/engine.ts'
 import type { ScanOptions } from '../../src/query/scan.ts'
+import { ReadBuffers } from '../../src/query/read-buffers.ts'
+import { TailCache } from '../../src/query/io.ts'
 import { InvalidRangeError, NoDataError } from '../../src/query/errors.ts'
 import type { Operator } from '../../src/schema/kinds.ts'
 import type { Predicate, QuerySpec } from '../../src/query/types.ts'
@@ -783,5 +785,47 @@ describe('a value spread thin over a row group', () => {
     // the topic0 chunk, then the output pages of 20 rows in every column: one or two merged reads each
     expect(data.length).toBeLessThanOrEqual(4)
     expect(result.stats.rowGroupsRead).toBe(1)
+  })
+
+  it('gives the same rows when scans read into memory earlier scans read into, also after one stopped early', async () => {
+    // memory given back is scribbled over: a byte read after that would fail its page checksum or differ
+    const buffers = new (class extends ReadBuffers {
+      override give(given: readonly Uint8Array[]) {
+        for (const b of given) b.fill(0xaa)
+        super.give(given)
+      }
+    })()
+    const scan: ScanOptions = { buffers, tails: new TailCache() }
+    let lent = 0
+    const lending: ObjectStore = {
+      ...store,
+      get: (key, range) => {
+        if (range && 'into' in range && range.into) lent++
+        return store.get(key, range)
+      },
+    }
+    const to = Number(rows[ROWS - 1].block_number)
+    const query = (predicates: Predicate[]): QuerySpec => ({ chain: ETH, dataset: logs, from: 0, to, predicates, fields: [...logs.fields] })
+    const run = async (s: QuerySpec) => {
+      const result = await runQuery({ store: lending, manifest: new ManifestReader(lending), scan }, s)
+      expect(batchRows(await collect(result.batches))).toEqual(expected(rows, s.predicates, s.fields, result.range, 'block_number', ETH.id))
+    }
+    const thin = query([pred(logs, 'topic0', 'eq', sig)])
+    await run(thin)
+    expect(lent).toBeGreaterThan(0)
+    const kept = buffers.size
+    expect(kept).toBeGreaterThan(0)
+    // a full scan, then the thin one again, each reading into the memory the one before read into
+    await run(query([]))
+    expect(buffers.size).toBeGreaterThanOrEqual(kept)
+    // a scan stopped after its first batch keeps what it took
+    const stopped = await runQuery({ store: lending, manifest: new ManifestReader(lending), scan }, query([]))
+    for await (const batch of stopped.batches) {
+      expect(batch.length).toBeGreaterThan(0)
+      break
+    }
+    await run(thin)
+    // scans at once share the memory and never read each other's
+    await Promise.all([run(thin), run(query([])), run(query([pred(logs, 'topic0', 'in', sig, rows[1].topic0)])), run(thin)])
   })
 })

@@ -19,6 +19,21 @@ afterAll(() => Promise.all(dirs.map(d => rm(d, { recursive: true, force: true })
 objectStoreContract('file system', async () => fsStore(await tempDir()))
 
 describe('fsStore', () => {
+  it('reads a slice into memory lent for it, and allocates when it is too short', async () => {
+    const store = fsStore(await tempDir())
+    const bytes = Uint8Array.from({ length: 1000 }, (_, i) => i % 256)
+    await store.put('a', bytes)
+    const into = new Uint8Array(600).fill(7)
+    const got = await store.get('a', { offset: 100, length: 500, into })
+    expect(got!.body).toEqual(bytes.slice(100, 600))
+    expect(got!.body.buffer).toBe(into.buffer)
+    expect(into[500]).toBe(7)
+    const short = new Uint8Array(10)
+    const other = await store.get('a', { offset: 0, length: 500, into: short })
+    expect(other!.body).toEqual(bytes.slice(0, 500))
+    expect(other!.body.buffer).not.toBe(short.buffer)
+  })
+
   it('rejects keys that would escape the root or hit its reserved folder', async () => {
     const store = fsStore(await tempDir())
     for (const key of ['', '../x', 'a/../../x', '/etc/passwd', 'a//b', 'a/./b', 'a/', 'a\\b', '.objectstore/locks/x']) {
