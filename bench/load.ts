@@ -41,6 +41,7 @@ import { createInterface } from 'node:readline'
 import type { Miniflare } from 'miniflare'
 import { buildBundle, bundleMiniflare, type RateLimitConfig } from '../scripts/dev/bundle.ts'
 import { seedBucket, type SeedableBucket } from '../scripts/dev/seed-r2.ts'
+import { FAIR_SHARES_OFF } from '../src/api/limits.ts'
 import { fsStore } from '../src/store/fs.ts'
 import { abuserProcess, auth, drive, mix, pooled, quantile, sleepUntil, summary, type Run } from './lib/load-clients.ts'
 import { int, ms, table, target } from './report.ts'
@@ -57,7 +58,7 @@ const PACE_MS = 1000
 const OPEN_LIMITS = { RATE_LIMIT_REQUESTS: '1000000', MAX_STREAMS_PER_USER: '100000', READ_LIMIT_BYTES: String(2 ** 50) }
 /** The fair shares between users on (one slice per user per round; SCAN_CONCURRENCY unset, the default, is 1), and off. */
 const FAIR = { SCAN_CONCURRENCY: process.env.LOAD_FAIR_CONCURRENCY ?? '1' }
-const UNFAIR = { SCAN_CONCURRENCY: 'off' }
+const UNFAIR = { SCAN_CONCURRENCY: FAIR_SHARES_OFF }
 const OPEN_RATELIMIT: Record<string, RateLimitConfig> = {
   USER_REQUESTS: { namespace_id: '1001', simple: { limit: 1_000_000, period: 10 } },
 }
