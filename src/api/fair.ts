@@ -31,7 +31,7 @@
  * server holds a user to `perRound` only while it runs at least twice the streams of another
  * user with one running (`StreamSlots.outweighs`). A user alone, or users running alike (who get
  * alike CPU anyway), start every slice at once: the rounds' own cost, a macrotask each, took
- * 30–56 % of the Node server's throughput at 256 clients of 16 users (BENCHMARKS.md, runs Z and AA).
+ * 12–56 % of the Node server's throughput at 256 clients of 16 users (BENCHMARKS.md, runs Z and AA).
  * Asked once per user per round.
  *
  * Counted per process (Node), or per isolate (Worker).
