@@ -62,6 +62,8 @@ const server = await startNodeServer({
   host: values.host,
   follow: followSpecs(parseLiveChains(process.env.LIVE_CHAINS)),
   waitForNodes: false,
+  // ENCODE_THREAD=off encodes every response in the main thread (src/node/encode-threads.ts).
+  ...(process.env.ENCODE_THREAD === 'off' ? { encodeThread: false as const } : {}),
   accessLog: line => console.log(line),
   log: line => console.error(`[live] ${line}`),
 })

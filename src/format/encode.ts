@@ -38,18 +38,87 @@ const ENCODERS: Record<Format, (fields: readonly FieldDecl[]) => BatchEncoder> =
 }
 
 /**
- * Encodes batches in a format as a pull-driven stream (high-water mark 0: nothing
- * is read before the first read). Chunks are about 64 KiB, and one batch is
- * encoded at a time. An error from the batches or the encoder errors the stream
- * and the closing bytes (`]`, the Arrow end marker) are never written; cancelling
- * the stream returns the batch iterator so its source is released.
+ * A response's encoder as `encodeRows` drives it: a format's `BatchEncoder`, or one
+ * whose batches are encoded elsewhere (the Node server's encoding thread,
+ * src/node/encode-threads.ts) and answer later, in order. Same bytes either way.
  */
-export function encodeRows(format: Format, fields: readonly FieldDecl[], batches: AsyncIterable<RowBatch>): ReadableStream<Uint8Array> {
-  const encoder = ENCODERS[format](fields)
+export interface StreamEncoder {
+  open(): Uint8Array[] | Promise<Uint8Array[]>
+  batch(batch: RowBatch): Uint8Array[] | Promise<Uint8Array[]>
+  close(): Uint8Array[] | Promise<Uint8Array[]>
+  /** Batches read while an earlier one is still being encoded (default 0: one at a time); asked before each read. */
+  readonly ahead?: number
+  /** The stream ended early (cancelled or failed): drop any state kept elsewhere. */
+  release?(): void
+}
+
+/** Makes the encoder of one response. */
+export type EncoderFactory = (format: Format, fields: readonly FieldDecl[]) => StreamEncoder
+
+/** The format's own encoder, in this thread. */
+export const formatEncoder = (format: Format, fields: readonly FieldDecl[]): BatchEncoder => ENCODERS[format](fields)
+
+/** One batch's bytes, and whether they were the closing ones. */
+interface Encoded {
+  chunks: Uint8Array[]
+  last: boolean
+}
+
+/**
+ * Encodes batches in a format as a pull-driven stream (high-water mark 0: nothing
+ * is read before the first read). Chunks are about 64 KiB. One batch is encoded at
+ * a time, or, with an encoder that encodes elsewhere, up to `ahead` more are read
+ * meanwhile. An error from the batches or the encoder errors the stream and the
+ * closing bytes (`]`, the Arrow end marker) are never handed out; cancelling the
+ * stream returns the batch iterator so its source is released.
+ */
+export function encodeRows(
+  format: Format,
+  fields: readonly FieldDecl[],
+  batches: AsyncIterable<RowBatch>,
+  encoders: EncoderFactory = formatEncoder,
+): ReadableStream<Uint8Array> {
+  const encoder = encoders(format, fields)
   let iterator: AsyncIterator<RowBatch> | undefined
   let pending: Uint8Array[] = []
   let next = 0
   let closed = false
+  /** The batches read and handed to the encoder, oldest first. */
+  const queue: Promise<Encoded>[] = []
+  /** Settles once the newest read has handed its batch to the encoder, so they reach it in order. */
+  let handed: Promise<void> = Promise.resolve()
+  /** The iterator has ended or failed: nothing more is read, and close is asked for once. */
+  let exhausted = false
+
+  /** Reads the next batch after the previous one was handed over, and encodes it (the closing bytes at the end). */
+  function read(it: AsyncIterator<RowBatch>): Promise<Encoded> {
+    const before = handed
+    let done!: () => void
+    handed = new Promise<void>(resolve => (done = resolve))
+    const encoded = (async (): Promise<Encoded> => {
+      try {
+        await before
+        if (exhausted) return { chunks: [], last: true }
+        const r = await it.next()
+        if (r.done) {
+          exhausted = true
+          const closing = encoder.close()
+          done()
+          return { chunks: await closing, last: true }
+        }
+        const chunks = encoder.batch(r.value)
+        done()
+        return { chunks: await chunks, last: false }
+      } catch (err) {
+        exhausted = true
+        done()
+        throw err
+      }
+    })()
+    // A read ahead of one that failed is never awaited; its own failure does not matter.
+    encoded.catch(() => {})
+    return encoded
+  }
 
   /** The next chunk, encoding batches until one yields bytes; undefined at the end. */
   async function nextChunk(): Promise<Uint8Array | undefined> {
@@ -58,16 +127,13 @@ export function encodeRows(format: Format, fields: readonly FieldDecl[], batches
       next = 0
       if (iterator === undefined) {
         iterator = batches[Symbol.asyncIterator]()
-        pending = encoder.open()
+        pending = await encoder.open()
         continue
       }
-      const r = await iterator.next()
-      if (r.done) {
-        closed = true
-        pending = encoder.close()
-      } else {
-        pending = encoder.batch(r.value)
-      }
+      while (queue.length <= (encoder.ahead ?? 0) && !exhausted) queue.push(read(iterator))
+      const r = await queue.shift()!
+      pending = r.chunks
+      if (r.last) closed = true
     }
     const chunk = pending[next]
     pending[next++] = EMPTY
@@ -77,6 +143,7 @@ export function encodeRows(format: Format, fields: readonly FieldDecl[], batches
   /** Ends the batch iterator early (cancel or encoder error); its own failure no longer matters. */
   async function release(): Promise<void> {
     closed = true
+    encoder.release?.()
     try {
       await iterator?.return?.()
     } catch {

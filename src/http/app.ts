@@ -40,6 +40,7 @@ import { acceptsGzip, DEFAULT_DATA_FORMAT, DEFAULT_STATUS_FORMAT, negotiateForma
 import { queryResponse, statusResponse } from './respond.ts'
 import type { UnfinalizedSource } from './fresh.ts'
 import { parseStatusQuery, type LiveLag } from './status.ts'
+import type { EncoderFactory } from '../format/encode.ts'
 
 /** Answers an authenticated, validated WebSocket upgrade (the runtime's real-time service). */
 export type UpgradeHook = (request: Request, accepted: AcceptedUpgrade) => Response | Promise<Response>
@@ -82,6 +83,8 @@ export interface AppOptions {
   liveLag?: (chain: Chain) => LiveLag | null | Promise<LiveLag | null>
   /** The unfinalized windows of followed chains, served over HTTP above the partitions (fresh.ts). */
   unfinalized?: UnfinalizedSource
+  /** Where responses are encoded (default in place; the Node server sends large text streams to a thread of their own). */
+  encoders?: EncoderFactory
 }
 
 /** The encodings a client accepts: workerd keeps the client's own header in `cf.clientAcceptEncoding`. */
@@ -102,6 +105,7 @@ export function createApp(options: AppOptions): Hono<PipelineEnv> {
     scan: { tails: new TailCache(), ...options.scan },
     index: new IndexCache(),
     ...(options.unfinalized ? { unfinalized: options.unfinalized } : {}),
+    ...(options.encoders ? { encoders: options.encoders } : {}),
   }
   const app = new Hono<PipelineEnv>({ strict: false })
 

@@ -5,7 +5,7 @@
  * a plain JSON response over too many blocks, then stream the encoder's bytes,
  * gzipped when the client asked.
  */
-import { contentTypeOf, encodeRows, type Format } from '../format/encode.ts'
+import { contentTypeOf, encodeRows, type EncoderFactory, type Format } from '../format/encode.ts'
 import type { ManifestReader } from '../manifest/read.ts'
 import { runQuery } from '../query/engine.ts'
 import type { ScanOptions } from '../query/scan.ts'
@@ -34,6 +34,8 @@ export interface QueryDeps {
   index?: IndexCache
   /** The unfinalized windows of followed chains, served above the partitions (fresh.ts). */
   unfinalized?: UnfinalizedSource
+  /** Where the body is encoded (default in place). */
+  encoders?: EncoderFactory
 }
 
 /** The 413 of a plain JSON request over more than MAX_JSON_BLOCK_RANGE blocks without `limit`. */
@@ -117,8 +119,9 @@ export function streamResponse(
   gzip: boolean,
   lease?: StreamLease,
   turn?: Turn,
+  encoders?: EncoderFactory,
 ): Response {
-  const encoded = encodeRows(format, fields, batches)
+  const encoded = encodeRows(format, fields, batches, encoders)
   const body = lease ? endsWith(encoded, lease, turn) : encoded
   return gzip ? gzipResponse(body, { status: 200, headers }) : new Response(body, { status: 200, headers })
 }
@@ -195,5 +198,5 @@ export async function queryResponse(
   for (const [name, value] of Object.entries(queryHeaders(planned))) headers.set(name, value)
   if ('finalized' in planned) headers.set('X-Finalized-Block', String(planned.finalized))
   const batches = observe ? observed(planned.batches, planned.stats, observe) : planned.batches
-  return streamResponse(format, query.fields, batches, headers, gzip, lease, turn)
+  return streamResponse(format, query.fields, batches, headers, gzip, lease, turn, deps.encoders)
 }

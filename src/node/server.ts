@@ -19,6 +19,7 @@ import type { ScanOptions } from '../query/scan.ts'
 import type { DatasetDecl } from '../schema/dataset.ts'
 import type { ObjectStore } from '../store/types.ts'
 import { staticAssets } from './assets.ts'
+import { threadEncoders, type ThreadEncoders } from './encode-threads.ts'
 import { LiveService, type LiveServiceOptions } from './live.ts'
 import { serve, type RunningServer } from './serve.ts'
 
@@ -43,10 +44,14 @@ export interface NodeServerOptions extends Omit<LiveServiceOptions, 'scan'> {
   reads?: ReadAllowance
   /** Fair shares of the CPU between users' data streams (default none; src/api/fair.ts). */
   turns?: FairShare
+  /** Large text responses are encoded in a thread of their own (encode-threads.ts); `false` keeps them in place. */
+  encodeThread?: false | { minRows?: number }
 }
 
 export interface NodeServer extends RunningServer {
   live: LiveService
+  /** The encoding thread, unless `encodeThread: false`. */
+  encoding?: ThreadEncoders
 }
 
 /**
@@ -63,6 +68,7 @@ export async function startNodeServer(options: NodeServerOptions): Promise<NodeS
   const scan = options.scan ?? (await nodeScan())
   const requests = options.requests ?? new WindowLimiter()
   const live = new LiveService({ ...options, scan, requests })
+  const encoding = options.encodeThread === false ? undefined : threadEncoders(options.encodeThread)
   const app = createApp({
     limits: { requests, streams: options.streams, reads: options.reads, turns: options.turns },
     store: options.store,
@@ -75,6 +81,7 @@ export async function startNodeServer(options: NodeServerOptions): Promise<NodeS
     liveLag: chain => live.chains.get(chainKey(chain))?.lag() ?? null,
     unfinalized: { slice: async (chain, req) => live.chains.get(chainKey(chain))?.slice(req) ?? null },
     accessLog: options.accessLog,
+    ...(encoding ? { encoders: encoding.encoders } : {}),
   })
   const fetch = (request: Request) => app.fetch(request)
   const assets = staticAssets()
@@ -85,9 +92,11 @@ export async function startNodeServer(options: NodeServerOptions): Promise<NodeS
   return {
     ...running,
     live,
+    ...(encoding ? { encoding } : {}),
     close: async () => {
       await live.close()
       await running.close()
+      await encoding?.close()
     },
   }
 }

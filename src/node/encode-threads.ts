@@ -1,0 +1,189 @@
+/**
+ * Text encoding in a thread of its own, for the Node server. A large text response
+ * (JSON, JSON lines, CSV: Transfer everywhere is 341 MB of JSON) spends about a third
+ * of its CPU writing text; here the main thread decodes batch n + 1 while this thread
+ * writes batch n, so the two cores share the work as DuckDB's two threads do. Bytes
+ * are the format encoder's own (the thread runs it); only the place changes.
+ *
+ * A stream picks its place at its first batch: below `minRows` it stays in the main
+ * thread, as before (a small answer pays no hop, and keeps to the fair shares); Arrow
+ * always does (it hands out the vectors' own buffers). Batches cross as copies of the
+ * fields' columns (transferred); chunks come back transferred. If the thread dies,
+ * its streams fail (a broken response, never a short one) and the next stream starts
+ * a new thread. Node only (node:worker_threads); workerd encodes in place.
+ */
+import { Worker } from 'node:worker_threads'
+import type { RowBatch } from '../columns/batch.ts'
+import type { Vector } from '../columns/vector.ts'
+import { formatEncoder, type EncoderFactory, type Format, type StreamEncoder } from '../format/encode.ts'
+import { BatchShapeError, type BatchEncoder } from '../format/sink.ts'
+import type { FieldDecl } from '../schema/dataset.ts'
+
+/** Rows of a first batch from which a text stream is encoded in the thread. */
+export const THREAD_MIN_ROWS = 2048
+
+/** A column as it crosses threads: its buffers copied out of whatever they view, so they can be transferred. */
+export type PackedVector =
+  | { type: 'u64'; length: number; valid: Uint8Array | null; values: BigUint64Array }
+  | { type: 'fixed'; length: number; valid: Uint8Array | null; width: number; bytes: Uint8Array }
+  | { type: 'binary'; length: number; valid: Uint8Array | null; text: boolean; offsets: Int32Array; bytes: Uint8Array }
+  | { type: 'bool'; length: number; valid: Uint8Array | null; values: Uint8Array }
+
+/** What the main thread asks of the encoding thread. */
+export type EncodeRequest =
+  | { seq: number; stream: number; op: 'batch'; format: Format; fields: FieldDecl[]; length: number; columns: Record<string, PackedVector> }
+  | { seq: number; stream: number; op: 'close' }
+  | { stream: number; op: 'release' }
+
+/** Its answer: the chunks (transferred), or the error, by request. */
+export type EncodeReply = { seq: number; chunks: Uint8Array[] } | { seq: number; error: { name: string; message: string } }
+
+/** A copy of `a` that owns exactly its bytes (so transferring it leaves the original alone). */
+function own<T extends Uint8Array | Int32Array | BigUint64Array>(a: T, transfer: ArrayBuffer[]): T {
+  const copy = a.slice() as T
+  transfer.push(copy.buffer as ArrayBuffer)
+  return copy
+}
+
+/** The vector's first `length` rows as owned buffers, listed in `transfer`. */
+export function packVector(v: Vector, length: number, transfer: ArrayBuffer[]): PackedVector {
+  const valid = v.valid === null ? null : own(v.valid.subarray(0, length), transfer)
+  switch (v.type) {
+    case 'u64':
+      return { type: 'u64', length, valid, values: own(v.values.subarray(0, length), transfer) }
+    case 'bool':
+      return { type: 'bool', length, valid, values: own(v.values.subarray(0, length), transfer) }
+    case 'fixed':
+      return { type: 'fixed', length, valid, width: v.width, bytes: own(v.bytes.subarray(0, length * v.width), transfer) }
+    case 'binary': {
+      const offsets = v.offsets.subarray(0, length + 1)
+      const bytes = v.bytes.subarray(offsets[0], offsets[length])
+      const shifted = own(offsets, transfer)
+      if (offsets[0] !== 0) for (let i = 0; i <= length; i++) shifted[i] -= offsets[0]
+      return { type: 'binary', length, valid, text: v.text, offsets: shifted, bytes: own(bytes, transfer) }
+    }
+  }
+}
+
+/** The vector a packed column stands for. */
+export function unpackVector(p: PackedVector): Vector {
+  if (p.type !== 'u64') return p
+  return { ...p, words: new Uint32Array(p.values.buffer, p.values.byteOffset, p.length * 2) }
+}
+
+/** The distinct buffers under `chunks`, to transfer them. */
+export function chunkBuffers(chunks: readonly Uint8Array[]): ArrayBuffer[] {
+  return [...new Set(chunks.map(c => c.buffer as ArrayBuffer))]
+}
+
+/** An error that crossed from the thread: an encoder's shape error stays one. */
+function rebuilt(e: { name: string; message: string }): Error {
+  return e.name === 'BatchShapeError' ? new BatchShapeError(e.message) : new Error(e.message)
+}
+
+export interface ThreadEncoders {
+  /** The EncoderFactory to give the app (createApp's `encoders`). */
+  encoders: EncoderFactory
+  /** Batches encoded in the thread so far. */
+  readonly threadBatches: number
+  /** Stops the thread; streams still encoding there fail. */
+  close(): Promise<void>
+}
+
+/** An encoding thread and the factory that sends it the large text streams. */
+export function threadEncoders(options: { minRows?: number; workerUrl?: URL } = {}): ThreadEncoders {
+  const minRows = options.minRows ?? THREAD_MIN_ROWS
+  let worker: Worker | undefined
+  let seq = 0
+  let streams = 0
+  let threadBatches = 0
+  const waiting = new Map<number, { resolve(chunks: Uint8Array[]): void; reject(err: Error): void }>()
+
+  function failAll(err: Error): void {
+    for (const w of waiting.values()) w.reject(err)
+    waiting.clear()
+  }
+
+  function thread(): Worker {
+    if (worker) return worker
+    const w = new Worker(options.workerUrl ?? new URL('./encode-thread.ts', import.meta.url))
+    // The server's own handles keep the process; an idle encoding thread never does.
+    w.unref()
+    w.on('message', (m: EncodeReply) => {
+      const entry = waiting.get(m.seq)
+      if (!entry) return
+      waiting.delete(m.seq)
+      if ('error' in m) entry.reject(rebuilt(m.error))
+      else entry.resolve(m.chunks)
+    })
+    const gone = (err: Error) => {
+      if (worker === w) worker = undefined
+      failAll(err)
+    }
+    w.on('error', gone)
+    w.on('exit', code => gone(new Error(`the encoding thread exited (code ${code})`)))
+    worker = w
+    return w
+  }
+
+  function ask(w: Worker, request: EncodeRequest, transfer: ArrayBuffer[] = []): Promise<Uint8Array[]> {
+    return new Promise((resolve, reject) => {
+      waiting.set((request as { seq: number }).seq, { resolve, reject })
+      w.postMessage(request, transfer)
+    })
+  }
+
+  const encoders: EncoderFactory = (format, fields) => {
+    if (format === 'arrow') return formatEncoder(format, fields)
+    const stream = ++streams
+    const plain = fields.map(f => ({ name: f.name, kind: f.kind, ...(f.nullable ? { nullable: true } : {}) }))
+    let local: BatchEncoder | undefined
+    /** The thread this stream's batches went to; only it holds the stream's encoder. */
+    let remote: Worker | undefined
+    const inPlace = () => (local ??= formatEncoder(format, fields))
+    const encoder: StreamEncoder = {
+      // Read one batch ahead only once batches go to the thread: in place, one at a time as before.
+      get ahead() {
+        return remote ? 1 : 0
+      },
+      // The opening bytes travel with the first batch, from wherever it is encoded.
+      open: () => [],
+      batch(batch: RowBatch) {
+        if (local || (!remote && batch.length < minRows)) {
+          if (local) return local.batch(batch)
+          return [...inPlace().open(), ...inPlace().batch(batch)]
+        }
+        remote ??= thread()
+        threadBatches++
+        const transfer: ArrayBuffer[] = []
+        const columns: Record<string, PackedVector> = {}
+        for (const f of fields) {
+          const col = batch.columns[f.name]
+          if (col !== undefined) columns[f.name] = packVector(col, Math.min(batch.length, col.length), transfer)
+        }
+        return ask(remote, { seq: ++seq, stream, op: 'batch', format, fields: plain, length: batch.length, columns }, transfer)
+      },
+      close() {
+        if (remote) return ask(remote, { seq: ++seq, stream, op: 'close' })
+        if (local) return local.close()
+        return [...inPlace().open(), ...inPlace().close()]
+      },
+      release() {
+        if (remote && remote === worker) remote.postMessage({ stream, op: 'release' } satisfies EncodeRequest)
+      },
+    }
+    return encoder
+  }
+
+  return {
+    encoders,
+    get threadBatches() {
+      return threadBatches
+    },
+    async close() {
+      const w = worker
+      worker = undefined
+      if (w) await w.terminate()
+    },
+  }
+}

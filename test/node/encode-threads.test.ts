@@ -1,0 +1,175 @@
+/**
+ * The Node server's encoding thread: the same bytes as the format encoders in place,
+ * in every format and on every kind, whether a stream goes to the thread or stays;
+ * failures anywhere (the batches, the encoder in the thread, the thread itself) fail
+ * the stream without its closing bytes, and the next stream is served.
+ */
+import { afterAll, describe, expect, it } from 'vitest'
+import { encodeRows, FORMATS, type Format } from '../../src/format/encode.ts'
+import { packVector, threadEncoders, unpackVector } from '../../src/node/encode-threads.ts'
+import { logs } from '../../src/datasets/evm.ts'
+import type { RowBatch } from '../../src/columns/batch.ts'
+import type { BinaryVector, U64Vector, Vector } from '../../src/columns/vector.ts'
+import type { FieldDecl } from '../../src/schema/dataset.ts'
+import { ALL_KINDS, JSON_TEXTS, NASTY_STRINGS, makeBatches, packed } from '../format/cases.ts'
+import { collect, concat, fromArray, readAll } from '../format/decode.ts'
+
+const TEXT_FIELDS: FieldDecl[] = [
+  { name: 'text', kind: 'string' },
+  { name: 'doc', kind: 'json', nullable: true },
+]
+const textBatch = packed(TEXT_FIELDS, {
+  length: NASTY_STRINGS.length,
+  columns: { text: NASTY_STRINGS, doc: NASTY_STRINGS.map((_, i) => (i % 3 === 2 ? null : JSON_TEXTS[i % JSON_TEXTS.length])) },
+})
+
+const kindBatches = makeBatches(ALL_KINDS, [66, 0, 300, 1], 7).map(b => packed(ALL_KINDS, b))
+const logBatches = makeBatches(logs.fields, [500, 40, 700], 3).map(b => packed(logs.fields, b))
+
+/** Every byte of `batches` encoded in `format` by `encoders` (in place when absent). */
+function encoded(format: Format, fields: readonly FieldDecl[], batches: RowBatch[], encoders?: Parameters<typeof encodeRows>[3]) {
+  return collect(encodeRows(format, fields, fromArray(batches), encoders))
+}
+
+const text = (b: Uint8Array) => Buffer.from(b).toString('utf8')
+
+describe('threadEncoders', () => {
+  const all = threadEncoders({ minRows: 1 })
+  const none = threadEncoders({ minRows: 1_000_000 })
+  afterAll(() => Promise.all([all.close(), none.close()]))
+
+  const cases: [string, readonly FieldDecl[], RowBatch[]][] = [
+    ['every kind with nulls', ALL_KINDS, kindBatches],
+    ['text that needs escaping', TEXT_FIELDS, [textBatch, textBatch]],
+    ['logs', logs.fields, logBatches],
+    ['no batches', logs.fields, []],
+    ['an empty first batch', ALL_KINDS, [kindBatches[1], kindBatches[0]]],
+  ]
+  for (const format of FORMATS) {
+    for (const [name, fields, batches] of cases) {
+      it(`${format}, ${name}: the bytes of the encoder in place, in the thread or not`, async () => {
+        const want = await encoded(format, fields, batches)
+        const sent = all.threadBatches
+        expect(Buffer.compare(await encoded(format, fields, batches, all.encoders), want)).toBe(0)
+        expect(all.threadBatches - sent).toBe(format === 'arrow' || batches.length === 0 || batches[0].length === 0 ? 0 : batches.length)
+        expect(Buffer.compare(await encoded(format, fields, batches, none.encoders), want)).toBe(0)
+        expect(none.threadBatches).toBe(0)
+      })
+    }
+  }
+
+  it('decides at the first batch: a small first batch keeps the stream in place, a large one sends the rest too', async () => {
+    const split = threadEncoders({ minRows: 100 })
+    try {
+      for (const order of [logBatches, [...logBatches].reverse(), [logBatches[1], logBatches[0], logBatches[1]]]) {
+        const want = await encoded('json', logs.fields, order)
+        expect(Buffer.compare(await encoded('json', logs.fields, order, split.encoders), want)).toBe(0)
+      }
+    } finally {
+      await split.close()
+    }
+  })
+
+  it('errors the stream without closing bytes when the batches fail after some went to the thread', async () => {
+    const boom = new Error('partition read failed')
+    async function* source() {
+      yield logBatches[0]
+      yield logBatches[2]
+      throw boom
+    }
+    for (const format of ['json', 'csv', 'json_stream'] as const) {
+      const { chunks, error } = await readAll(encodeRows(format, logs.fields, source(), all.encoders))
+      expect(error).toBe(boom)
+      const out = text(concat(chunks))
+      if (format === 'json') expect(out.trimEnd().endsWith(']')).toBe(false)
+    }
+  })
+
+  it("carries the thread encoder's shape error back, and the stream has no closing bytes", async () => {
+    const { block_hash: _, ...columns } = logBatches[2].columns
+    const { chunks, error } = await readAll(
+      encodeRows('json', logs.fields, fromArray([logBatches[0], { length: logBatches[2].length, columns }]), all.encoders),
+    )
+    expect(error).toBeInstanceOf(Error)
+    expect((error as Error).name === 'BatchShapeError' || (error as Error).constructor.name === 'BatchShapeError').toBe(true)
+    expect(String(error)).toMatch(/no column "block_hash"/)
+    expect(text(concat(chunks)).endsWith(']')).toBe(false)
+  })
+
+  it('releases the source when the consumer cancels, and the thread serves the next stream', async () => {
+    const state = { released: false, taken: 0 }
+    async function* source() {
+      try {
+        for (const b of [...logBatches, ...logBatches]) {
+          state.taken++
+          yield b
+        }
+      } finally {
+        state.released = true
+      }
+    }
+    const reader = encodeRows('json_stream', logs.fields, source(), all.encoders).getReader()
+    await reader.read()
+    await reader.cancel()
+    expect(state.released).toBe(true)
+    expect(state.taken).toBeLessThan(6)
+    const want = await encoded('json_stream', logs.fields, logBatches)
+    expect(Buffer.compare(await encoded('json_stream', logs.fields, logBatches, all.encoders), want)).toBe(0)
+  })
+
+  it('fails the streams of a thread that stops, and starts a new thread for the next', async () => {
+    const own = threadEncoders({ minRows: 1 })
+    let stop!: () => void
+    const stopped = new Promise<void>(resolve => (stop = resolve))
+    async function* source() {
+      yield logBatches[0]
+      await stopped
+      yield logBatches[2]
+    }
+    const reading = readAll(encodeRows('json', logs.fields, source(), own.encoders))
+    await new Promise(resolve => setTimeout(resolve, 50))
+    await own.close()
+    stop()
+    const { chunks, error } = await reading
+    expect(String(error)).toMatch(/encoding thread/)
+    expect(text(concat(chunks)).endsWith(']')).toBe(false)
+    const want = await encoded('json', logs.fields, logBatches)
+    try {
+      expect(Buffer.compare(await encoded('json', logs.fields, logBatches, own.encoders), want)).toBe(0)
+    } finally {
+      await own.close()
+    }
+  })
+})
+
+describe('packVector', () => {
+  const roundTrip = (v: Vector, length: number) => {
+    const transfer: ArrayBuffer[] = []
+    const packed = packVector(v, length, transfer)
+    const clone = structuredClone(packed, { transfer })
+    return { out: unpackVector(clone), transfer }
+  }
+
+  it('copies a binary column viewed mid-buffer, its offsets rebased to 0, and leaves the original usable', () => {
+    const bytes = new TextEncoder().encode('xxabcdefgh')
+    const v: BinaryVector = { type: 'binary', length: 3, valid: null, text: true, offsets: new Int32Array([2, 4, 4, 7, 10]), bytes }
+    const { out, transfer } = roundTrip(v, 3)
+    expect(out.type).toBe('binary')
+    const b = out as BinaryVector
+    expect([...b.offsets]).toEqual([0, 2, 2, 5])
+    expect(new TextDecoder().decode(b.bytes)).toBe('abcde')
+    expect(transfer.every(t => t !== bytes.buffer)).toBe(true)
+    expect(new TextDecoder().decode(bytes)).toBe('xxabcdefgh')
+  })
+
+  it('gives a u64 column its 32-bit words over the same memory', () => {
+    const values = new BigUint64Array([1n, 2n ** 40n + 3n, 7n, 9n])
+    const v: U64Vector = { type: 'u64', length: 4, valid: new Uint8Array([1, 1, 0, 1]), values, words: new Uint32Array(values.buffer) }
+    const { out } = roundTrip(v, 3)
+    const u = out as U64Vector
+    expect([...u.values]).toEqual([1n, 2n ** 40n + 3n, 7n])
+    expect([...u.words]).toEqual([1, 0, 3, 256, 7, 0])
+    expect([...u.valid!]).toEqual([1, 1, 0])
+    expect(values[3]).toBe(9n)
+  })
+})
