@@ -48,6 +48,42 @@ const CONNECTIONS = 6
 /** Transactions a block: ~80 a partition, 200,000 in all (mainnet's 150 would be 3.75 M, a build of hours with every hash inline). */
 const TX_PER_BLOCK = 8
 
+/**
+ * Values the lake holds beyond the planted needles, picked by DuckDB over its files
+ * (deterministic): the busiest wallet as topic1, and the contracts of 65–256 and of 257–1,024
+ * logs spread over the most partitions (the values between a needle and a hot contract).
+ */
+async function otherValues(dir: string, partitionBlocks: number): Promise<{ name: string; column: string; value: Uint8Array }[]> {
+  const { DuckDBInstance } = await import('@duckdb/node-api')
+  const instance = await DuckDBInstance.create(':memory:', { threads: '2' })
+  const connection = await instance.connect()
+  const files = `read_parquet('${dir}/evm-1/logs/*.parquet')`
+  const pick = async (column: string, having: string, order: string) => {
+    const sql =
+      `SELECT hex(${column}) AS h, count(*) AS n, count(DISTINCT block_number // ${partitionBlocks}) AS p FROM ${files} ` +
+      `WHERE ${column} IS NOT NULL GROUP BY 1 HAVING ${having} ORDER BY ${order}, h LIMIT 1`
+    const [row] = (await connection.runAndReadAll(sql)).getRowObjectsJS() as { h: string; n: bigint; p: bigint }[]
+    return { value: Uint8Array.from(Buffer.from(row.h, 'hex')), logs: Number(row.n), partitions: Number(row.p) }
+  }
+  try {
+    const wallet = await pick('topic1', 'true', 'n DESC')
+    const mid = await pick('address', 'count(*) BETWEEN 65 AND 256', 'p DESC')
+    const busy = await pick('address', 'count(*) BETWEEN 257 AND 1024', 'p DESC')
+    return [
+      {
+        name: `other: the busiest wallet as topic1 (${wallet.logs} logs in ${wallet.partitions} partitions)`,
+        column: 'topic1',
+        value: wallet.value,
+      },
+      { name: `other: a contract of ${mid.logs} logs in ${mid.partitions} partitions`, column: 'address', value: mid.value },
+      { name: `other: a contract of ${busy.logs} logs in ${busy.partitions} partitions`, column: 'address', value: busy.value },
+    ]
+  } finally {
+    connection.closeSync()
+    instance.closeSync()
+  }
+}
+
 /** At most `n` reads in flight, the rest queued (a Worker's simultaneous connections). */
 function limited(store: ObjectStore, n: number): ObjectStore {
   const slot = semaphore(n)
@@ -118,6 +154,7 @@ export const history: Section = {
       { name: 'wallet as from', spec: { ...txs, predicates: [eq('from', TX_WALLET, transactions)] } },
       { name: 'wallet as to', spec: { ...txs, predicates: [eq('to', TX_RECIPIENT, transactions)] } },
       { name: 'block by hash, 5 % in', spec: { ...over(blocks), predicates: [eq('hash', OLD_BLOCK_HASH, blocks)] } },
+      ...(await otherValues(dir, BLOCKS)).map(o => ({ name: o.name, spec: { ...base, predicates: [eq(o.column, o.value)] } })),
     ]
     const fs = fsStore(dir)
     const rowsOut: (string | number)[][] = []

@@ -2,7 +2,16 @@
  * EVM datasets. Default fields follow the spec's record tables in order; `extra`
  * fields are what users of peer services ask for, returned only with `fields=`.
  */
-import type { DatasetDecl } from '../schema/dataset.ts'
+import type { DatasetDecl, IndexDecl } from '../schema/dataset.ts'
+
+/**
+ * Inline-row caps of the columns looked up by a wallet, a contract or an event: a value's rows
+ * are kept in the index while it has at most 1,024 of them in a segment (256 KiB of slice).
+ * With the index's defaults (64 rows, 16 KiB: ~60 logs of the bench shape) a value of 64–265
+ * logs spread over all history opened every partition holding it: 135–529 reads and 24–89
+ * rounds at the full-history shape (BENCHMARKS.md run H8). A transaction hash is one row.
+ */
+const BY_VALUE: IndexDecl = { inlineRows: 1024, inlineBytes: 256 * 1024 }
 
 export const blocks: DatasetDecl = {
   name: 'blocks',
@@ -60,8 +69,8 @@ export const transactions: DatasetDecl = {
     { name: 'transaction_index', kind: 'u64int' },
     { name: 'hash', kind: 'hash', bloom: true, index: true },
     { name: 'nonce', kind: 'u64hex' },
-    { name: 'from', kind: 'address', bloom: true, index: true },
-    { name: 'to', kind: 'address', nullable: true, bloom: true, index: true },
+    { name: 'from', kind: 'address', bloom: true, index: BY_VALUE },
+    { name: 'to', kind: 'address', nullable: true, bloom: true, index: BY_VALUE },
     { name: 'value', kind: 'u256pad' },
     { name: 'gas_price', kind: 'u256hex', nullable: true },
     { name: 'gas', kind: 'u64hex' },
@@ -106,11 +115,11 @@ export const logs: DatasetDecl = {
     { name: 'transaction_index', kind: 'u64int' },
     { name: 'transaction_hash', kind: 'hash', bloom: true },
     { name: 'log_index', kind: 'u64hex' },
-    { name: 'address', kind: 'address', bloom: true, index: true },
-    { name: 'topic0', kind: 'hash', nullable: true, bloom: true, index: true },
-    { name: 'topic1', kind: 'hash', nullable: true, bloom: true, index: true },
-    { name: 'topic2', kind: 'hash', nullable: true, bloom: true, index: true },
-    { name: 'topic3', kind: 'hash', nullable: true, bloom: true, index: true },
+    { name: 'address', kind: 'address', bloom: true, index: BY_VALUE },
+    { name: 'topic0', kind: 'hash', nullable: true, bloom: true, index: BY_VALUE },
+    { name: 'topic1', kind: 'hash', nullable: true, bloom: true, index: BY_VALUE },
+    { name: 'topic2', kind: 'hash', nullable: true, bloom: true, index: BY_VALUE },
+    { name: 'topic3', kind: 'hash', nullable: true, bloom: true, index: BY_VALUE },
     { name: 'data', kind: 'bytes' },
     { name: 'removed', kind: 'bool' },
     { name: 'block_timestamp', kind: 'u64int', extra: true },
