@@ -46,8 +46,13 @@ const INLINE = 8
 let store: ObjectStore
 let plainStore: ObjectStore
 const rows: Record<string, Row[]> = {}
-// Lookup copies in small row groups, so these small partitions get one (as a 200k-log partition does).
-const withCopies = (d: DatasetDecl): DatasetDecl => (d.lookup ? { ...d, lookup: { ...d.lookup, rowGroupSize: 8 } } : d)
+// Lookup copies in small row groups, so these small partitions get one (as a 200k-log partition does);
+// the fields' own inline caps left out, so INLINE binds every column.
+const withCopies = (d: DatasetDecl): DatasetDecl => ({
+  ...d,
+  ...(d.lookup ? { lookup: { ...d.lookup, rowGroupSize: 8 } } : {}),
+  fields: d.fields.map(f => (typeof f.index === 'object' ? { ...f, index: true } : f)),
+})
 
 beforeAll(async () => {
   ;({ store } = await tempStore())
