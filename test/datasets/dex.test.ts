@@ -5,7 +5,7 @@ import type { PartitionEntry } from '../../src/manifest/types.ts'
 import { runQuery } from '../../src/query/engine.ts'
 import type { Predicate } from '../../src/query/types.ts'
 import type { ObjectStore } from '../../src/store/types.ts'
-import { batchRows, buildLake, collect, expected, makePools, makeRows, rng, type Row } from '../query/lake.ts'
+import { batchRows, buildLake, buildMarkedLake, collect, expected, makePools, makeRows, rng, type Row } from '../query/lake.ts'
 import { recordingStore } from '../support/recording.ts'
 import { ETH } from '../support/chains.ts'
 import { removeTempDirs, tempStore } from '../support/stores.ts'
@@ -87,28 +87,15 @@ describe("dex/swaps: one wallet's swaps from the value index", () => {
   let entries: PartitionEntry[]
   let rows: Row[]
   beforeAll(async () => {
-    const r = rng(12)
-    const pools = makePools(r)
-    const perPart = parts.map(({ from, to }) =>
-      makeRows(
-        dexSwaps,
-        Array.from({ length: to - from + 1 }, (_, i) => from + i),
-        r,
-        pools,
-        8,
-      ).slice(0, 2000),
-    )
-    perPart.forEach(list => list.forEach((row, i) => i % 20 === 7 && Math.floor(i / 20) % 5 < 2 && (row.taker = WALLET)))
-    rows = perPart.flat()
     store = (await tempStore()).store
-    entries = await buildLake(
+    ;({ entries, rows } = await buildMarkedLake(
       store,
       ETH,
       dexSwaps,
-      parts.map((p, i) => ({ ...p, to: Number(perPart[i][perPart[i].length - 1].block_number), rows: perPart[i] })),
-      { rowGroupSize: 20 },
-      { index: true },
-    )
+      parts,
+      { column: 'taker', value: WALLET, rows: i => i % 20 === 7 && Math.floor(i / 20) % 5 < 2 },
+      { seed: 12, perBlock: 8, cap: 2000, rowGroupSize: 20 },
+    ))
   }, 120_000)
 
   it('answers from the inline rows the declaration keeps for `taker`, opening no partition', async () => {

@@ -11,7 +11,7 @@ import { runQuery } from '../../src/query/engine.ts'
 import type { Predicate } from '../../src/query/types.ts'
 import type { DatasetDecl } from '../../src/schema/dataset.ts'
 import type { ObjectStore } from '../../src/store/types.ts'
-import { batchRows, buildLake, collect, expected, makePools, makeRows, rng, type Row } from '../query/lake.ts'
+import { batchRows, buildMarkedLake, collect, expected, type Row } from '../query/lake.ts'
 import { recordingStore } from '../support/recording.ts'
 import { ETH } from '../support/chains.ts'
 import { removeTempDirs, tempStore } from '../support/stores.ts'
@@ -38,29 +38,16 @@ for (const { dataset, column, value } of cases) {
     let entries: PartitionEntry[]
     let rows: Row[]
     beforeAll(async () => {
-      const r = rng(21)
-      const pools = makePools(r)
-      const perPart = parts.map(({ from, to }) =>
-        makeRows(
-          dataset,
-          Array.from({ length: to - from + 1 }, (_, i) => from + i),
-          r,
-          pools,
-          8,
-        ).slice(0, 1600),
-      )
-      // One row in 20 (~60 a partition): more than the default 64 rows (and 16 KiB) once the segments merge.
-      perPart.forEach(list => list.forEach((row, i) => i % 20 === 7 && (row[column] = value)))
-      rows = perPart.flat()
       store = (await tempStore()).store
-      entries = await buildLake(
+      // One row in 20 (~60 a partition): more than the default 64 rows (and 16 KiB) once the segments merge.
+      ;({ entries, rows } = await buildMarkedLake(
         store,
         ETH,
         dataset,
-        parts.map((p, i) => ({ ...p, to: Number(perPart[i][perPart[i].length - 1].block_number), rows: perPart[i] })),
-        { rowGroupSize: 20 },
-        { index: true },
-      )
+        parts,
+        { column, value, rows: i => i % 20 === 7 },
+        { seed: 21, perBlock: 8, cap: 1600, rowGroupSize: 20 },
+      ))
     }, 120_000)
 
     it('is answered from inline rows, opening no partition and no lookup copy', async () => {

@@ -152,6 +152,36 @@ export async function buildLake(
   return written.map(w => w.entry)
 }
 
+/**
+ * An indexed lake of `dataset` over `parts`, `perBlock` rows a block drawn from `seed` (each part
+ * cut to its first `cap` rows), where `column` holds `value` in every row `mark(i)` picks (i
+ * counted within the part): one value spread through every partition, in row groups of `rowGroupSize`.
+ */
+export async function buildMarkedLake(
+  store: ObjectStore,
+  chain: Chain,
+  dataset: DatasetDecl,
+  parts: readonly { from: number; to: number }[],
+  mark: { column: string; value: StoredValue; rows: (i: number) => boolean },
+  shape: { seed: number; perBlock: number; cap: number; rowGroupSize: number },
+): Promise<{ entries: PartitionEntry[]; rows: Row[] }> {
+  const r = rng(shape.seed)
+  const pools = makePools(r)
+  const perPart = parts.map(({ from, to }) =>
+    makeRows(
+      dataset,
+      Array.from({ length: to - from + 1 }, (_, i) => from + i),
+      r,
+      pools,
+      shape.perBlock,
+    ).slice(0, shape.cap),
+  )
+  perPart.forEach(list => list.forEach((row, i) => mark.rows(i) && (row[mark.column] = mark.value)))
+  const specs = parts.map((p, i) => ({ ...p, to: Number(perPart[i][perPart[i].length - 1].block_number), rows: perPart[i] }))
+  const entries = await buildLake(store, chain, dataset, specs, { rowGroupSize: shape.rowGroupSize }, { index: true })
+  return { entries, rows: perPart.flat() }
+}
+
 /** A manifest entry as written before bloom spans and lookup copies were recorded: only the whole tail is known. */
 export function legacyEntry({ footerOffset: _f, blooms: _b, lookup: _l, ...entry }: PartitionEntry): PartitionEntry {
   return entry
