@@ -97,11 +97,17 @@ export function threadEncoders(options: { minRows?: number; workerUrl?: URL } = 
   let seq = 0
   let streams = 0
   let threadBatches = 0
-  const waiting = new Map<number, { resolve(chunks: Uint8Array[]): void; reject(err: Error): void }>()
+  const waiting = new Map<number, { w: Worker; resolve(chunks: Uint8Array[]): void; reject(err: Error): void }>()
+  /** Threads that exited: a message to one is dropped without a word, so nothing is asked of them. */
+  const gone = new WeakMap<Worker, Error>()
 
-  function failAll(err: Error): void {
-    for (const w of waiting.values()) w.reject(err)
-    waiting.clear()
+  /** Fails what was asked of `w` (and only of it: a newer thread may be at work already). */
+  function failAll(w: Worker, err: Error): void {
+    for (const [seq, entry] of waiting) {
+      if (entry.w !== w) continue
+      waiting.delete(seq)
+      entry.reject(err)
+    }
   }
 
   function thread(): Worker {
@@ -116,19 +122,22 @@ export function threadEncoders(options: { minRows?: number; workerUrl?: URL } = 
       if ('error' in m) entry.reject(rebuilt(m.error))
       else entry.resolve(m.chunks)
     })
-    const gone = (err: Error) => {
+    const end = (err: Error) => {
       if (worker === w) worker = undefined
-      failAll(err)
+      if (!gone.has(w)) gone.set(w, err)
+      failAll(w, err)
     }
-    w.on('error', gone)
-    w.on('exit', code => gone(new Error(`the encoding thread exited (code ${code})`)))
+    w.on('error', end)
+    w.on('exit', code => end(new Error(`the encoding thread exited (code ${code})`)))
     worker = w
     return w
   }
 
   function ask(w: Worker, request: EncodeRequest, transfer: ArrayBuffer[] = []): Promise<Uint8Array[]> {
+    const ended = gone.get(w)
+    if (ended) return Promise.reject(ended)
     return new Promise((resolve, reject) => {
-      waiting.set((request as { seq: number }).seq, { resolve, reject })
+      waiting.set((request as { seq: number }).seq, { w, resolve, reject })
       w.postMessage(request, transfer)
     })
   }

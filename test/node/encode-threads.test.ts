@@ -117,8 +117,17 @@ describe('threadEncoders', () => {
     expect(Buffer.compare(await encoded('json_stream', logs.fields, logBatches, all.encoders), want)).toBe(0)
   })
 
-  it('fails the streams of a thread that stops, and starts a new thread for the next', async () => {
+  it('fails the streams of a thread that stops, in flight or asked after, and starts a new thread for the next', async () => {
     const own = threadEncoders({ minRows: 1 })
+    // In flight: the thread stops while it encodes the first batch.
+    const inFlight = readAll(encodeRows('json', logs.fields, fromArray(logBatches), own.encoders))
+    await new Promise(resolve => setTimeout(resolve, 20))
+    await own.close()
+    const first = await inFlight
+    expect(String(first.error)).toMatch(/encoding thread/)
+    expect(text(concat(first.chunks)).endsWith(']')).toBe(false)
+
+    // Asked after: the first batch was answered, the thread stops, then the next batch comes.
     let stop!: () => void
     const stopped = new Promise<void>(resolve => (stop = resolve))
     async function* source() {
@@ -126,13 +135,20 @@ describe('threadEncoders', () => {
       await stopped
       yield logBatches[2]
     }
-    const reading = readAll(encodeRows('json', logs.fields, source(), own.encoders))
-    await new Promise(resolve => setTimeout(resolve, 50))
+    const reader = encodeRows('json', logs.fields, source(), own.encoders).getReader()
+    const head = await reader.read()
+    expect(head.done).toBe(false)
     await own.close()
+    await new Promise(resolve => setTimeout(resolve, 50))
     stop()
-    const { chunks, error } = await reading
+    let error: unknown
+    try {
+      while (!(await reader.read()).done);
+    } catch (err) {
+      error = err
+    }
     expect(String(error)).toMatch(/encoding thread/)
-    expect(text(concat(chunks)).endsWith(']')).toBe(false)
+
     const want = await encoded('json', logs.fields, logBatches)
     try {
       expect(Buffer.compare(await encoded('json', logs.fields, logBatches, own.encoders), want)).toBe(0)
