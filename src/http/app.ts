@@ -1,8 +1,8 @@
 /**
  * The HTTP API as one Hono app, the same for the Worker and the Node server (only
- * the store and the upgrade hook differ). Request path: CORS preflight → authenticate
- * → GET only → route by host to a chain family → parse and validate → engine →
- * encoder → gzip; a WebSocket upgrade takes the same path up to the parsed query and
+ * the store, the upgrade hook and where large answers are encoded differ). Request path:
+ * CORS preflight → authenticate → GET only → route by host to a chain family → parse and
+ * validate → engine → encoder → gzip; a WebSocket upgrade takes the same path up to the parsed query and
  * is then handed to the runtime's real-time service. Routes only wire; every step
  * lives in its own module.
  */
