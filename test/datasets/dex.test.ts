@@ -9,6 +9,7 @@ import { batchRows, buildLake, buildMarkedLake, collect, expected, makePools, ma
 import { recordingStore } from '../support/recording.ts'
 import { ETH } from '../support/chains.ts'
 import { removeTempDirs, tempStore } from '../support/stores.ts'
+import { expectInlineAnswer } from './inline.ts'
 
 afterAll(removeTempDirs)
 
@@ -99,21 +100,9 @@ describe("dex/swaps: one wallet's swaps from the value index", () => {
   }, 120_000)
 
   it('answers from the inline rows the declaration keeps for `taker`, opening no partition', async () => {
-    const predicates: Predicate[] = [{ field: dexSwaps.fields.find(f => f.name === 'taker')!, op: 'eq', values: [WALLET] }]
-    const fields = dexSwaps.fields.filter(f => !f.extra)
-    const n = rows.filter(row => row.taker === WALLET).length
-    expect(n).toBe(80)
+    expect(rows.filter(row => row.taker === WALLET).length).toBe(80)
     expect(entries.reduce((k, e) => k + e.rowGroups.length, 0)).toBe(200)
-    const recorded = recordingStore(store)
-    const result = await runQuery(
-      { store: recorded.store, manifest: new ManifestReader(recorded.store) },
-      { chain: ETH, dataset: dexSwaps, from: 1, to: 1000, predicates, fields },
-    )
-    const got = batchRows(await collect(result.batches))
-    expect(got).toEqual(expected(rows, predicates, fields, [1, 1000], 'block_number', ETH.id))
-    expect(got.length).toBe(n)
-    expect(result.index?.rows).toBe(n)
+    const result = await expectInlineAnswer({ store, entries, rows }, dexSwaps, 'taker', WALLET, [1, 1000])
     expect(result.index?.hot).toEqual([])
-    expect(recorded.reads.filter(x => entries.some(e => x.key === e.key || x.key === e.lookup?.key))).toEqual([])
   })
 })

@@ -5,16 +5,13 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { logs, transactions } from '../../src/datasets/evm.ts'
-import { ManifestReader } from '../../src/manifest/read.ts'
 import type { PartitionEntry } from '../../src/manifest/types.ts'
-import { runQuery } from '../../src/query/engine.ts'
-import type { Predicate } from '../../src/query/types.ts'
 import type { DatasetDecl } from '../../src/schema/dataset.ts'
 import type { ObjectStore } from '../../src/store/types.ts'
-import { batchRows, buildMarkedLake, collect, expected, type Row } from '../query/lake.ts'
-import { recordingStore } from '../support/recording.ts'
+import { buildMarkedLake, type Row } from '../query/lake.ts'
 import { ETH } from '../support/chains.ts'
 import { removeTempDirs, tempStore } from '../support/stores.ts'
+import { expectInlineAnswer } from './inline.ts'
 
 afterAll(removeTempDirs)
 
@@ -51,20 +48,8 @@ for (const { dataset, column, value } of cases) {
     }, 120_000)
 
     it('is answered from inline rows, opening no partition and no lookup copy', async () => {
-      const predicates: Predicate[] = [{ field: dataset.fields.find(f => f.name === column)!, op: 'eq', values: [value] }]
-      const fields = dataset.fields.filter(f => !f.extra)
-      const n = rows.filter(row => row[column] === value).length
-      expect(n).toBeGreaterThan(150)
-      const recorded = recordingStore(store)
-      const result = await runQuery(
-        { store: recorded.store, manifest: new ManifestReader(recorded.store) },
-        { chain: ETH, dataset, from: 1, to: 900, predicates, fields },
-      )
-      const got = batchRows(await collect(result.batches))
-      expect(got).toEqual(expected(rows, predicates, fields, [1, 900], 'block_number', ETH.id))
-      expect(got.length).toBe(n)
-      expect(result.index?.rows).toBe(n)
-      expect(recorded.reads.filter(x => entries.some(e => x.key === e.key || x.key === e.lookup?.key))).toEqual([])
+      expect(rows.filter(row => row[column] === value).length).toBeGreaterThan(150)
+      await expectInlineAnswer({ store, entries, rows }, dataset, column, value, [1, 900])
     })
   })
 }
