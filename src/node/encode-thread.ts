@@ -29,8 +29,12 @@ port.on('message', (m: EncodeRequest) => {
     case 'batch':
       return answer(m.seq, () => {
         let encoder = encoders.get(m.stream)
-        const opening = encoder ? [] : (encoder = formatEncoder(m.format, m.fields)).open()
-        encoders.set(m.stream, encoder)
+        let opening: Uint8Array[] = []
+        if (!encoder) {
+          encoder = formatEncoder(m.format, m.fields)
+          encoders.set(m.stream, encoder)
+          opening = encoder.open()
+        }
         const columns = Object.fromEntries(Object.entries(m.columns).map(([name, v]) => [name, unpackVector(v)]))
         return [...opening, ...encoder.batch({ length: m.length, columns })]
       })

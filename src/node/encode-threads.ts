@@ -102,7 +102,7 @@ export function threadEncoders(options: { minRows?: number; workerUrl?: URL } = 
   const gone = new WeakMap<Worker, Error>()
 
   /** Fails what was asked of `w` (and only of it: a newer thread may be at work already). */
-  function failAll(w: Worker, err: Error): void {
+  function failAsked(w: Worker, err: Error): void {
     for (const [seq, entry] of waiting) {
       if (entry.w !== w) continue
       waiting.delete(seq)
@@ -125,7 +125,7 @@ export function threadEncoders(options: { minRows?: number; workerUrl?: URL } = 
     const end = (err: Error) => {
       if (worker === w) worker = undefined
       if (!gone.has(w)) gone.set(w, err)
-      failAll(w, err)
+      failAsked(w, err)
     }
     w.on('error', end)
     w.on('exit', code => end(new Error(`the encoding thread exited (code ${code})`)))
@@ -133,11 +133,11 @@ export function threadEncoders(options: { minRows?: number; workerUrl?: URL } = 
     return w
   }
 
-  function ask(w: Worker, request: EncodeRequest, transfer: ArrayBuffer[] = []): Promise<Uint8Array[]> {
+  function ask(w: Worker, request: Exclude<EncodeRequest, { op: 'release' }>, transfer: ArrayBuffer[] = []): Promise<Uint8Array[]> {
     const ended = gone.get(w)
     if (ended) return Promise.reject(ended)
     return new Promise((resolve, reject) => {
-      waiting.set((request as { seq: number }).seq, { w, resolve, reject })
+      waiting.set(request.seq, { w, resolve, reject })
       w.postMessage(request, transfer)
     })
   }
@@ -146,10 +146,15 @@ export function threadEncoders(options: { minRows?: number; workerUrl?: URL } = 
     if (format === 'arrow') return formatEncoder(format, fields)
     const stream = ++streams
     const plain = fields.map(f => ({ name: f.name, kind: f.kind, ...(f.nullable ? { nullable: true } : {}) }))
+    /** The encoder in this thread, once the stream stays here. */
     let local: BatchEncoder | undefined
     /** The thread this stream's batches went to; only it holds the stream's encoder. */
     let remote: Worker | undefined
-    const inPlace = () => (local ??= formatEncoder(format, fields))
+    /** The stream stays in this thread: its encoder, opened (the opening bytes come first). */
+    const stayHere = (): [BatchEncoder, Uint8Array[]] => {
+      local = formatEncoder(format, fields)
+      return [local, local.open()]
+    }
     const encoder: StreamEncoder = {
       // Read one batch ahead only once batches go to the thread: in place, one at a time as before.
       get ahead() {
@@ -158,9 +163,10 @@ export function threadEncoders(options: { minRows?: number; workerUrl?: URL } = 
       // The opening bytes travel with the first batch, from wherever it is encoded.
       open: () => [],
       batch(batch: RowBatch) {
-        if (local || (!remote && batch.length < minRows)) {
-          if (local) return local.batch(batch)
-          return [...inPlace().open(), ...inPlace().batch(batch)]
+        if (local) return local.batch(batch)
+        if (!remote && batch.length < minRows) {
+          const [here, opening] = stayHere()
+          return [...opening, ...here.batch(batch)]
         }
         remote ??= thread()
         threadBatches++
@@ -175,7 +181,8 @@ export function threadEncoders(options: { minRows?: number; workerUrl?: URL } = 
       close() {
         if (remote) return ask(remote, { seq: ++seq, stream, op: 'close' })
         if (local) return local.close()
-        return [...inPlace().open(), ...inPlace().close()]
+        const [here, opening] = stayHere()
+        return [...opening, ...here.close()]
       },
       release() {
         if (remote && remote === worker) remote.postMessage({ stream, op: 'release' } satisfies EncodeRequest)
