@@ -11,7 +11,7 @@ import { ByteWriter } from './bytes.ts'
 import { bucketKey, encodeBucket, encodeEntries, encodeTable, KEY_BITS, log2, rowsKey, seal, tableKey } from './format.ts'
 import { hashHex, valueKey } from './hash.ts'
 import { unionRanges } from './ranges.ts'
-import { rowCodecId, sliceColumns, sliceNumbers, sliceWriter, type RowField, type SliceRows } from './rows.ts'
+import { rowCodecId, sliceColumns, sliceIds, sliceNumbers, sliceWriter, type RowField, type SliceRows } from './rows.ts'
 import type { ColumnSegment, Entries, IndexedPartition, IndexObject, IndexValue, SegmentDescriptor } from './types.ts'
 
 /** What to index and where: shared by builds, merges and tier maintenance of one dataset. */
@@ -351,7 +351,11 @@ export function buildSegment(spec: SegmentSpec, partitions: readonly PartitionIn
   const rows = spec.rows && sorted.every(p => p.rows) ? spec.rows : undefined
   const codec = rows && rowCodecId(rows.fields)
   const batches = sorted.map(p => p.rows!)
-  const source = rows && { columns: sliceColumns(rows.fields, batches), numbers: sliceNumbers(rows.fields, batches) }
+  const source = rows && {
+    columns: sliceColumns(rows.fields, batches),
+    numbers: sliceNumbers(rows.fields, batches),
+    ids: sliceIds(rows.fields, batches),
+  }
   // one buffer for every column's slices, grown once: each column's objects are sealed (copied) before the next reuses it
   const slicesBuffer = new ByteWriter(1 << 16)
   for (const column of spec.columns) {
@@ -471,7 +475,7 @@ function collect(
   column: string,
   cap: number,
   rows: SegmentSpec['rows'] | undefined,
-  source: Pick<SliceRows, 'columns' | 'numbers'> | undefined,
+  source: Pick<SliceRows, 'columns' | 'numbers' | 'ids'> | undefined,
   w: ByteWriter,
 ): ColumnEntries {
   const { postings, rowKeys } = postingsOf(partitions, column, rows !== undefined)

@@ -11,6 +11,7 @@ import {
   rowCodecId,
   rowFieldsOf,
   sliceColumns,
+  sliceIds,
   sliceNumbers,
   valueCheck,
   type RowField,
@@ -50,9 +51,9 @@ const plainRows = (rows: Row[], columns: string[]) => rows.map(row => Object.fro
 const rowsOf = (b: ColumnBatch, columns: string[]): Row[] =>
   Array.from({ length: b.length }, (_, i) => Object.fromEntries(columns.map(c => [c, b.columns[c][i]])))
 
-/** The slice of rows `order` of `batch` for `column` (check as a slice writer takes it); the same with u64s converted first, as a build does. */
+/** The slice of rows `order` of `batch` for `column` (check as a slice writer takes it); the same with u64s converted and values numbered first, as a build does. */
 function slice(fields: readonly RowField[], column: string, batch: ColumnBatch, order: number[], check?: number | null): Uint8Array {
-  const encode = (numbers: boolean) => {
+  const encode = (build: boolean) => {
     const w = new ByteWriter()
     const rows = {
       columns: sliceColumns(fields, [batch]),
@@ -61,7 +62,8 @@ function slice(fields: readonly RowField[], column: string, batch: ColumnBatch, 
       lo: 0,
       hi: order.length,
     }
-    sliceWriter(fields, column)(numbers ? { ...rows, numbers: sliceNumbers(fields, [batch]) } : rows, w, check)
+    const built = { ...rows, numbers: sliceNumbers(fields, [batch]), ids: sliceIds(fields, [batch]) }
+    sliceWriter(fields, column)(build ? built : rows, w, check)
     return w.finish()
   }
   const bytes = encode(false)
@@ -206,6 +208,55 @@ describe('inline slice codec', () => {
       expect(bytesToInt(decodeSlice(fields, 'block', bytes, 1).batch.columns.n[0] as Uint8Array)).toBe(n)
     }
     expect(rowCodecId(fields)).not.toBe(rowCodecId([fields[0], { column: 'n', kind: 'u256pad' as const }]))
+  })
+
+  it("writes the same slices from a build's value ids as from the values, over batches that share values", () => {
+    for (const d of indexed) {
+      const fields = rowFieldsOf(d)
+      const r = rng(21)
+      const pools = makePools(rng(22))
+      const batches = [3, 1, 4].map(seed => toColumns(d, makeRows(d, [seed, seed + 1, seed + 2], rng(seed), pools, 20)))
+      const refs = Array.from({ length: 300 }, () => Math.floor(r() * batches.length)).filter(p => batches[p].length > 0)
+      const part = Uint32Array.from(refs)
+      const row = Uint32Array.from(refs, p => Math.floor(r() * batches[p].length))
+      const rows = { columns: sliceColumns(fields, batches), part, row, lo: 0, hi: refs.length }
+      const ids = sliceIds(fields, batches)
+      for (const column of [...indexedColumns(d), 'none']) {
+        for (const [lo, hi] of [
+          [0, refs.length],
+          [10, 11],
+          [50, 60],
+        ]) {
+          const encode = (withIds: boolean) => {
+            const w = new ByteWriter()
+            sliceWriter(fields, column)({ ...rows, lo, hi, ...(withIds ? { ids } : {}) }, w)
+            return w.finish()
+          }
+          expect(encode(true)).toEqual(encode(false))
+        }
+      }
+      // equal values share an id across batches; a value of the wrong width is refused alike
+      const address = fields.find(f => KINDS[f.kind].width === 20)
+      if (!address) continue
+      const a = address.column
+      const f = fields.indexOf(address)
+      const wrong = { length: 1, columns: { [a]: [new Uint8Array(19)] } }
+      const both = [
+        { length: 2, columns: { [a]: [Uint8Array.of(...new Uint8Array(20).fill(1)), null] } },
+        wrong,
+        { length: 1, columns: { [a]: [new Uint8Array(20).fill(1)] } },
+      ]
+      const numbered = sliceIds(fields, both)
+      expect([...numbered.of[0][f]!, ...numbered.of[1][f]!, ...numbered.of[2][f]!]).toEqual([0, -1, -2, 0])
+      expect(numbered.counts[f]).toBe(1)
+      const refuse = (withIds: boolean) => () =>
+        sliceWriter(fields, 'none')(
+          { columns: sliceColumns(fields, both), part: [1], row: [0], lo: 0, hi: 1, ...(withIds ? { ids: numbered } : {}) },
+          new ByteWriter(),
+        )
+      expect(refuse(false)).toThrow(RangeError)
+      expect(refuse(true)).toThrow(RangeError)
+    }
   })
 
   it('writes a column the batch lacks as nulls', () => {
