@@ -127,7 +127,9 @@ function readBigVarint(r: ByteReader): bigint {
 
 const bad = (column: string, kind: Kind, v: StoredValue) => new RangeError(`column ${column} (${kind}): cannot encode ${String(v)}`)
 
+/** Equal bytes; the same array first (the ingester's rows share one per repeated hash and address, `hexInterner`). */
 function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a === b) return true
   if (a.length !== b.length) return false
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false
   return true
