@@ -40,6 +40,12 @@ describe.each(TRANSPORTS)('createRpcClient over %s', (_, transport) => {
     expect(rpc.stats.requests).toBe(3)
   })
 
+  it("reads UTF-8 text whose characters span the body's chunks", async () => {
+    const text = '€😀é'.repeat(40_000)
+    const n = await start({ reply: calls => ({ body: JSON.stringify({ jsonrpc: '2.0', id: calls[0].id, result: text }) }) })
+    expect(await createRpcClient(n.url, FAST).request<string>('echo')).toBe(text)
+  })
+
   it('retries 429 responses and then succeeds', async () => {
     const n = await start({ reply: (_c, i) => (i < 2 ? { status: 429, body: 'slow down', headers: { 'retry-after': '0' } } : undefined) })
     const rpc = createRpcClient(n.url, FAST)
