@@ -5,17 +5,27 @@
  * Parquet bytes per row against the same rows as JSON-RPC JSON (bench/lib/ingest.ts).
  */
 import { spawn } from 'node:child_process'
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { startAnvil } from '../scripts/dev/devnet/anvil.ts'
 import { runWorkload } from '../scripts/dev/devnet/workload.ts'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { availableParallelism, loadavg, tmpdir } from 'node:os'
-import { benchIngest, benchUnitRate, repeatSource, type IngestBench, type RateFigures } from './lib/ingest.ts'
+import {
+  benchIngest,
+  benchUnitRate,
+  ingestNodeFlags,
+  poolRows,
+  processCpuMs,
+  repeatSource,
+  type IngestBench,
+  type PoolRow,
+  type RateFigures,
+} from './lib/ingest.ts'
+import type { PoolRun } from './lib/ingest-pool.ts'
 import { evmSource } from '../src/ingest/evm-source.ts'
 import { jsKeccak256, wasmKeccak256 } from '../src/ingest/keccak.ts'
-import { unitPool } from '../src/ingest/pool.ts'
 import { nodeHttpFetch } from '../src/ingest/http-fetch.ts'
 import { wasmXxhash64 } from '../src/parquet/bloom.ts'
 import { DEX_DATASETS, dexTokens } from '../src/datasets/dex.ts'
@@ -39,16 +49,6 @@ const MAINNET_RUNS = 5
 const RATE_ROUNDS = Number(process.env.BENCH_INGEST_ROUNDS ?? 4)
 const RATE_BLOCKS_PER_UNIT = 25
 const ETH: ChainRef = { family: 'evm', id: 1, code: 'ETH' }
-
-/** CPU time (user + system) a process has used, from /proc (Linux, 100 ticks a second); 0 elsewhere. */
-function processCpuMs(pid: number): number {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
-    return (Number(fields[11]) + Number(fields[12])) * 10
-  } catch {
-    return 0
-  }
-}
 
 /** shared/ beside the project root, or SHARED_DIR. */
 const sharedDir = (root: string) => process.env.SHARED_DIR ?? join(root, '..', 'shared')
@@ -85,10 +85,10 @@ async function fromReplay(ctx: BenchContext, url: string): Promise<{ runs: Inges
 }
 
 /** The rate figures of several runs of one pipeline as one (interleaved repetitions). */
-function summed(runs: (RateFigures & { nodeCpuMsPerBlock: number })[]): RateFigures & { nodeCpuMsPerBlock: number } {
+function summed(runs: PoolRow[]): PoolRow {
   const blocks = runs.reduce((n, r) => n + r.blocks, 0)
   const elapsedMs = runs.reduce((n, r) => n + r.elapsedMs, 0)
-  const per = (f: (r: RateFigures & { nodeCpuMsPerBlock: number }) => number) => runs.reduce((n, r) => n + f(r) * r.blocks, 0) / blocks
+  const per = (f: (r: PoolRow) => number) => runs.reduce((n, r) => n + f(r) * r.blocks, 0) / blocks
   return {
     blocks,
     elapsedMs,
@@ -111,18 +111,14 @@ const POOL_REPETITIONS = 2
  * WebAssembly keccak over fetch and the writer's bloom hashing (the pipeline before
  * the node:http transport and xxhash-wasm), with both, and with the worker pool (one
  * thread per core) writing every dataset and without the DEX datasets, those two
- * interleaved in one run.
+ * interleaved in one run, in a process with the ingester's Node flags (lib/ingest-pool.ts).
  */
-async function historyRate(
-  ctx: BenchContext,
-  url: string,
-  nodePid: number,
-): Promise<[string, RateFigures & { nodeCpuMsPerBlock: number }][]> {
+async function historyRate(ctx: BenchContext, url: string, nodePid: number): Promise<[string, PoolRow][]> {
   const dir = await mkdtemp(join(tmpdir(), 'bench-ingest-rate-'))
   const store = fsStore(dir)
   const shape = { rounds: RATE_ROUNDS, blocksPerUnit: RATE_BLOCKS_PER_UNIT, store }
   const total = RATE_ROUNDS * RATE_BLOCKS_PER_UNIT * MAINNET_BLOCKS.length
-  const out: [string, RateFigures & { nodeCpuMsPerBlock: number }][] = []
+  const out: [string, PoolRow][] = []
   const measured = async (figures: () => Promise<RateFigures>) => {
     const before = processCpuMs(nodePid)
     const f = await figures()
@@ -141,39 +137,18 @@ async function historyRate(
       const builder = localBuilder(source, ETH, fast ? { bloomHash: await wasmXxhash64() } : {})
       out.push([name, await measured(() => benchUnitRate(builder, MAINNET_BLOCKS, { ...shape, concurrency: 2, storages: ALL_STORAGES }))])
     }
-    const workers = availableParallelism()
-    const pools = [true, false].map(dex => ({
-      name: `after: ${workers} worker threads, ${dex ? 'every dataset (DEX decoded and written)' : 'without the DEX datasets'}`,
-      storages: dex ? ALL_STORAGES : EVM_DATASETS.map(d => d.storage),
-      pool: unitPool({
-        chain: ETH,
-        rpcUrl: url,
-        workers,
-        dex,
-        workerUrl: new URL('./lib/ingest-worker.ts', import.meta.url),
-        extra: { repeat: RATE_BLOCKS_PER_UNIT },
-      }),
-      runs: [] as (RateFigures & { nodeCpuMsPerBlock: number })[],
-    }))
-    try {
-      for (const p of pools) {
-        await benchUnitRate(p.pool, MAINNET_BLOCKS.slice(0, 1), { ...shape, rounds: 1, concurrency: p.pool.capacity, storages: p.storages }) // threads warm up
-      }
-      const rounds = Math.max(1, Math.round(RATE_ROUNDS / POOL_REPETITIONS))
-      for (let i = 0; i < POOL_REPETITIONS; i++) {
-        for (const p of pools) {
-          ctx.log(`${p.name}: repetition ${i + 1} of ${POOL_REPETITIONS}, ${rounds * RATE_BLOCKS_PER_UNIT * MAINNET_BLOCKS.length} blocks`)
-          p.runs.push(
-            await measured(() =>
-              benchUnitRate(p.pool, MAINNET_BLOCKS, { ...shape, rounds, concurrency: p.pool.capacity, storages: p.storages }),
-            ),
-          )
-        }
-      }
-      for (const p of pools) out.push([p.name, summed(p.runs)])
-    } finally {
-      await Promise.all(pools.map(p => p.pool.close()))
+    const flags = ingestNodeFlags(ctx.root)
+    ctx.log(`the pools, in a process with the ingester's flags (${flags.join(' ') || 'none'})`)
+    const run: PoolRun = {
+      url,
+      nodePid,
+      chain: ETH,
+      blocks: MAINNET_BLOCKS,
+      rounds: RATE_ROUNDS,
+      blocksPerUnit: RATE_BLOCKS_PER_UNIT,
+      repetitions: POOL_REPETITIONS,
     }
+    for (const [name, runs] of await poolRows(flags, run, ctx.log)) out.push([name, summed(runs)])
     return out
   } finally {
     await rm(dir, { recursive: true, force: true })
@@ -272,7 +247,7 @@ export const ingest: Section = {
           ]),
         ),
         '',
-        `Target ≥ 100 blocks/s: ${after[1].blocksPerSecond >= 100 ? 'met' : 'missed'} (${after[1].blocksPerSecond.toFixed(1)} blocks/s measured, load average ${loadavg()[0].toFixed(1)} on ${availableParallelism()} cores at the end). The last column is the rate the cores would give were they the ingester's and the node's alone: cores × 1000 / (both CPU ms per block). The DEX datasets cost ${(after[1].cpuMsPerBlock - withoutDex[1].cpuMsPerBlock).toFixed(1)} ms of ingester CPU per block (${(((after[1].cpuMsPerBlock - withoutDex[1].cpuMsPerBlock) / after[1].cpuMsPerBlock) * 100).toFixed(0)} %); the two pool rows ran interleaved, ${POOL_REPETITIONS} repetitions each.`,
+        `Target ≥ 100 blocks/s: ${after[1].blocksPerSecond >= 100 ? 'met' : 'missed'} (${after[1].blocksPerSecond.toFixed(1)} blocks/s measured, load average ${loadavg()[0].toFixed(1)} on ${availableParallelism()} cores at the end). The last column is the rate the cores would give were they the ingester's and the node's alone: cores × 1000 / (both CPU ms per block). The DEX datasets cost ${(after[1].cpuMsPerBlock - withoutDex[1].cpuMsPerBlock).toFixed(1)} ms of ingester CPU per block (${(((after[1].cpuMsPerBlock - withoutDex[1].cpuMsPerBlock) / after[1].cpuMsPerBlock) * 100).toFixed(0)} %); the two pool rows ran interleaved, ${POOL_REPETITIONS} repetitions each, in a process started as \`npm run ingest\` starts the ingester (\`node ${ingestNodeFlags(ctx.root).join(' ')}\`).`,
       )
     } finally {
       node.stop()

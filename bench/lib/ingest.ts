@@ -4,6 +4,8 @@
  * same rows as JSON-RPC JSON (blocks without their transactions; transactions with
  * their receipts minus logs; logs).
  */
+import { spawn } from 'node:child_process'
+import { readFileSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -133,6 +135,44 @@ export interface RateFigures {
   blocksPerSecond: number
   /** CPU time of this process (every thread) per block; the replay node's is not counted. */
   cpuMsPerBlock: number
+}
+
+/** A pool row: its rate, and the replay node's CPU a block over the same run. */
+export type PoolRow = RateFigures & { nodeCpuMsPerBlock: number }
+
+/** CPU time (user + system) a process has used, from /proc (Linux, 100 ticks a second); 0 elsewhere. */
+export function processCpuMs(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
+    return (Number(fields[11]) + Number(fields[12])) * 10
+  } catch {
+    return 0
+  }
+}
+
+/**
+ * The Node flags `npm run ingest` gives the ingester (its script in package.json, read here so
+ * that the bench cannot drift from it): `--single-threaded-gc`, since with a worker thread per
+ * core V8's parallel GC helpers only take turns with the other threads.
+ */
+export function ingestNodeFlags(root: string): string[] {
+  const pkg = JSON.parse(readFileSync(`${root}/package.json`, 'utf8')) as { scripts: Record<string, string> }
+  const words = pkg.scripts.ingest.split(/\s+/)
+  if (words[0] !== 'node') throw new Error(`package.json's ingest script does not start with node: ${pkg.scripts.ingest}`)
+  return words.slice(1).filter(w => w.startsWith('--'))
+}
+
+/** Runs bench/lib/ingest-pool.ts in a process with `flags` and returns its rows per pool, each repetition apart. */
+export async function poolRows(flags: readonly string[], run: object, log: (line: string) => void): Promise<[string, PoolRow[]][]> {
+  const child = spawn(process.execPath, [...flags, new URL('./ingest-pool.ts', import.meta.url).pathname, JSON.stringify(run)], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let out = ''
+  child.stdout.setEncoding('utf8').on('data', (c: string) => (out += c))
+  child.stderr.setEncoding('utf8').on('data', (c: string) => c.split('\n').filter(Boolean).forEach(log))
+  const code = await new Promise<number | null>(resolve => child.once('exit', resolve))
+  if (code !== 0) throw new Error(`bench/lib/ingest-pool.ts exited with ${code}`)
+  return JSON.parse(out) as [string, PoolRow[]][]
 }
 
 /**
