@@ -228,8 +228,7 @@ function textIds() {
 
 /** Ids of byte values (of `width` bytes when given), by an open-addressing table of at least twice `rows` slots. */
 function byteIds(rows: number) {
-  let shift = 29
-  while (1 << (32 - shift) < 2 * rows) shift--
+  const shift = tableShift(rows)
   const mask = (1 << (32 - shift)) - 1
   const slots = new Int32Array(mask + 1)
   const tails: number[] = []
@@ -249,6 +248,13 @@ function byteIds(rows: number) {
     },
     count: () => values.length,
   }
+}
+
+/** The shift that takes a hash's top bits to a slot of a table of at least twice `entries` slots (8 at least): `Math.imul(hash, 0x9e3779b1) >>> shift`. */
+function tableShift(entries: number): number {
+  let shift = 29
+  while (1 << (32 - shift) < 2 * entries) shift--
+  return shift
 }
 
 /** A value's last four bytes and its length, in one int: compared before the bytes, and hashed for a table slot. */
@@ -358,8 +364,7 @@ export function sliceWriter(
       tails = new Int32Array(hi - lo)
       values = []
     }
-    let shift = 29
-    while (1 << (32 - shift) < 2 * (hi - lo)) shift--
+    const shift = tableShift(hi - lo)
     const size = 1 << (32 - shift)
     if (size > slots.length) slots = new Int32Array(size)
     else slots.fill(0, 0, size)
