@@ -113,7 +113,7 @@ const POOL_REPETITIONS = 2
  * thread per core) writing every dataset and without the DEX datasets, those two
  * interleaved in one run, in a process with the ingester's Node flags (lib/ingest-pool.ts).
  */
-async function historyRate(ctx: BenchContext, url: string, nodePid: number): Promise<[string, PoolRow][]> {
+async function historyRate(ctx: BenchContext, url: string, nodePid: number): Promise<{ rates: [string, PoolRow][]; poolFlags: string[] }> {
   const dir = await mkdtemp(join(tmpdir(), 'bench-ingest-rate-'))
   const store = fsStore(dir)
   const shape = { rounds: RATE_ROUNDS, blocksPerUnit: RATE_BLOCKS_PER_UNIT, store }
@@ -148,8 +148,10 @@ async function historyRate(ctx: BenchContext, url: string, nodePid: number): Pro
       blocksPerUnit: RATE_BLOCKS_PER_UNIT,
       repetitions: POOL_REPETITIONS,
     }
-    for (const [name, runs] of await poolRows(flags, run, ctx.log)) out.push([name, summed(runs)])
-    return out
+    const pools = await poolRows(flags, run, ctx.log)
+    for (const [name, runs] of pools.rows) out.push([name, summed(runs)])
+    // the flags as the pools' process reports them, not as asked
+    return { rates: out, poolFlags: pools.execArgv }
   } finally {
     await rm(dir, { recursive: true, force: true })
   }
@@ -216,7 +218,7 @@ export const ingest: Section = {
         '',
         datasetsTable(m),
       )
-      const rates = await historyRate(ctx, node.url, node.pid)
+      const { rates, poolFlags } = await historyRate(ctx, node.url, node.pid)
       const [before] = rates
       const after = rates[rates.length - 2]
       const withoutDex = rates[rates.length - 1]
@@ -247,7 +249,7 @@ export const ingest: Section = {
           ]),
         ),
         '',
-        `Target ≥ 100 blocks/s: ${after[1].blocksPerSecond >= 100 ? 'met' : 'missed'} (${after[1].blocksPerSecond.toFixed(1)} blocks/s measured, load average ${loadavg()[0].toFixed(1)} on ${availableParallelism()} cores at the end). The last column is the rate the cores would give were they the ingester's and the node's alone: cores × 1000 / (both CPU ms per block). The DEX datasets cost ${(after[1].cpuMsPerBlock - withoutDex[1].cpuMsPerBlock).toFixed(1)} ms of ingester CPU per block (${(((after[1].cpuMsPerBlock - withoutDex[1].cpuMsPerBlock) / after[1].cpuMsPerBlock) * 100).toFixed(0)} %); the two pool rows ran interleaved, ${POOL_REPETITIONS} repetitions each, in a process started as \`npm run ingest\` starts the ingester (\`node ${ingestNodeFlags(ctx.root).join(' ')}\`).`,
+        `Target ≥ 100 blocks/s: ${after[1].blocksPerSecond >= 100 ? 'met' : 'missed'} (${after[1].blocksPerSecond.toFixed(1)} blocks/s measured, load average ${loadavg()[0].toFixed(1)} on ${availableParallelism()} cores at the end). The last column is the rate the cores would give were they the ingester's and the node's alone: cores × 1000 / (both CPU ms per block). The DEX datasets cost ${(after[1].cpuMsPerBlock - withoutDex[1].cpuMsPerBlock).toFixed(1)} ms of ingester CPU per block (${(((after[1].cpuMsPerBlock - withoutDex[1].cpuMsPerBlock) / after[1].cpuMsPerBlock) * 100).toFixed(0)} %); the two pool rows ran interleaved, ${POOL_REPETITIONS} repetitions each, in a process started as \`npm run ingest\` starts the ingester (\`node ${poolFlags.join(' ')}\`).`,
       )
     } finally {
       node.stop()

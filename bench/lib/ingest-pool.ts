@@ -2,7 +2,8 @@
  * The worker-pool rows of `npm run bench -- ingest`, run in a process of their own so that it
  * has the Node flags `npm run ingest` gives the ingester (`ingestNodeFlags`): the pool writing
  * every dataset and without the DEX datasets, interleaved, over the recorded mainnet blocks
- * repeated. `node [flags] bench/lib/ingest-pool.ts '<PoolRun JSON>'` prints the rows as JSON.
+ * repeated. `node [flags] bench/lib/ingest-pool.ts '<PoolRun JSON>'` prints its rows and the
+ * flags it ran with as JSON (`PoolRows`).
  */
 import { mkdtemp, rm } from 'node:fs/promises'
 import { availableParallelism, tmpdir } from 'node:os'
@@ -12,7 +13,7 @@ import { EVM_DATASETS } from '../../src/datasets/evm.ts'
 import { unitPool } from '../../src/ingest/pool.ts'
 import type { ChainRef } from '../../src/manifest/types.ts'
 import { fsStore } from '../../src/store/fs.ts'
-import { benchUnitRate, processCpuMs, type PoolRow } from './ingest.ts'
+import { benchUnitRate, processCpuMs, type PoolRow, type PoolRows } from './ingest.ts'
 
 /** What the bench asks of this process. */
 export interface PoolRun {
@@ -58,7 +59,8 @@ try {
       p.runs.push({ ...f, nodeCpuMsPerBlock: (processCpuMs(run.nodePid) - before) / f.blocks })
     }
   }
-  console.log(JSON.stringify(pools.map(p => [p.name, p.runs])))
+  const out: PoolRows = { execArgv: process.execArgv, rows: pools.map(p => [p.name, p.runs]) }
+  console.log(JSON.stringify(out))
 } finally {
   await Promise.all(pools.map(p => p.pool.close()))
   await rm(dir, { recursive: true, force: true })

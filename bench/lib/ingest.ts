@@ -162,8 +162,14 @@ export function ingestNodeFlags(root: string): string[] {
   return words.slice(1).filter(w => w.startsWith('--'))
 }
 
-/** Runs bench/lib/ingest-pool.ts in a process with `flags` and returns its rows per pool, each repetition apart. */
-export async function poolRows(flags: readonly string[], run: object, log: (line: string) => void): Promise<[string, PoolRow[]][]> {
+/** What bench/lib/ingest-pool.ts prints: the Node flags it ran with, and its rows per pool, each repetition apart. */
+export interface PoolRows {
+  execArgv: string[]
+  rows: [string, PoolRow[]][]
+}
+
+/** Runs bench/lib/ingest-pool.ts in a process with `flags`. */
+export async function poolRows(flags: readonly string[], run: object, log: (line: string) => void): Promise<PoolRows> {
   const child = spawn(process.execPath, [...flags, new URL('./ingest-pool.ts', import.meta.url).pathname, JSON.stringify(run)], {
     stdio: ['ignore', 'pipe', 'pipe'],
   })
@@ -172,7 +178,7 @@ export async function poolRows(flags: readonly string[], run: object, log: (line
   child.stderr.setEncoding('utf8').on('data', (c: string) => c.split('\n').filter(Boolean).forEach(log))
   const code = await new Promise<number | null>(resolve => child.once('exit', resolve))
   if (code !== 0) throw new Error(`bench/lib/ingest-pool.ts exited with ${code}`)
-  return JSON.parse(out) as [string, PoolRow[]][]
+  return JSON.parse(out) as PoolRows
 }
 
 /**

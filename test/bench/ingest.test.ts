@@ -1,6 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { benchIngest, jsonSizes } from '../../bench/lib/ingest.ts'
-import { recordedBlock, recordedReceipts, startReplay, WITH_RECEIPTS, type Replay } from '../ingest/fixtures.ts'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { benchIngest, ingestNodeFlags, jsonSizes, poolRows } from '../../bench/lib/ingest.ts'
+import type { PoolRun } from '../../bench/lib/ingest-pool.ts'
+import { ETH, recordedBlock, recordedReceipts, startReplay, WITH_RECEIPTS, type Replay } from '../ingest/fixtures.ts'
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 
 let replay: Replay
 beforeAll(async () => {
@@ -29,6 +36,45 @@ describe('benchIngest', () => {
     expect(b.datasets.logs.ratio).toBeLessThan(0.5)
     expect(b.rpcBytes).toBeGreaterThan(b.datasets.transactions.jsonBytes)
   })
+})
+
+describe('the pool rows', () => {
+  it("take the Node flags of package.json's ingest script, and refuse a script that does not start node", async () => {
+    expect(ingestNodeFlags(ROOT)).toEqual(['--single-threaded-gc'])
+    const dir = await mkdtemp(join(tmpdir(), 'bench-flags-'))
+    try {
+      await writeFile(join(dir, 'package.json'), JSON.stringify({ scripts: { ingest: 'tsx scripts/ingest.ts' } }))
+      expect(() => ingestNodeFlags(dir)).toThrow(/does not start with node/)
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
+  })
+
+  it('run in a process of their own with those flags, every dataset and without DEX, each repetition apart', async () => {
+    const run: PoolRun = {
+      url: replay.url,
+      nodePid: replay.pid,
+      chain: ETH,
+      blocks: [WITH_RECEIPTS[0]],
+      rounds: 2,
+      blocksPerUnit: 2,
+      repetitions: 2,
+    }
+    const out = await poolRows(ingestNodeFlags(ROOT), run, () => {})
+    expect(out.execArgv).toContain('--single-threaded-gc')
+    expect(out.rows.map(([name]) => name)).toEqual([
+      expect.stringMatching(/every dataset/),
+      expect.stringMatching(/without the DEX datasets/),
+    ])
+    for (const [, runs] of out.rows) {
+      expect(runs).toHaveLength(2)
+      for (const r of runs) {
+        expect(r.blocks).toBe(2)
+        expect(r.cpuMsPerBlock).toBeGreaterThan(0)
+        expect(r.nodeCpuMsPerBlock).toBeGreaterThanOrEqual(0)
+      }
+    }
+  }, 60_000)
 })
 
 describe('jsonSizes', () => {

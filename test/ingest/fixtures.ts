@@ -32,6 +32,7 @@ export const recordedFiles = (dir: string, suffix = '.json'): string[] =>
 
 export interface Replay {
   url: string
+  pid: number
   blocks: number[]
   receipts: number[]
   stop(): void
@@ -46,7 +47,7 @@ export async function startReplay(): Promise<Replay> {
   const list = (line: string) => line.split(' ')[1].split(',').map(Number)
   const blocks = list(await next())
   const receipts = list(await next())
-  return { url, blocks, receipts, stop: () => child.kill() }
+  return { url, pid: child.pid!, blocks, receipts, stop: () => child.kill() }
 }
 
 export async function readManifest(store: ObjectStore, chain: ChainRef): Promise<ManifestRoot | null> {
