@@ -17,11 +17,10 @@ import {
   benchUnitRate,
   ingestNodeFlags,
   poolRows,
-  processCpuMs,
   repeatSource,
+  withNodeCpu,
   type IngestBench,
-  type PoolRow,
-  type RateFigures,
+  type RateRow,
 } from './lib/ingest.ts'
 import type { PoolRun } from './lib/ingest-pool.ts'
 import { evmSource } from '../src/ingest/evm-source.ts'
@@ -85,10 +84,10 @@ async function fromReplay(ctx: BenchContext, url: string): Promise<{ runs: Inges
 }
 
 /** The rate figures of several runs of one pipeline as one (interleaved repetitions). */
-function summed(runs: PoolRow[]): PoolRow {
+function summed(runs: RateRow[]): RateRow {
   const blocks = runs.reduce((n, r) => n + r.blocks, 0)
   const elapsedMs = runs.reduce((n, r) => n + r.elapsedMs, 0)
-  const per = (f: (r: PoolRow) => number) => runs.reduce((n, r) => n + f(r) * r.blocks, 0) / blocks
+  const per = (f: (r: RateRow) => number) => runs.reduce((n, r) => n + f(r) * r.blocks, 0) / blocks
   return {
     blocks,
     elapsedMs,
@@ -113,17 +112,12 @@ const POOL_REPETITIONS = 2
  * thread per core) writing every dataset and without the DEX datasets, those two
  * interleaved in one run, in a process with the ingester's Node flags (lib/ingest-pool.ts).
  */
-async function historyRate(ctx: BenchContext, url: string, nodePid: number): Promise<{ rates: [string, PoolRow][]; poolFlags: string[] }> {
+async function historyRate(ctx: BenchContext, url: string, nodePid: number): Promise<{ rates: [string, RateRow][]; poolFlags: string[] }> {
   const dir = await mkdtemp(join(tmpdir(), 'bench-ingest-rate-'))
   const store = fsStore(dir)
   const shape = { rounds: RATE_ROUNDS, blocksPerUnit: RATE_BLOCKS_PER_UNIT, store }
   const total = RATE_ROUNDS * RATE_BLOCKS_PER_UNIT * MAINNET_BLOCKS.length
-  const out: [string, PoolRow][] = []
-  const measured = async (figures: () => Promise<RateFigures>) => {
-    const before = processCpuMs(nodePid)
-    const f = await figures()
-    return { ...f, nodeCpuMsPerBlock: (processCpuMs(nodePid) - before) / f.blocks }
-  }
+  const out: [string, RateRow][] = []
   try {
     const wasm = await wasmKeccak256()
     for (const [name, keccak, fast] of [
@@ -135,7 +129,10 @@ async function historyRate(ctx: BenchContext, url: string, nodePid: number): Pro
       const rpc = createRpcClient(url, { concurrency: 4, ...(fast ? { fetch: nodeHttpFetch() } : {}) })
       const source = repeatSource(evmSource(rpc, { keccak, chain: { family: 'evm', id: ETH.id } }), RATE_BLOCKS_PER_UNIT)
       const builder = localBuilder(source, ETH, fast ? { bloomHash: await wasmXxhash64() } : {})
-      out.push([name, await measured(() => benchUnitRate(builder, MAINNET_BLOCKS, { ...shape, concurrency: 2, storages: ALL_STORAGES }))])
+      out.push([
+        name,
+        await withNodeCpu(nodePid, () => benchUnitRate(builder, MAINNET_BLOCKS, { ...shape, concurrency: 2, storages: ALL_STORAGES })),
+      ])
     }
     const flags = ingestNodeFlags(ctx.root)
     ctx.log(`the pools, in a process with the ingester's flags (${flags.join(' ') || 'none'})`)

@@ -13,7 +13,7 @@ import { EVM_DATASETS } from '../../src/datasets/evm.ts'
 import { unitPool } from '../../src/ingest/pool.ts'
 import type { ChainRef } from '../../src/manifest/types.ts'
 import { fsStore } from '../../src/store/fs.ts'
-import { benchUnitRate, processCpuMs, type PoolRow, type PoolRows } from './ingest.ts'
+import { benchUnitRate, withNodeCpu, type PoolRows, type RateRow } from './ingest.ts'
 
 /** What the bench asks of this process. */
 export interface PoolRun {
@@ -42,7 +42,7 @@ const pools = [true, false].map(dex => ({
     workerUrl: new URL('./ingest-worker.ts', import.meta.url),
     extra: { repeat: run.blocksPerUnit },
   }),
-  runs: [] as PoolRow[],
+  runs: [] as RateRow[],
 }))
 try {
   const shape = { blocksPerUnit: run.blocksPerUnit, store }
@@ -54,9 +54,11 @@ try {
   for (let i = 0; i < run.repetitions; i++) {
     for (const p of pools) {
       console.error(`${p.name}: repetition ${i + 1} of ${run.repetitions}, ${rounds * run.blocksPerUnit * run.blocks.length} blocks`)
-      const before = processCpuMs(run.nodePid)
-      const f = await benchUnitRate(p.pool, run.blocks, { ...shape, rounds, concurrency: p.pool.capacity, storages: p.storages })
-      p.runs.push({ ...f, nodeCpuMsPerBlock: (processCpuMs(run.nodePid) - before) / f.blocks })
+      p.runs.push(
+        await withNodeCpu(run.nodePid, () =>
+          benchUnitRate(p.pool, run.blocks, { ...shape, rounds, concurrency: p.pool.capacity, storages: p.storages }),
+        ),
+      )
     }
   }
   const out: PoolRows = { execArgv: process.execArgv, rows: pools.map(p => [p.name, p.runs]) }

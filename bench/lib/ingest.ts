@@ -137,8 +137,15 @@ export interface RateFigures {
   cpuMsPerBlock: number
 }
 
-/** A pool row: its rate, and the replay node's CPU a block over the same run. */
-export type PoolRow = RateFigures & { nodeCpuMsPerBlock: number }
+/** A row of the rate table: its rate, and the replay node's CPU a block over the same run. */
+export type RateRow = RateFigures & { nodeCpuMsPerBlock: number }
+
+/** Runs `figures` and adds the replay node's (process `nodePid`) CPU a block over the run. */
+export async function withNodeCpu(nodePid: number, figures: () => Promise<RateFigures>): Promise<RateRow> {
+  const before = processCpuMs(nodePid)
+  const f = await figures()
+  return { ...f, nodeCpuMsPerBlock: (processCpuMs(nodePid) - before) / f.blocks }
+}
 
 /** CPU time (user + system) a process has used, from /proc (Linux, 100 ticks a second); 0 elsewhere. */
 export function processCpuMs(pid: number): number {
@@ -165,7 +172,7 @@ export function ingestNodeFlags(root: string): string[] {
 /** What bench/lib/ingest-pool.ts prints: the Node flags it ran with, and its rows per pool, each repetition apart. */
 export interface PoolRows {
   execArgv: string[]
-  rows: [string, PoolRow[]][]
+  rows: [string, RateRow[]][]
 }
 
 /** Runs bench/lib/ingest-pool.ts in a process with `flags`. */
