@@ -1,11 +1,12 @@
 /**
  * Extract: the JSON-RPC calls for a block range, nothing more. Full blocks through
- * eth_getBlockByNumber(n, true), receipts through eth_getBlockReceipts(n), or one
- * eth_getTransactionReceipt per transaction on nodes without it. Logs come from the
- * receipts. Checking and column filling happen in verify.ts and transform.ts.
+ * eth_getBlockByNumber(n, true) and receipts through eth_getBlockReceipts(n), asked in the
+ * same batches (one round trip for both), or one eth_getTransactionReceipt per transaction
+ * once the blocks are in, on nodes without it. Logs come from the receipts. Checking and
+ * column filling happen in verify.ts and transform.ts.
  */
 import type { RawBlock, RpcBlock, RpcReceipt } from './evm-json.ts'
-import type { RpcClient } from './rpc.ts'
+import type { RpcClient, Settled } from './rpc.ts'
 
 /** The node has no block (or no receipts) for a block inside the requested range. */
 export class MissingBlockError extends Error {
@@ -44,30 +45,35 @@ export function evmExtractor(rpc: RpcClient, receiptsMethod: ReceiptsMethod = 'e
 
   async function extract(from: number, to: number): Promise<RawBlock[]> {
     const numbers = Array.from({ length: to - from + 1 }, (_, i) => from + i)
-    const blocks = await rpc.batch<RpcBlock | null>(numbers.map(n => ({ method: 'eth_getBlockByNumber', params: [hex(n), true] })))
-    blocks.forEach((b, i) => {
-      if (!b) throw new MissingBlockError(numbers[i], 'the node returned null for eth_getBlockByNumber: it does not have this block')
-      if (Number(BigInt(b.number)) !== numbers[i])
-        throw new MissingBlockError(numbers[i], `the node answered with block ${Number(BigInt(b.number))}`)
+    // Each block's receipts ride in the same batch as the block: one round trip, not two.
+    const withReceipts = method === 'eth_getBlockReceipts'
+    const settled = await rpc.batchSettled<unknown>([
+      ...numbers.map(n => ({ method: 'eth_getBlockByNumber', params: [hex(n), true] })),
+      ...(withReceipts ? numbers.map(n => ({ method: 'eth_getBlockReceipts', params: [hex(n)] })) : []),
+    ])
+    const full = numbers.map((n, i): RpcBlock => {
+      const s = settled[i]
+      if (!s.ok) throw s.error
+      const b = s.result as RpcBlock | null
+      if (!b) throw new MissingBlockError(n, 'the node returned null for eth_getBlockByNumber: it does not have this block')
+      if (Number(BigInt(b.number)) !== n) throw new MissingBlockError(n, `the node answered with block ${Number(BigInt(b.number))}`)
+      return b
     })
-    const full = blocks as RpcBlock[]
     const receipts: RpcReceipt[][] = full.map(() => [])
+    // A block without transactions needs no receipts, whatever the node said about them.
     const withTxs = full.map((_, i) => i).filter(i => full[i].transactions.length > 0)
     let perTx = withTxs
-    if (method === 'eth_getBlockReceipts' && withTxs.length) {
-      const settled = await rpc.batchSettled<RpcReceipt[] | null>(
-        withTxs.map(i => ({ method: 'eth_getBlockReceipts', params: [hex(numbers[i])] })),
-      )
+    if (withReceipts) {
       perTx = []
-      settled.forEach((s, k) => {
-        const i = withTxs[k]
+      for (const i of withTxs) {
+        const s = settled[numbers.length + i] as Settled<RpcReceipt[] | null>
         if (s.ok && Array.isArray(s.result)) receipts[i] = s.result
         else if (s.ok) perTx.push(i)
         else if (s.error.kind === 'unsupported') {
           method = 'eth_getTransactionReceipt'
           perTx.push(i)
         } else throw s.error
-      })
+      }
     }
     await Promise.all(perTx.map(async i => (receipts[i] = await receiptsPerTransaction(full[i], numbers[i]))))
     return full.map((block, i) => ({ block, receipts: receipts[i] }))

@@ -17,19 +17,26 @@ describe('evmExtractor', () => {
     expect(raws).toEqual([{ block: recordedBlock(18000000), receipts: recordedReceipts(18000000) }])
     expect(node.calls.map(c => c.method)).toEqual(['eth_getBlockByNumber', 'eth_getBlockReceipts'])
     expect(node.calls[0].params).toEqual(['0x112a880', true])
+    expect(node.requests).toBe(1) // one round trip: the receipts ride with their block
+  })
+
+  it('needs no receipts for a block without transactions, whatever the node says of them', async () => {
+    node = await startFakeNode({
+      result: (c, recorded) => (c.method === 'eth_getBlockByNumber' ? { ...recorded, transactions: [] } : recorded),
+      error: c => (c.method === 'eth_getBlockReceipts' ? { code: -32000, message: 'missing trie node' } : undefined),
+    })
+    const extractor = evmExtractor(createRpcClient(node.url, FAST))
+    const raws = await extractor.extract(17000000, 17000000)
+    expect(raws[0].receipts).toEqual([])
+    expect(extractor.receiptsMethod).toBe('eth_getBlockReceipts')
   })
 
   it('falls back to one receipt per transaction on a node without eth_getBlockReceipts, and remembers', async () => {
     node = await startFakeNode({
-      reply: (calls, _n, batch) => {
-        if (!calls.some(c => c.method === 'eth_getBlockReceipts')) return undefined
-        const answers = calls.map(c => ({
-          jsonrpc: '2.0',
-          id: c.id,
-          error: { code: -32601, message: 'the method eth_getBlockReceipts does not exist/is not available' },
-        }))
-        return { body: JSON.stringify(batch ? answers : answers[0]) }
-      },
+      error: c =>
+        c.method === 'eth_getBlockReceipts'
+          ? { code: -32601, message: 'the method eth_getBlockReceipts does not exist/is not available' }
+          : undefined,
     })
     const extractor = evmExtractor(createRpcClient(node.url, FAST))
     const raws = await extractor.extract(17000000, 17000000)

@@ -222,6 +222,8 @@ export interface FakeNodeOptions {
   reply?: (calls: Call[], n: number, batch: boolean) => FakeReply | undefined
   /** Replaces the result of one call; gets the recorded result. */
   result?: (call: Call, recorded: Json) => Json
+  /** Answers one call with this JSON-RPC error object instead (undefined answers normally); the batch's other calls are answered. */
+  error?: (call: Call) => Json | undefined
 }
 
 export interface FakeNode {
@@ -274,7 +276,7 @@ export async function startFakeNode(options: FakeNodeOptions = {}): Promise<Fake
         return
       }
       const answers = calls.map(call => {
-        const out = recordedResult(call)
+        const out = options.error?.(call) ? { error: options.error(call) } : recordedResult(call)
         if (out.error) return { jsonrpc: '2.0', id: call.id, error: out.error }
         const result = options.result ? options.result(call, out.result) : out.result
         return { jsonrpc: '2.0', id: call.id, result }

@@ -182,12 +182,7 @@ describe('runIngest from a misbehaving node: a clear error and nothing published
     ],
     [
       'JSON-RPC error',
-      {
-        reply: calls =>
-          calls[0].method === 'eth_getBlockReceipts'
-            ? { body: JSON.stringify({ jsonrpc: '2.0', id: calls[0].id, error: { code: -32000, message: 'missing trie node' } }) }
-            : undefined,
-      },
+      { error: c => (c.method === 'eth_getBlockReceipts' ? { code: -32000, message: 'missing trie node' } : undefined) },
       e => {
         expect(e).toBeInstanceOf(RpcError)
         expect((e as Error).message).toBe('eth_getBlockReceipts(0x1036640) failed: JSON-RPC error -32000: missing trie node')
