@@ -10,7 +10,7 @@ import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { DEX_DATASETS, dexTokens } from '../../src/datasets/dex.ts'
 import { EVM_DATASETS } from '../../src/datasets/evm.ts'
-import { unitPool } from '../../src/ingest/pool.ts'
+import { unitPool, type UnitPool } from '../../src/ingest/pool.ts'
 import type { ChainRef } from '../../src/manifest/types.ts'
 import { fsStore } from '../../src/store/fs.ts'
 import { benchUnitRate, withNodeCpu, type PoolRows, type RateRow } from './ingest.ts'
@@ -24,6 +24,8 @@ export interface PoolRun {
   rounds: number
   blocksPerUnit: number
   repetitions: number
+  /** Blocks in a unit of the chain's default partition: one more pool, every dataset, run once over every recorded block. */
+  partitionBlocks: number
 }
 
 const run = JSON.parse(process.argv[2]) as PoolRun
@@ -31,19 +33,23 @@ const dir = await mkdtemp(join(tmpdir(), 'bench-ingest-pool-'))
 const store = fsStore(dir)
 const workers = availableParallelism()
 const everyStorage = [...EVM_DATASETS, ...DEX_DATASETS, dexTokens].map(d => d.storage)
-const pools = [true, false].map(dex => ({
-  name: `after: ${workers} worker threads, ${dex ? 'every dataset (DEX decoded and written)' : 'without the DEX datasets'}`,
-  storages: dex ? everyStorage : EVM_DATASETS.map(d => d.storage),
-  pool: unitPool({
+const pool = (dex: boolean, repeat: number) =>
+  unitPool({
     chain: run.chain,
     rpcUrl: run.url,
     workers,
     dex,
     workerUrl: new URL('./ingest-worker.ts', import.meta.url),
-    extra: { repeat: run.blocksPerUnit },
-  }),
+    extra: { repeat },
+  })
+const pools = [true, false].map(dex => ({
+  name: `after: ${workers} worker threads, ${dex ? 'every dataset (DEX decoded and written)' : 'without the DEX datasets'}`,
+  storages: dex ? everyStorage : EVM_DATASETS.map(d => d.storage),
+  pool: pool(dex, run.blocksPerUnit),
   runs: [] as RateRow[],
 }))
+const bigName = `${workers} worker threads, every dataset, units of the chain's default partition (${run.partitionBlocks} blocks)`
+let big: UnitPool | undefined
 try {
   const shape = { blocksPerUnit: run.blocksPerUnit, store }
   for (const p of pools) {
@@ -61,9 +67,26 @@ try {
       )
     }
   }
-  const out: PoolRows = { execArgv: process.execArgv, rows: pools.map(p => [p.name, p.runs]) }
+  // Started once the other pools are idle; as many units as it builds at once, so its memory is a run's.
+  await Promise.all(pools.map(p => p.pool.close()))
+  const bigPool = (big = pool(true, run.partitionBlocks))
+  const bigBlocks = Array.from({ length: bigPool.capacity }, (_, i) => run.blocks[i % run.blocks.length])
+  console.error(`${bigName}: ${bigBlocks.length * run.partitionBlocks} blocks`)
+  const bigRun = await withNodeCpu(run.nodePid, () =>
+    benchUnitRate(bigPool, bigBlocks, {
+      blocksPerUnit: run.partitionBlocks,
+      store,
+      rounds: 1,
+      concurrency: bigPool.capacity,
+      storages: everyStorage,
+    }),
+  )
+  const out: PoolRows = {
+    execArgv: process.execArgv,
+    rows: [...pools.map((p): [string, RateRow[]] => [p.name, p.runs]), [bigName, [bigRun]]],
+  }
   console.log(JSON.stringify(out))
 } finally {
-  await Promise.all(pools.map(p => p.pool.close()))
+  await Promise.all([...pools.map(p => p.pool.close()), big?.close()])
   await rm(dir, { recursive: true, force: true })
 }

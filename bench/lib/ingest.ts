@@ -24,6 +24,7 @@ import { putEncoded } from '../../src/parquet/put.ts'
 import { concatBatches } from '../../src/ingest/batch.ts'
 import type { ChainSource } from '../../src/ingest/source.ts'
 import type { ColumnBatch } from '../../src/columns/batch.ts'
+import { columnOf, type DatasetDecl, type FieldDecl } from '../../src/schema/dataset.ts'
 
 export interface DatasetFigures {
   rows: number
@@ -135,6 +136,8 @@ export interface RateFigures {
   blocksPerSecond: number
   /** CPU time of this process (every thread) per block; the replay node's is not counted. */
   cpuMsPerBlock: number
+  /** Largest resident set of this process (every thread) sampled during the run, in MiB. */
+  peakRssMiB: number
 }
 
 /** A row of the rate table: its rate, and the replay node's CPU a block over the same run. */
@@ -193,7 +196,7 @@ export async function poolRows(flags: readonly string[], run: object, log: (line
  * each built by `builder` from a repeatSource of `blocksPerUnit` (fetch → verify →
  * transform per block, then a partition of blocksPerUnit blocks per dataset in
  * `storages`, default the three EVM ones, encoded and stored), `concurrency` units in flight. Manifest publication is left out: the
- * ingester publishes once per unit of 10,000 blocks.
+ * ingester publishes once per unit (a partition: 1,000 blocks on Ethereum).
  */
 export async function benchUnitRate(
   builder: UnitBuilder,
@@ -206,6 +209,8 @@ export async function benchUnitRate(
     for (const n of numbers) units.push({ range: [n, n], pieces: Object.fromEntries(storages.map(s => [s, [[n, n] as BlockRange]])) })
   }
   let next = 0
+  let peak = process.memoryUsage.rss()
+  const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage.rss())), 50)
   const cpu = process.cpuUsage()
   const started = performance.now()
   const lane = async () => {
@@ -214,7 +219,7 @@ export async function benchUnitRate(
       for (const parts of Object.values(built.partitions)) for (const p of parts) await putEncoded(options.store, p)
     }
   }
-  await Promise.all(Array.from({ length: options.concurrency }, lane))
+  await Promise.all(Array.from({ length: options.concurrency }, lane)).finally(() => clearInterval(sampler))
   const elapsedMs = performance.now() - started
   const used = process.cpuUsage(cpu)
   const blocks = units.length * options.blocksPerUnit
@@ -223,13 +228,16 @@ export async function benchUnitRate(
     elapsedMs,
     blocksPerSecond: (blocks / elapsedMs) * 1000,
     cpuMsPerBlock: (used.user + used.system) / 1000 / blocks,
+    peakRssMiB: Math.max(peak, process.memoryUsage.rss()) / 2 ** 20,
   }
 }
 
 /**
  * A source that fetches each range `times` times over (each fetch verified and
  * transformed on its own) and gives the rows of all of them: a long run of full-size
- * partitions from a few recorded blocks.
+ * partitions from a few recorded blocks. Copies after the first are made distinct where a
+ * chain's values are (`distinctCopy`), so the writers meet as many distinct hashes,
+ * signatures and payloads as in real blocks rather than the same few values again.
  */
 export function repeatSource(source: ChainSource, times: number): ChainSource {
   return {
@@ -237,8 +245,61 @@ export function repeatSource(source: ChainSource, times: number): ChainSource {
     head: () => source.head(),
     async fetch(range) {
       const parts: Record<string, ColumnBatch>[] = []
-      for (let i = 0; i < times; i++) parts.push(await source.fetch(range))
+      for (let i = 0; i < times; i++) {
+        const part = await source.fetch(range)
+        parts.push(i ? distinctCopy(source.datasets, part, i) : part)
+      }
       return Object.fromEntries(Object.keys(parts[0]).map(k => [k, concatBatches(parts.map(p => p[k]))]))
     },
   }
+}
+
+/**
+ * Columns whose values are (nearly) all distinct on a real chain, not repeated block after
+ * block: hashes other than topics (block, transaction, state and trie roots), signatures,
+ * calldata, log data and blooms. Addresses, topics and amounts repeat on a chain too, and stay.
+ */
+export const isDistinctOnChain = (f: FieldDecl): boolean =>
+  ((f.kind === 'hash' || f.kind === 'bytes') && !/^topic\d$/.test(f.name)) || f.name === 'r' || f.name === 's'
+
+/**
+ * Copy number `copy` of a fetch's rows: in the columns `isDistinctOnChain`, every value of
+ * four bytes or more with its first four bytes and its last four xored with the copy number
+ * (distinct values differ early, which comparisons see, and late, which the index's hash of a
+ * value's tail sees). Equal values stay equal, and one array stays one array, across the
+ * copy's datasets: the same function of the value everywhere, so a transaction's hash still
+ * joins its logs.
+ */
+export function distinctCopy(
+  datasets: readonly DatasetDecl[],
+  part: Record<string, ColumnBatch>,
+  copy: number,
+): Record<string, ColumnBatch> {
+  const made = new Map<Uint8Array, Uint8Array>()
+  const xorAt = (out: Uint8Array, at: number) => {
+    for (let i = 0; i < 4; i++) out[at + i] ^= (copy >>> (8 * i)) & 0xff
+  }
+  const distinct = (v: Uint8Array): Uint8Array => {
+    if (v.length < 4) return v
+    let out = made.get(v)
+    if (!out) {
+      out = v.slice()
+      xorAt(out, out.length - 4)
+      if (out.length >= 8) xorAt(out, 0)
+      made.set(v, out)
+    }
+    return out
+  }
+  return Object.fromEntries(
+    Object.entries(part).map(([storage, batch]) => {
+      const fields = datasets.find(d => d.storage === storage)?.fields.filter(f => isDistinctOnChain(f) && !f.virtual) ?? []
+      const columns = { ...batch.columns }
+      for (const f of fields) {
+        const column = columnOf(f)
+        const values = columns[column]
+        if (values) columns[column] = values.map(v => (v instanceof Uint8Array ? distinct(v) : v))
+      }
+      return [storage, { ...batch, columns }]
+    }),
+  )
 }

@@ -14,6 +14,12 @@ export interface Chain {
   hosts: string[]
   /** Blocks the ingester stays behind the head with `--to latest`. */
   confirmations: number
+  /**
+   * Blocks per partition the ingester writes unless told otherwise (else DEFAULT_PARTITION_BLOCKS,
+   * src/ingest/run.ts). A unit of that many blocks is held in memory while it is built, ~1 MB a
+   * recent mainnet block: Ethereum's 1,000 keep it near 1 GB, where 10,000 would pass Node's heap limit.
+   */
+  partitionBlocks?: number
 }
 
 export const CHAINS: readonly Chain[] = config.chains as Chain[]

@@ -27,7 +27,8 @@ export const USAGE = `usage: npm run ingest -- --chain <code|chain id|name> --rp
   --out               object store: file:///abs/path, a plain path, or s3://bucket/prefix
   --datasets          comma-separated subset of the chain's datasets (default: all)
   --confirmations     blocks to stay behind the head with --to latest (default: the chain's)
-  --partition-blocks  blocks per partition, a divisor of the manifest shard span (default 10,000)
+  --partition-blocks  blocks per partition, a divisor of the manifest shard span (default: the chain's,
+                      1,000 for Ethereum, whose units of 10,000 blocks would not fit in memory; else 10,000)
   --concurrency       JSON-RPC requests (or REST pages) in flight (default 4; per worker thread with --workers)
   --workers           EVM: threads that fetch, verify, transform and encode units (default: one per core; 0: this thread only)`
 

@@ -42,7 +42,7 @@ export interface IngestOptions {
   datasets?: string[]
   /** Blocks to stay behind the head with `to: 'latest'` (default: the chain's, from the registry). */
   confirmations?: number
-  /** Blocks per partition (default 10,000). */
+  /** Blocks per partition (default: the chain's in the registry, else DEFAULT_PARTITION_BLOCKS). */
   partitionBlocks?: number
   layout?: LayoutOptions
   /** Units fetched and written at once (default 1; each unit fetches in parallel on its own). */
@@ -121,7 +121,7 @@ export async function runIngest(opts: IngestOptions): Promise<IngestReport> {
   const source = opts.source ?? evmSourceFor(opts)
   const builder = opts.builder ?? localBuilder(source, chain, opts.layout)
   const datasets = pickDatasets(source, opts.datasets)
-  const span = opts.partitionBlocks ?? DEFAULT_PARTITION_BLOCKS
+  const span = opts.partitionBlocks ?? opts.chain.partitionBlocks ?? DEFAULT_PARTITION_BLOCKS
   if (!Number.isSafeInteger(opts.from) || opts.from < 0) throw new Error(`invalid from block: ${opts.from}`)
   if (!Number.isSafeInteger(span) || span < 1) throw new Error(`invalid partition size: ${span}`)
 

@@ -3,7 +3,10 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { benchIngest, ingestNodeFlags, jsonSizes, poolRows } from '../../bench/lib/ingest.ts'
+import { benchIngest, distinctCopy, ingestNodeFlags, isDistinctOnChain, jsonSizes, poolRows } from '../../bench/lib/ingest.ts'
+import { EVM_DATASETS } from '../../src/datasets/evm.ts'
+import { transformBlocks } from '../../src/ingest/transform.ts'
+import { bytesToHex } from '../../src/schema/hex.ts'
 import type { PoolRun } from '../../bench/lib/ingest-pool.ts'
 import { ETH, recordedBlock, recordedReceipts, startReplay, WITH_RECEIPTS, type Replay } from '../ingest/fixtures.ts'
 
@@ -50,7 +53,7 @@ describe('the pool rows', () => {
     }
   })
 
-  it('run in a process of their own with those flags, every dataset and without DEX, each repetition apart', async () => {
+  it('run in a process of their own with those flags, every dataset and without DEX, each repetition apart, then units of a partition', async () => {
     const run: PoolRun = {
       url: replay.url,
       nodePid: replay.pid,
@@ -59,22 +62,60 @@ describe('the pool rows', () => {
       rounds: 2,
       blocksPerUnit: 2,
       repetitions: 2,
+      partitionBlocks: 3,
     }
     const out = await poolRows(ingestNodeFlags(ROOT), run, () => {})
     expect(out.execArgv).toContain('--single-threaded-gc')
     expect(out.rows.map(([name]) => name)).toEqual([
       expect.stringMatching(/every dataset/),
       expect.stringMatching(/without the DEX datasets/),
+      expect.stringMatching(/units of the chain's default partition \(3 blocks\)/),
     ])
-    for (const [, runs] of out.rows) {
+    for (const [, runs] of out.rows.slice(0, 2)) {
       expect(runs).toHaveLength(2)
       for (const r of runs) {
         expect(r.blocks).toBe(2)
         expect(r.cpuMsPerBlock).toBeGreaterThan(0)
         expect(r.nodeCpuMsPerBlock).toBeGreaterThanOrEqual(0)
+        expect(r.peakRssMiB).toBeGreaterThan(0)
       }
     }
+    // as many units as the pool builds at once (two threads, two units each), of 3 blocks
+    const [big] = out.rows[2][1]
+    expect(big.blocks).toBe(4 * 3)
+    expect(big.peakRssMiB).toBeGreaterThan(0)
   }, 60_000)
+})
+
+describe('distinctCopy', () => {
+  const raw = { block: recordedBlock(18000000), receipts: recordedReceipts(18000000) }
+  const hex = (v: unknown) => (v instanceof Uint8Array ? bytesToHex(v) : v)
+
+  it('changes the columns distinct on a chain in every row, the same way wherever a value recurs, and leaves the rest', () => {
+    const part = transformBlocks([raw]) as unknown as Record<string, { length: number; columns: Record<string, unknown[]> }>
+    const copy = distinctCopy(EVM_DATASETS, part as never, 7) as unknown as typeof part
+    for (const d of EVM_DATASETS) {
+      for (const f of d.fields.filter(f => !f.virtual)) {
+        const [a, b] = [part[d.storage].columns[f.name], copy[d.storage].columns[f.name]]
+        const changed = a.map((v, i) => hex(v) !== hex(b[i]))
+        const expected = a.map(v => isDistinctOnChain(f) && v instanceof Uint8Array && v.length >= 4)
+        expect(changed, `${d.storage}.${f.name}`).toEqual(expected)
+      }
+    }
+    expect(['hash', 'r', 's', 'input'].every(c => isDistinctOnChain(EVM_DATASETS[1].fields.find(f => f.name === c)!))).toBe(true)
+    expect(['from', 'to', 'value'].some(c => isDistinctOnChain(EVM_DATASETS[1].fields.find(f => f.name === c)!))).toBe(false)
+    // a transaction's hash still joins its logs, and one array stays one array
+    const txHash = new Map(copy.transactions.columns.hash.map((h, i) => [hex(h), i]))
+    const logTx = copy.logs.columns.transaction_hash
+    expect(logTx.every(h => txHash.has(hex(h)))).toBe(true)
+    expect(new Set(logTx).size).toBe(new Set(logTx.map(hex)).size)
+    // the original rows are untouched, and the xor lands on the first four bytes and the last four
+    const first = part.transactions.columns.hash[0] as Uint8Array
+    const copied = copy.transactions.columns.hash[0] as Uint8Array
+    expect(bytesToHex(first)).toBe(raw.block.transactions[0].hash)
+    expect([...copied.subarray(4, 28)]).toEqual([...first.subarray(4, 28)])
+    expect([copied[0] ^ first[0], copied[1] ^ first[1], copied[28] ^ first[28], copied[31] ^ first[31]]).toEqual([7, 0, 7, 0])
+  })
 })
 
 describe('jsonSizes', () => {

@@ -2,8 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { findChain } from '../../src/chains/registry.ts'
-import { runIngest } from '../../src/ingest/run.ts'
+import { CHAINS, findChain } from '../../src/chains/registry.ts'
+import { DEFAULT_PARTITION_BLOCKS, runIngest } from '../../src/ingest/run.ts'
+import { DEFAULT_SHARD_SPAN } from '../../src/manifest/publish.ts'
 import { fsStore } from '../../src/store/fs.ts'
 import { StorageError, type ObjectStore } from '../../src/store/types.ts'
 import type { ChainRef } from '../../src/manifest/types.ts'
@@ -50,6 +51,15 @@ describe('runIngest from a live anvil devnet', () => {
       [0, 3],
       [4, 7],
     ])
+  })
+
+  it("cuts partitions at the chain's own span when none is given, which divides the shard span in the registry", async () => {
+    const store = newStore()
+    await runIngest({ chain: { ...chain, partitionBlocks: 5 }, rpcUrl: w.anvil.url, from: 0, to: 'latest', store })
+    const spans = (await partitionsOf(store, DEV, 'blocks')).map(p => [p.from, p.to])
+    expect(spans).toEqual(Array.from({ length: Math.ceil((w.head + 1) / 5) }, (_, i) => [5 * i, Math.min(w.head, 5 * i + 4)]))
+    for (const c of CHAINS) expect(DEFAULT_SHARD_SPAN % (c.partitionBlocks ?? DEFAULT_PARTITION_BLOCKS), c.code).toBe(0)
+    expect(findChain('evm', 'ETH')!.partitionBlocks).toBe(1000)
   })
 
   it('stops the given number of confirmations behind the head, and later catches up', async () => {
