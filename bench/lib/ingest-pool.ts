@@ -67,10 +67,10 @@ try {
       )
     }
   }
-  // Started once the other pools are idle; as many units as it builds at once, so its memory is a run's.
+  // Started once the other pools are idle; two units a thread, as many at once as it builds, so its memory is a run's.
   await Promise.all(pools.map(p => p.pool.close()))
   const bigPool = (big = pool(true, run.partitionBlocks))
-  const bigBlocks = Array.from({ length: bigPool.capacity }, (_, i) => run.blocks[i % run.blocks.length])
+  const bigBlocks = Array.from({ length: 2 * bigPool.capacity }, (_, i) => run.blocks[i % run.blocks.length])
   console.error(`${bigName}: ${bigBlocks.length * run.partitionBlocks} blocks`)
   const bigRun = await withNodeCpu(run.nodePid, () =>
     benchUnitRate(bigPool, bigBlocks, {

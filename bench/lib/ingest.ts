@@ -234,21 +234,25 @@ export async function benchUnitRate(
 
 /**
  * A source that fetches each range `times` times over (each fetch verified and
- * transformed on its own) and gives the rows of all of them: a long run of full-size
- * partitions from a few recorded blocks. Copies after the first are made distinct where a
+ * transformed on its own, `inFlight` at once as the EVM source fetches a unit's steps) and gives
+ * the rows of all of them: a long run of full-size partitions from a few recorded blocks. Copies after the first are made distinct where a
  * chain's values are (`distinctCopy`), so the writers meet as many distinct hashes,
  * signatures and payloads as in real blocks rather than the same few values again.
  */
-export function repeatSource(source: ChainSource, times: number): ChainSource {
+export function repeatSource(source: ChainSource, times: number, inFlight = 4): ChainSource {
   return {
     datasets: source.datasets,
     head: () => source.head(),
     async fetch(range) {
-      const parts: Record<string, ColumnBatch>[] = []
-      for (let i = 0; i < times; i++) {
-        const part = await source.fetch(range)
-        parts.push(i ? distinctCopy(source.datasets, part, i) : part)
+      const parts: Record<string, ColumnBatch>[] = new Array(times)
+      let next = 0
+      const lane = async () => {
+        for (let i = next++; i < times; i = next++) {
+          const part = await source.fetch(range)
+          parts[i] = i ? distinctCopy(source.datasets, part, i) : part
+        }
       }
+      await Promise.all(Array.from({ length: Math.min(inFlight, times) }, lane))
       return Object.fromEntries(Object.keys(parts[0]).map(k => [k, concatBatches(parts.map(p => p[k]))]))
     },
   }

@@ -28,7 +28,10 @@ export interface PoolOptions {
   dex?: boolean
   /** Threads (default: the machine's cores). */
   workers?: number
-  /** Units one thread works on at once (default 2: one fetching while the other is hashed and encoded). */
+  /**
+   * Units one thread works on at once (default 1: a unit fetches its steps four at a time, which
+   * keeps the thread busy; a second unit gained nothing measurable and held another partition's rows).
+   */
   perWorker?: number
   /**
    * The DEX position state (positions.ts), kept here: each thread asks it for the state
@@ -101,7 +104,7 @@ export function unitPool(options: PoolOptions): UnitPool {
     positions: !!options.positions,
   }
   const count = Math.max(1, options.workers ?? availableParallelism())
-  const perWorker = Math.max(1, options.perWorker ?? 2)
+  const perWorker = Math.max(1, options.perWorker ?? 1)
   const pending = new Map<number, { resolve(u: EncodedUnit): void; reject(e: Error): void; slot: Slot }>()
   // A unit's position work in the main thread, by the unit's last block: what its thread asks and sends.
   const positionWork = new Map<number, { keys(keys: readonly string[]): void; changes(c: PositionChanges): void; fail(e: Error): void }>()
