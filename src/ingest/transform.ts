@@ -4,7 +4,7 @@
  * schema/kinds.ts). Pure: no I/O, no checks beyond what filling a column needs.
  */
 import { blocks, logs, transactions } from '../datasets/evm.ts'
-import { digitsInto, hexToBytes, smallQuantity } from '../schema/hex.ts'
+import { digitsInto, hexInto, smallQuantity } from '../schema/hex.ts'
 import { u256ToBytes } from '../schema/kinds.ts'
 import { BatchBuilder } from './batch.ts'
 import type { Hex, RawBlock, RpcBlock, RpcLog, RpcReceipt, RpcTransaction } from './evm-json.ts'
@@ -38,11 +38,37 @@ export function u256(hex: Hex): Uint8Array {
   while (start < hex.length && hex.charCodeAt(start) === 48) start++
   const digits = hex.length - start
   if (digits > 64) throw new RangeError(`quantity wider than 256 bits: ${hex}`)
-  const out = new Uint8Array(32)
+  const out = alloc(32)
   digitsInto(hex, start, out, 32 - ((digits + 1) >> 1))
   return out
 }
-const bin = (hex: Hex): Uint8Array => hexToBytes(hex)
+/**
+ * Arrays for the rows' byte values, carved out of shared slabs: a unit's rows hold millions of
+ * values until the unit is encoded, and a view of a slab is one object where an array of its own
+ * is two (and, past 64 bytes, a backing store of its own for the collector to track). Nothing
+ * writes into a value once made, and a slab lives as long as any value cut from it.
+ */
+const SLAB = 1 << 20
+let slab = new Uint8Array(SLAB)
+let slabAt = 0
+function alloc(n: number): Uint8Array {
+  if (n > SLAB >> 4) return new Uint8Array(n)
+  if (slabAt + n > SLAB) {
+    slab = new Uint8Array(SLAB)
+    slabAt = 0
+  }
+  const out = slab.subarray(slabAt, slabAt + n)
+  slabAt += n
+  return out
+}
+
+function bin(hex: Hex): Uint8Array {
+  const start = hex.charCodeAt(0) === 48 && (hex.charCodeAt(1) | 0x20) === 120 ? 2 : 0
+  if ((hex.length - start) % 2 !== 0) throw new Error(`odd-length hex: ${hex}`)
+  const out = alloc((hex.length - start) / 2)
+  hexInto(hex, start, out, 0)
+  return out
+}
 const orNull = <T>(value: Maybe, f: (hex: Hex) => T): T | null => (value === null || value === undefined ? null : f(value))
 
 function required(value: Maybe, what: string): Hex {
