@@ -3,7 +3,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { benchIngest, distinctCopy, ingestNodeFlags, isDistinctOnChain, jsonSizes, poolRows } from '../../bench/lib/ingest.ts'
+import { benchIngest, distinctCopy, ingestNodeFlags, isDistinctOnChain, jsonSizes, poolRows, repeatSource } from '../../bench/lib/ingest.ts'
 import { EVM_DATASETS } from '../../src/datasets/evm.ts'
 import { transformBlocks } from '../../src/ingest/transform.ts'
 import { bytesToHex } from '../../src/schema/hex.ts'
@@ -115,6 +115,38 @@ describe('distinctCopy', () => {
     expect(bytesToHex(first)).toBe(raw.block.transactions[0].hash)
     expect([...copied.subarray(4, 28)]).toEqual([...first.subarray(4, 28)])
     expect([copied[0] ^ first[0], copied[1] ^ first[1], copied[28] ^ first[28], copied[31] ^ first[31]]).toEqual([7, 0, 7, 0])
+  })
+})
+
+describe('repeatSource', () => {
+  it('fetches the copies a few at a time and gives them in copy order, each after the first made distinct', async () => {
+    const raw = { block: recordedBlock(17000000), receipts: recordedReceipts(17000000) }
+    let active = 0
+    let most = 0
+    let calls = 0
+    const source = {
+      datasets: EVM_DATASETS,
+      head: async () => 17000000,
+      async fetch() {
+        active++
+        most = Math.max(most, active)
+        // later calls answer sooner, so arrival order is not copy order
+        await new Promise(r => setTimeout(r, 30 - 5 * calls++))
+        active--
+        return transformBlocks([raw]) as never
+      },
+    }
+    const out = await repeatSource(source, 5, 3).fetch([17000000, 17000000])
+    expect(most).toBe(3)
+    const hashes = out.transactions.columns.hash as Uint8Array[]
+    const n = raw.block.transactions.length
+    expect(hashes).toHaveLength(5 * n)
+    for (let copy = 0; copy < 5; copy++) {
+      const first = hashes[copy * n]
+      const original = raw.block.transactions[0].hash
+      // copy k carries k xored into its first byte (the xor's low byte)
+      expect(first[0] ^ Number.parseInt(original.slice(2, 4), 16), `copy ${copy}`).toBe(copy)
+    }
   })
 })
 
