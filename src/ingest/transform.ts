@@ -4,7 +4,7 @@
  * schema/kinds.ts). Pure: no I/O, no checks beyond what filling a column needs.
  */
 import { blocks, logs, transactions } from '../datasets/evm.ts'
-import { digitsInto, hexInto, smallQuantity } from '../schema/hex.ts'
+import { digitsInto, hexDecoder, smallQuantity } from '../schema/hex.ts'
 import { u256ToBytes } from '../schema/kinds.ts'
 import { BatchBuilder } from './batch.ts'
 import type { Hex, RawBlock, RpcBlock, RpcLog, RpcReceipt, RpcTransaction } from './evm-json.ts'
@@ -26,22 +26,6 @@ type Maybe = Hex | null | undefined
 const SMALL = Array.from({ length: 4096 }, (_, i) => BigInt(i))
 const small = (n: number): bigint => (n < 4096 ? SMALL[n] : BigInt(n))
 
-/** A quantity as u64: from the shared small values for up to three digits, else BigInt (which also refuses what is not a number). */
-function u64(hex: Hex): bigint {
-  const v = hex.length <= 5 ? smallQuantity(hex) : -1
-  return v >= 0 ? SMALL[v] : BigInt(hex)
-}
-/** A 256-bit quantity's 32 stored bytes, read from its hex digits (u256ToBytes(BigInt(hex)) without the BigInt arithmetic). */
-export function u256(hex: Hex): Uint8Array {
-  if (hex.length < 3 || hex.charCodeAt(0) !== 48 || (hex.charCodeAt(1) | 0x20) !== 120) return u256ToBytes(BigInt(hex))
-  let start = 2
-  while (start < hex.length && hex.charCodeAt(start) === 48) start++
-  const digits = hex.length - start
-  if (digits > 64) throw new RangeError(`quantity wider than 256 bits: ${hex}`)
-  const out = alloc(32)
-  digitsInto(hex, start, out, 32 - ((digits + 1) >> 1))
-  return out
-}
 /**
  * Arrays for the rows' byte values, carved out of shared slabs: a unit's rows hold millions of
  * values until the unit is encoded, and a view of a slab is one object where an array of its own
@@ -62,11 +46,22 @@ function alloc(n: number): Uint8Array {
   return out
 }
 
-function bin(hex: Hex): Uint8Array {
-  const start = hex.charCodeAt(0) === 48 && (hex.charCodeAt(1) | 0x20) === 120 ? 2 : 0
-  if ((hex.length - start) % 2 !== 0) throw new Error(`odd-length hex: ${hex}`)
-  const out = alloc((hex.length - start) / 2)
-  hexInto(hex, start, out, 0)
+const bin: (hex: Hex) => Uint8Array = hexDecoder(alloc)
+
+/** A quantity as u64: from the shared small values for up to three digits, else BigInt (which also refuses what is not a number). */
+function u64(hex: Hex): bigint {
+  const v = hex.length <= 5 ? smallQuantity(hex) : -1
+  return v >= 0 ? SMALL[v] : BigInt(hex)
+}
+/** A 256-bit quantity's 32 stored bytes, read from its hex digits (u256ToBytes(BigInt(hex)) without the BigInt arithmetic). */
+export function u256(hex: Hex): Uint8Array {
+  if (hex.length < 3 || hex.charCodeAt(0) !== 48 || (hex.charCodeAt(1) | 0x20) !== 120) return u256ToBytes(BigInt(hex))
+  let start = 2
+  while (start < hex.length && hex.charCodeAt(start) === 48) start++
+  const digits = hex.length - start
+  if (digits > 64) throw new RangeError(`quantity wider than 256 bits: ${hex}`)
+  const out = alloc(32)
+  digitsInto(hex, start, out, 32 - ((digits + 1) >> 1))
   return out
 }
 const orNull = <T>(value: Maybe, f: (hex: Hex) => T): T | null => (value === null || value === undefined ? null : f(value))

@@ -40,14 +40,23 @@ export function smallQuantity(hex: string): number {
   return v
 }
 
-/** Parses 0x-prefixed hex of even length (case-insensitive). */
-export function hexToBytes(hex: string): Uint8Array {
-  const start = hex.charCodeAt(0) === 48 && (hex.charCodeAt(1) | 0x20) === 120 ? 2 : 0
-  if ((hex.length - start) % 2 !== 0) throw new Error(`odd-length hex: ${hex}`)
-  const out = new Uint8Array((hex.length - start) / 2)
-  hexInto(hex, start, out, 0)
-  return out
+/**
+ * A parser of 0x-prefixed hex of even length (case-insensitive) into arrays that `alloc` gives
+ * (every byte is written, so they need not be zeroed). The parser takes one argument, so it can
+ * be handed to `map`.
+ */
+export function hexDecoder(alloc: (length: number) => Uint8Array): (hex: string) => Uint8Array {
+  return hex => {
+    const start = hex.charCodeAt(0) === 48 && (hex.charCodeAt(1) | 0x20) === 120 ? 2 : 0
+    if ((hex.length - start) % 2 !== 0) throw new Error(`odd-length hex: ${hex}`)
+    const out = alloc((hex.length - start) / 2)
+    hexInto(hex, start, out, 0)
+    return out
+  }
 }
+
+/** Parses 0x-prefixed hex of even length (case-insensitive) into an array of its own. */
+export const hexToBytes = hexDecoder(n => new Uint8Array(n))
 
 /**
  * The hex digits of `hex` from `start` on as bytes, an odd count read as if led by a 0 (a
