@@ -32,7 +32,7 @@ import { EVM_DATASETS } from '../src/datasets/evm.ts'
 import { createRpcClient } from '../src/ingest/rpc.ts'
 import { localBuilder } from '../src/ingest/unit.ts'
 import { findChain } from '../src/chains/registry.ts'
-import { DEFAULT_PARTITION_BLOCKS } from '../src/ingest/run.ts'
+import { partitionBlocksOf } from '../src/ingest/run.ts'
 import type { ChainRef } from '../src/manifest/types.ts'
 import { fsStore } from '../src/store/fs.ts'
 import type { BlockRange } from '../src/manifest/types.ts'
@@ -51,7 +51,7 @@ const RATE_ROUNDS = Number(process.env.BENCH_INGEST_ROUNDS ?? 4)
 const RATE_BLOCKS_PER_UNIT = 25
 const ETH: ChainRef = { family: 'evm', id: 1, code: 'ETH' }
 /** Blocks in a partition, hence in a unit, as `npm run ingest` writes Ethereum by default. */
-const ETH_PARTITION_BLOCKS = findChain('evm', 'ETH')?.partitionBlocks ?? DEFAULT_PARTITION_BLOCKS
+const ETH_PARTITION_BLOCKS = partitionBlocksOf(findChain('evm', 'ETH')!)
 
 /** shared/ beside the project root, or SHARED_DIR. */
 const sharedDir = (root: string) => process.env.SHARED_DIR ?? join(root, '..', 'shared')

@@ -3,7 +3,7 @@
  * (25 M blocks), computed by encoding a manifest of that shape (bench/lib/manifest-scale.ts).
  */
 import { findChain } from '../src/chains/registry.ts'
-import { DEFAULT_PARTITION_BLOCKS } from '../src/ingest/run.ts'
+import { DEFAULT_PARTITION_BLOCKS, partitionBlocksOf } from '../src/ingest/run.ts'
 import { DEFAULT_LAYOUT } from '../src/parquet/write.ts'
 import { DEFAULT_SHARD_SPAN } from '../src/manifest/publish.ts'
 import { manifestScale } from './lib/manifest-scale.ts'
@@ -14,7 +14,7 @@ const BLOCKS = 25_000_000
 const LOGS_PER_BLOCK = 280
 
 /** Ethereum's partitions as the ingester writes them by default (the registry's span). */
-const ETH_PARTITION_BLOCKS = findChain('evm', 'ETH')?.partitionBlocks ?? DEFAULT_PARTITION_BLOCKS
+const ETH_PARTITION_BLOCKS = partitionBlocksOf(findChain('evm', 'ETH')!)
 
 export const manifest: Section = {
   name: 'manifest',

@@ -24,7 +24,7 @@ export interface PoolRun {
   rounds: number
   blocksPerUnit: number
   repetitions: number
-  /** Blocks in a unit of the chain's default partition: one more pool, every dataset, run once over every recorded block. */
+  /** Blocks in a unit of the chain's default partition: one more pool, every dataset, two units a thread. */
   partitionBlocks: number
 }
 

@@ -235,9 +235,10 @@ export async function benchUnitRate(
 /**
  * A source that fetches each range `times` times over (each fetch verified and
  * transformed on its own, `inFlight` at once as the EVM source fetches a unit's steps) and gives
- * the rows of all of them: a long run of full-size partitions from a few recorded blocks. Copies after the first are made distinct where a
- * chain's values are (`distinctCopy`), so the writers meet as many distinct hashes,
- * signatures and payloads as in real blocks rather than the same few values again.
+ * the rows of all of them: a long run of full-size partitions from a few recorded blocks.
+ * Copies after the first are made distinct where a chain's values are (`distinctCopy`), so the
+ * writers meet as many distinct hashes, signatures and payloads as in real blocks rather than the
+ * same few values again.
  */
 export function repeatSource(source: ChainSource, times: number, inFlight = 4): ChainSource {
   return {

@@ -28,6 +28,9 @@ import { localBuilder, type UnitBuilder } from './unit.ts'
 /** Blocks per partition by default; must divide the manifest's shard span. */
 export const DEFAULT_PARTITION_BLOCKS = 10_000
 
+/** Blocks per partition the ingester writes for `chain` unless told otherwise: the registry's, else the default. */
+export const partitionBlocksOf = (chain: Chain): number => chain.partitionBlocks ?? DEFAULT_PARTITION_BLOCKS
+
 export interface IngestOptions {
   chain: Chain
   /** JSON-RPC node of an EVM chain; ignored when `source` is given. */
@@ -121,7 +124,7 @@ export async function runIngest(opts: IngestOptions): Promise<IngestReport> {
   const source = opts.source ?? evmSourceFor(opts)
   const builder = opts.builder ?? localBuilder(source, chain, opts.layout)
   const datasets = pickDatasets(source, opts.datasets)
-  const span = opts.partitionBlocks ?? opts.chain.partitionBlocks ?? DEFAULT_PARTITION_BLOCKS
+  const span = opts.partitionBlocks ?? partitionBlocksOf(opts.chain)
   if (!Number.isSafeInteger(opts.from) || opts.from < 0) throw new Error(`invalid from block: ${opts.from}`)
   if (!Number.isSafeInteger(span) || span < 1) throw new Error(`invalid partition size: ${span}`)
 

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { CHAINS, findChain } from '../../src/chains/registry.ts'
-import { DEFAULT_PARTITION_BLOCKS, runIngest } from '../../src/ingest/run.ts'
+import { partitionBlocksOf, runIngest } from '../../src/ingest/run.ts'
 import { DEFAULT_SHARD_SPAN } from '../../src/manifest/publish.ts'
 import { fsStore } from '../../src/store/fs.ts'
 import { StorageError, type ObjectStore } from '../../src/store/types.ts'
@@ -58,7 +58,7 @@ describe('runIngest from a live anvil devnet', () => {
     await runIngest({ chain: { ...chain, partitionBlocks: 5 }, rpcUrl: w.anvil.url, from: 0, to: 'latest', store })
     const spans = (await partitionsOf(store, DEV, 'blocks')).map(p => [p.from, p.to])
     expect(spans).toEqual(Array.from({ length: Math.ceil((w.head + 1) / 5) }, (_, i) => [5 * i, Math.min(w.head, 5 * i + 4)]))
-    for (const c of CHAINS) expect(DEFAULT_SHARD_SPAN % (c.partitionBlocks ?? DEFAULT_PARTITION_BLOCKS), c.code).toBe(0)
+    for (const c of CHAINS) expect(DEFAULT_SHARD_SPAN % partitionBlocksOf(c), c.code).toBe(0)
     expect(findChain('evm', 'ETH')!.partitionBlocks).toBe(1000)
   })
 
