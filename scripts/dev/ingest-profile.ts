@@ -5,7 +5,7 @@
  * under V8's sampling profiler, then each sample counted in the innermost category of its
  * stack (shares of the samples that are not idle or module loading).
  *
- *   npx node --cpu-prof --cpu-prof-dir=/tmp/prof scripts/dev/ingest-profile.ts [rounds]
+ *   npx node --cpu-prof --cpu-prof-dir=/tmp/prof scripts/dev/ingest-profile.ts [rounds] [blocks a unit, default 25]
  *   npx node scripts/dev/ingest-profile.ts --report /tmp/prof/<file>.cpuprofile
  *
  * The first prints the ingester's CPU ms a block (the profiler's own cost included); the
@@ -29,7 +29,6 @@ import { wasmXxhash64 } from '../../src/parquet/bloom.ts'
 import { fsStore } from '../../src/store/fs.ts'
 
 const BLOCKS = [17000000, 18000000, 18500000]
-const BLOCKS_PER_UNIT = 25
 const ETH: ChainRef = { family: 'evm', id: 1, code: 'ETH' }
 
 interface CallFrame {
@@ -98,7 +97,7 @@ function report(profile: Profile): string {
   ].join('\n')
 }
 
-async function run(rounds: number): Promise<void> {
+async function run(rounds: number, blocksPerUnit: number): Promise<void> {
   const tool = join(process.env.SHARED_DIR ?? join(import.meta.dirname, '..', '..', '..', 'shared'), 'tools', 'replay-evm.mjs')
   const node = spawn(process.execPath, [tool], { stdio: ['ignore', 'pipe', 'inherit'] })
   const dir = await mkdtemp(join(tmpdir(), 'ingest-profile-'))
@@ -108,13 +107,13 @@ async function run(rounds: number): Promise<void> {
       node.once('exit', code => reject(new Error(`replay-evm.mjs exited with ${code}`)))
     })
     const rpc = createRpcClient(url, { concurrency: 4, fetch: nodeHttpFetch() })
-    const source = repeatSource(evmSource(rpc, { keccak: await wasmKeccak256(), chain: { family: 'evm', id: ETH.id } }), BLOCKS_PER_UNIT)
+    const source = repeatSource(evmSource(rpc, { keccak: await wasmKeccak256(), chain: { family: 'evm', id: ETH.id } }), blocksPerUnit)
     const builder = localBuilder(source, ETH, { bloomHash: await wasmXxhash64() })
     const storages = [...EVM_DATASETS, ...DEX_DATASETS, dexTokens].map(d => d.storage)
-    const shape = { blocksPerUnit: BLOCKS_PER_UNIT, store: fsStore(dir), concurrency: 2, storages }
+    const shape = { blocksPerUnit: blocksPerUnit, store: fsStore(dir), concurrency: 2, storages }
     await benchUnitRate(builder, BLOCKS, { ...shape, rounds: 1 })
     const f = await benchUnitRate(builder, BLOCKS, { ...shape, rounds })
-    console.log(`${f.blocks} blocks after a warm-up of ${BLOCKS.length * BLOCKS_PER_UNIT}: ${f.cpuMsPerBlock.toFixed(1)} ms of CPU a block`)
+    console.log(`${f.blocks} blocks after a warm-up of ${BLOCKS.length * blocksPerUnit}: ${f.cpuMsPerBlock.toFixed(1)} ms of CPU a block`)
   } finally {
     node.kill()
     await rm(dir, { recursive: true, force: true })
@@ -123,4 +122,4 @@ async function run(rounds: number): Promise<void> {
 
 const args = process.argv.slice(2)
 if (args[0] === '--report') console.log(report(JSON.parse(await readFile(args[1], 'utf8')) as Profile))
-else await run(Number(args[0] ?? 4))
+else await run(Number(args[0] ?? 4), Number(args[1] ?? 25))

@@ -34,6 +34,8 @@ export async function buildUnit(source: ChainSource, chain: ChainRef, unit: Inge
     if (!dataset) throw new Error(`the source has no dataset stored as ${storage}`)
     const batch = batches[storage]
     if (!batch) throw new Error(`the source gave no ${storage} rows for blocks ${unit.range[0]}-${unit.range[1]}`)
+    // Let go of the rows once encoded: the collections while later datasets encode then mark fewer of them.
+    delete batches[storage]
     const written: WrittenPartition[] = []
     for (const [from, to] of pieces) {
       const part = sliceBatch(batch, dataset.rangeKey, from, to)

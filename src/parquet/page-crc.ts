@@ -10,30 +10,38 @@
  * files as before.
  */
 import { parquetHeader } from 'hyparquet/src/column.js'
-import { ByteWriter, type ParquetWriter } from 'hyparquet-writer'
+import type { ParquetWriter } from 'hyparquet-writer'
 import { writePageHeader } from 'hyparquet-writer/src/datapage.js'
 import { crc32 } from '../store/crc32.ts'
+import { ChunkedWriter } from './chunked-writer.ts'
 
-/** Rewrites the pages `parquet` has written so far with their checksums; `parquet` then writes on into a new ByteWriter. */
+/** Most bytes a page header takes (a data page's without statistics takes a few dozen). */
+const HEADER_WINDOW = 1024
+
+/** Rewrites the pages `parquet` has written so far with their checksums; `parquet` then writes on into a new writer. */
 export function checksumPages(parquet: ParquetWriter): void {
-  if (!(parquet.writer instanceof ByteWriter) || !Array.isArray(parquet.row_groups)) {
-    throw new Error('hyparquet-writer no longer has ParquetWriter.writer as a ByteWriter and row_groups: update src/parquet/page-crc.ts')
+  const written = parquet.writer
+  if (!(written instanceof ChunkedWriter) || !Array.isArray(parquet.row_groups)) {
+    throw new Error('ParquetWriter has no ChunkedWriter as its writer, or hyparquet-writer no longer has row_groups: see src/parquet/page-crc.ts')
   }
-  const bytes = parquet.writer.getBytes()
-  const out = new ByteWriter(bytes.length + 4096)
-  out.appendBytes(bytes.subarray(0, 4))
+  const length = written.offset
+  // Room for the pages, each header grown by its crc field (at most 6 bytes); the tail goes on in further chunks.
+  const out = new ChunkedWriter(length + (length >> 6) + 64 * 1024)
+  out.appendBytes(written.read(0, 4))
   // Old start of every page (and the end of the last) → its new start.
   const moved = new Map<number, number>()
-  const reader = { view: new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength), offset: 4 }
-  while (reader.offset < bytes.length) {
-    moved.set(reader.offset, out.offset)
+  let offset = 4
+  while (offset < length) {
+    moved.set(offset, out.offset)
+    const window = written.read(offset, Math.min(HEADER_WINDOW, length - offset))
+    const reader = { view: new DataView(window.buffer, window.byteOffset, window.byteLength), offset: 0 }
     const header = parquetHeader(reader)
-    const body = bytes.subarray(reader.offset, reader.offset + header.compressed_page_size)
+    const body = written.read(offset + reader.offset, header.compressed_page_size)
     writePageHeader(out, { ...header, crc: crc32(body) | 0 })
     out.appendBytes(body)
-    reader.offset += header.compressed_page_size
+    offset += reader.offset + header.compressed_page_size
   }
-  moved.set(bytes.length, out.offset)
+  moved.set(length, out.offset)
   const at = (offset: bigint | number): number => {
     const to = moved.get(Number(offset))
     if (to === undefined) throw new Error(`checksumPages: offset ${offset} is not the start of a page`)

@@ -4,7 +4,7 @@
  * manifest entry the planner needs to skip footers and row groups it does not need.
  */
 import { parquetMetadata } from 'hyparquet'
-import { ByteWriter, ParquetWriter } from 'hyparquet-writer'
+import { ParquetWriter } from 'hyparquet-writer'
 import type { ColumnSource } from 'hyparquet-writer'
 import type { FileMetaData, SchemaElement } from 'hyparquet'
 import { columnOf, isStored, type DatasetDecl, type FieldDecl } from '../schema/dataset.ts'
@@ -13,6 +13,7 @@ import type { ColumnBatch } from '../columns/batch.ts'
 import type { ByteSpan, PartitionEntry, RowGroupEntry } from '../manifest/types.ts'
 import { crc32 } from '../store/crc32.ts'
 import { checksumPages } from './page-crc.ts'
+import { ChunkedWriter } from './chunked-writer.ts'
 import { bloomFilterOf, type Hash64 } from './bloom.ts'
 
 export interface LayoutOptions {
@@ -108,7 +109,7 @@ export function writePartition(
   })
   const schema = parquetSchemaOf(dataset)
   const parquet = new ParquetWriter({
-    writer: new ByteWriter(),
+    writer: new ChunkedWriter(),
     schema,
     statisticsTruncateLength: Infinity,
     kvMetadata: [{ key: 'edge-chain-data.dataset', value: dataset.storage }],
@@ -119,7 +120,7 @@ export function writePartition(
   clusterByColumn(parquet, fields.map(columnOf))
   if (blooms && bloomHash) addBlooms(parquet, schema, fields, batch, rowGroupSize, bloomFpp, bloomHash)
   parquet.finish()
-  const bytes = new Uint8Array((parquet.writer as ByteWriter).getBuffer())
+  const bytes = (parquet.writer as ChunkedWriter).getBytes()
   const metadata = parquetMetadata(bytes)
   return { bytes, metadata, entry: withTailChecksums(entryFromMetadata(dataset, metadata, bytes.length, range), bytes) }
 }

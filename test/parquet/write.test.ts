@@ -5,7 +5,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api'
 import { parquetMetadata, parquetReadObjects, readOffsetIndex, type FileMetaData } from 'hyparquet'
 import { logs } from '../../src/datasets/evm.ts'
+import { parquetHeader } from 'hyparquet/src/column.js'
 import { bloomSpans, parquetSchemaOf, storedFields, writePartition } from '../../src/parquet/write.ts'
+import { crc32 } from '../../src/store/crc32.ts'
 import { columnOf, type DatasetDecl } from '../../src/schema/dataset.ts'
 
 describe('writePartition', () => {
@@ -88,6 +90,33 @@ describe('partition layout', () => {
       offset: 0,
     }).page_locations
     expect(pages.length).toBeGreaterThanOrEqual(5)
+  })
+
+  it('writes a partition larger than its writer\'s chunks whole: every row back, every page with its checksum', async () => {
+    const n = 60_000
+    const batch = logsBatch(n)
+    const w = writePartition(logs, batch, { from: 1000, to: 1599 })
+    // The chunks start at 64 KiB and double: this file spans five of them, and the rewrite with checksums as many.
+    expect(w.bytes.length).toBeGreaterThan(1 << 20)
+    expect(w.bytes.buffer.byteLength).toBe(w.bytes.length)
+    const rows = await parquetReadObjects({ file: w.bytes.buffer as ArrayBuffer, utf8: false, columns: ['block_number', 'topic1', 'data'] })
+    expect(rows.length).toBe(n)
+    for (let i = 0; i < n; i += 997) {
+      expect(rows[i].block_number).toBe(batch.columns.block_number[i])
+      expect(rows[i].topic1).toEqual(batch.columns.topic1[i])
+      expect(rows[i].data).toEqual(batch.columns.data[i])
+    }
+    let pages = 0
+    const reader = { view: new DataView(w.bytes.buffer), offset: 4 }
+    while (reader.offset < w.entry.tailOffset) {
+      const header = parquetHeader(reader)
+      const body = w.bytes.subarray(reader.offset, reader.offset + header.compressed_page_size)
+      expect(header.crc).toBe(crc32(body) | 0)
+      reader.offset += header.compressed_page_size
+      pages++
+    }
+    expect(reader.offset).toBe(w.entry.tailOffset)
+    expect(pages).toBeGreaterThan(100)
   })
 
   it("writes each column's bloom filters contiguously, in column order, just before the footer, and records where", () => {

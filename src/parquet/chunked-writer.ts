@@ -1,0 +1,69 @@
+/**
+ * The writer a partition's Parquet is written into: hyparquet-writer's ByteWriter grows one
+ * buffer by doubling, so a 200 MB partition is copied on each doubling and briefly takes
+ * twice its size. Each of those large buffers is external memory to V8, and while a unit's
+ * rows are held, external memory growing by tens of megabytes starts a full collection over
+ * all of them (BENCHMARKS.md "Partitions written without doubling"). This writer adds chunks
+ * instead, and copies its bytes once, into a buffer of exactly their size, when asked for them.
+ */
+import { ByteWriter } from 'hyparquet-writer'
+
+/** Most bytes a chunk holds, unless one write needs more: chunks double up to it, so a small partition allocates little. */
+export const CHUNK_BYTES = 4 << 20
+
+export class ChunkedWriter extends ByteWriter {
+  /** Full chunks before the current one (`buffer` up to `index`), and the offset each starts at. */
+  private readonly chunks: Uint8Array[] = []
+  private readonly starts: number[] = []
+
+  /** `first`: the first chunk's size, when the caller knows about how much it will write. */
+  constructor(first = 64 * 1024) {
+    super(first)
+  }
+
+  override ensure(size: number): void {
+    if (this.index + size <= this.buffer.byteLength) return
+    if (this.index > 0) {
+      this.starts.push(this.offset - this.index)
+      this.chunks.push(new Uint8Array(this.buffer, 0, this.index))
+    }
+    this.buffer = new ArrayBuffer(Math.max(size, Math.min(CHUNK_BYTES, 2 * this.buffer.byteLength)))
+    this.view = new DataView(this.buffer)
+    this.index = 0
+  }
+
+  /** `length` bytes written from `offset`: a view where one chunk holds them all, else a copy. */
+  read(offset: number, length: number): Uint8Array {
+    const end = offset + length
+    if (offset < 0 || end > this.offset) throw new RangeError(`ChunkedWriter: bytes ${offset}-${end} of ${this.offset} written`)
+    const current = this.offset - this.index
+    if (offset >= current) return new Uint8Array(this.buffer, offset - current, length)
+    let i = this.chunks.length - 1
+    while (this.starts[i] > offset) i--
+    if (end <= this.starts[i] + this.chunks[i].length) return this.chunks[i].subarray(offset - this.starts[i], end - this.starts[i])
+    const out = new Uint8Array(length)
+    for (let at = offset; at < end; i++) {
+      const [chunk, start] = i < this.chunks.length ? [this.chunks[i], this.starts[i]] : [new Uint8Array(this.buffer, 0, this.index), current]
+      const take = chunk.subarray(at - start, Math.min(chunk.length, end - start))
+      out.set(take, at - offset)
+      at += take.length
+    }
+    return out
+  }
+
+  /** Every byte written, in a buffer of exactly their size, its own (transferable whole). */
+  override getBytes(): Uint8Array<ArrayBuffer> {
+    if (this.chunks.length === 0 && this.index === this.buffer.byteLength) return new Uint8Array(this.buffer)
+    const out = new Uint8Array(this.offset)
+    let at = 0
+    for (const chunk of [...this.chunks, new Uint8Array(this.buffer, 0, this.index)]) {
+      out.set(chunk, at)
+      at += chunk.length
+    }
+    return out
+  }
+
+  override getBuffer(): ArrayBuffer {
+    return this.getBytes().buffer
+  }
+}
