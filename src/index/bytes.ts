@@ -90,12 +90,15 @@ export class ByteWriter {
     this.length = at
   }
 
-  /** Appends `b[start, end)`. */
+  /** Appends `b[start, end)`: a loop for short values, where a view to copy from costs more; calldata is copied whole. */
   bytesOf(b: Uint8Array, start: number, end: number): void {
     this.reserve(end - start)
     const buf = this.buf
     let at = this.length
-    for (let i = start; i < end; i++) buf[at++] = b[i]
+    if (end - start > 64) {
+      buf.set(b.subarray(start, end), at)
+      at += end - start
+    } else for (let i = start; i < end; i++) buf[at++] = b[i]
     this.length = at
   }
 
