@@ -27,15 +27,15 @@ export interface UnitBuilder {
 
 /** Fetches `unit.range` from the source and encodes every piece. */
 export async function buildUnit(source: ChainSource, chain: ChainRef, unit: IngestUnit, layout?: LayoutOptions): Promise<EncodedUnit> {
-  const batches = await source.fetch(unit.range)
+  // Each dataset's rows are let go once encoded: the collections while later datasets encode then mark fewer of them.
+  const batches = new Map(Object.entries(await source.fetch(unit.range)))
   const out: EncodedUnit = { partitions: {}, segments: {} }
   for (const [storage, pieces] of Object.entries(unit.pieces)) {
     const dataset = source.datasets.find(d => d.storage === storage)
     if (!dataset) throw new Error(`the source has no dataset stored as ${storage}`)
-    const batch = batches[storage]
+    const batch = batches.get(storage)
     if (!batch) throw new Error(`the source gave no ${storage} rows for blocks ${unit.range[0]}-${unit.range[1]}`)
-    // Let go of the rows once encoded: the collections while later datasets encode then mark fewer of them.
-    delete batches[storage]
+    batches.delete(storage)
     const written: WrittenPartition[] = []
     for (const [from, to] of pieces) {
       const part = sliceBatch(batch, dataset.rangeKey, from, to)

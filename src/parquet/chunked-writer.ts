@@ -43,7 +43,8 @@ export class ChunkedWriter extends ByteWriter {
     if (end <= this.starts[i] + this.chunks[i].length) return this.chunks[i].subarray(offset - this.starts[i], end - this.starts[i])
     const out = new Uint8Array(length)
     for (let at = offset; at < end; i++) {
-      const [chunk, start] = i < this.chunks.length ? [this.chunks[i], this.starts[i]] : [new Uint8Array(this.buffer, 0, this.index), current]
+      const [chunk, start] =
+        i < this.chunks.length ? [this.chunks[i], this.starts[i]] : [new Uint8Array(this.buffer, 0, this.index), current]
       const take = chunk.subarray(at - start, Math.min(chunk.length, end - start))
       out.set(take, at - offset)
       at += take.length

@@ -22,7 +22,9 @@ const HEADER_WINDOW = 1024
 export function checksumPages(parquet: ParquetWriter): void {
   const written = parquet.writer
   if (!(written instanceof ChunkedWriter) || !Array.isArray(parquet.row_groups)) {
-    throw new Error('ParquetWriter has no ChunkedWriter as its writer, or hyparquet-writer no longer has row_groups: see src/parquet/page-crc.ts')
+    throw new Error(
+      'ParquetWriter has no ChunkedWriter as its writer, or hyparquet-writer no longer has row_groups: see src/parquet/page-crc.ts',
+    )
   }
   const length = written.offset
   // Room for the pages, each header grown by its crc field (at most 6 bytes); the tail goes on in further chunks.

@@ -92,7 +92,7 @@ describe('partition layout', () => {
     expect(pages.length).toBeGreaterThanOrEqual(5)
   })
 
-  it('writes a partition larger than its writer\'s chunks whole: every row back, every page with its checksum', async () => {
+  it("writes a partition larger than its writer's chunks whole: every row back, every page with its checksum", async () => {
     const n = 60_000
     const batch = logsBatch(n)
     const w = writePartition(logs, batch, { from: 1000, to: 1599 })
