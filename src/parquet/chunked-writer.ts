@@ -4,8 +4,8 @@
  * twice its size. Each of those large buffers is external memory to V8, and while a unit's
  * rows are held, external memory growing by tens of megabytes starts a full collection over
  * all of them (BENCHMARKS.md "Partitions written without doubling, and what the 25-block units
- * leave out"). This writer adds chunks
- * instead, and copies its bytes once, into a buffer of exactly their size, when asked for them.
+ * leave out"). This writer adds chunks instead, and copies its bytes once, into a buffer of
+ * exactly their size, when asked for them.
  */
 import { ByteWriter } from 'hyparquet-writer'
 
