@@ -110,7 +110,7 @@ async function run(rounds: number, blocksPerUnit: number): Promise<void> {
     const source = repeatSource(evmSource(rpc, { keccak: await wasmKeccak256(), chain: { family: 'evm', id: ETH.id } }), blocksPerUnit)
     const builder = localBuilder(source, ETH, { bloomHash: await wasmXxhash64() })
     const storages = [...EVM_DATASETS, ...DEX_DATASETS, dexTokens].map(d => d.storage)
-    const shape = { blocksPerUnit: blocksPerUnit, store: fsStore(dir), concurrency: 2, storages }
+    const shape = { blocksPerUnit, store: fsStore(dir), concurrency: 2, storages }
     await benchUnitRate(builder, BLOCKS, { ...shape, rounds: 1 })
     const f = await benchUnitRate(builder, BLOCKS, { ...shape, rounds })
     console.log(`${f.blocks} blocks after a warm-up of ${BLOCKS.length * blocksPerUnit}: ${f.cpuMsPerBlock.toFixed(1)} ms of CPU a block`)
