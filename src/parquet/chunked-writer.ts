@@ -42,25 +42,23 @@ export class ChunkedWriter extends ByteWriter {
     let i = this.chunks.length - 1
     while (this.starts[i] > offset) i--
     if (end <= this.starts[i] + this.chunks[i].length) return this.chunks[i].subarray(offset - this.starts[i], end - this.starts[i])
-    const out = new Uint8Array(length)
-    for (let at = offset; at < end; i++) {
-      const [chunk, start] =
-        i < this.chunks.length ? [this.chunks[i], this.starts[i]] : [new Uint8Array(this.buffer, 0, this.index), current]
-      const take = chunk.subarray(at - start, Math.min(chunk.length, end - start))
-      out.set(take, at - offset)
-      at += take.length
-    }
-    return out
+    return this.copy(i, offset, new Uint8Array(length))
   }
 
   /** Every byte written, in a buffer of exactly their size, its own (transferable whole). */
   override getBytes(): Uint8Array<ArrayBuffer> {
     if (this.chunks.length === 0 && this.index === this.buffer.byteLength) return new Uint8Array(this.buffer)
-    const out = new Uint8Array(this.offset)
-    let at = 0
-    for (const chunk of [...this.chunks, new Uint8Array(this.buffer, 0, this.index)]) {
-      out.set(chunk, at)
-      at += chunk.length
+    return this.copy(0, 0, new Uint8Array(this.offset))
+  }
+
+  /** Fills `out` with the bytes written from `offset`, which chunk `i` holds (the current one after the full ones). */
+  private copy(i: number, offset: number, out: Uint8Array<ArrayBuffer>): Uint8Array<ArrayBuffer> {
+    for (let at = offset; at < offset + out.length; i++) {
+      const [chunk, start] =
+        i < this.chunks.length ? [this.chunks[i], this.starts[i]] : [new Uint8Array(this.buffer, 0, this.index), this.offset - this.index]
+      const take = chunk.subarray(at - start, Math.min(chunk.length, offset + out.length - start))
+      out.set(take, at - offset)
+      at += take.length
     }
     return out
   }
