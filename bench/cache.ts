@@ -11,7 +11,7 @@ import { join } from 'node:path'
 /** Files whose content decides the bench lakes' bytes. */
 export const LAKE_SOURCES = [
   'src/parquet/write.ts',
-  'src/parquet/page-crc.ts',
+  'src/parquet/row-groups.ts',
   'src/parquet/lookup.ts',
   'src/parquet/put.ts',
   'bench/lib/lake.ts',

@@ -22,6 +22,7 @@ import type { IngestUnit } from '../../src/ingest/plan.ts'
 import type { UnitBuilder } from '../../src/ingest/unit.ts'
 import { putEncoded } from '../../src/parquet/put.ts'
 import { concatBatches } from '../../src/ingest/batch.ts'
+import { slabBytes } from '../../src/ingest/transform.ts'
 import type { ChainSource } from '../../src/ingest/source.ts'
 import type { ColumnBatch } from '../../src/columns/batch.ts'
 import { columnOf, type DatasetDecl, type FieldDecl } from '../../src/schema/dataset.ts'
@@ -273,7 +274,7 @@ export const isDistinctOnChain = (f: FieldDecl): boolean =>
  * (distinct values differ early, which comparisons see, and late, which the index's hash of a
  * value's tail sees). Equal values stay equal, and one array stays one array, across the
  * copy's datasets: the same function of the value everywhere, so a transaction's hash still
- * joins its logs.
+ * joins its logs. Copies are cut from the transform's slabs, as the values they stand for are.
  */
 export function distinctCopy(
   datasets: readonly DatasetDecl[],
@@ -288,7 +289,8 @@ export function distinctCopy(
     if (v.length < 4) return v
     let out = made.get(v)
     if (!out) {
-      out = v.slice()
+      out = slabBytes(v.length)
+      out.set(v)
       xorAt(out, out.length - 4)
       if (out.length >= 8) xorAt(out, 0)
       made.set(v, out)

@@ -35,7 +35,7 @@ const small = (n: number): bigint => (n < 4096 ? SMALL[n] : BigInt(n))
 const SLAB = 1 << 20
 let slab = new Uint8Array(SLAB)
 let slabAt = 0
-function alloc(n: number): Uint8Array {
+export function slabBytes(n: number): Uint8Array {
   if (n > SLAB >> 4) return new Uint8Array(n)
   if (slabAt + n > SLAB) {
     slab = new Uint8Array(SLAB)
@@ -46,7 +46,7 @@ function alloc(n: number): Uint8Array {
   return out
 }
 
-const bin: (hex: Hex) => Uint8Array = hexDecoder(alloc)
+const bin: (hex: Hex) => Uint8Array = hexDecoder(slabBytes)
 
 /** A quantity as u64: from the shared small values for up to three digits, else BigInt (which also refuses what is not a number). */
 function u64(hex: Hex): bigint {
@@ -60,7 +60,7 @@ export function u256(hex: Hex): Uint8Array {
   while (start < hex.length && hex.charCodeAt(start) === 48) start++
   const digits = hex.length - start
   if (digits > 64) throw new RangeError(`quantity wider than 256 bits: ${hex}`)
-  const out = alloc(32)
+  const out = slabBytes(32)
   digitsInto(hex, start, out, 32 - ((digits + 1) >> 1))
   return out
 }

@@ -12,7 +12,7 @@ import { KINDS } from '../schema/kinds.ts'
 import type { ColumnBatch } from '../columns/batch.ts'
 import type { ByteSpan, PartitionEntry, RowGroupEntry } from '../manifest/types.ts'
 import { crc32 } from '../store/crc32.ts'
-import { checksumPages } from './page-crc.ts'
+import { writeRowGroups } from './row-groups.ts'
 import { ChunkedWriter } from './chunked-writer.ts'
 import { bloomFilterOf, type Hash64 } from './bloom.ts'
 
@@ -115,12 +115,13 @@ export function writePartition(
     kvMetadata: [{ key: 'edge-chain-data.dataset', value: dataset.storage }],
     createdBy: 'edge-chain-data',
   })
-  parquet.write({ columnData, rowGroupSize, pageSize })
-  checksumPages(parquet)
+  writeRowGroups(parquet, columnData, rowGroupSize, pageSize)
   clusterByColumn(parquet, fields.map(columnOf))
   if (blooms && bloomHash) addBlooms(parquet, schema, fields, batch, rowGroupSize, bloomFpp, bloomHash)
   parquet.finish()
-  const bytes = (parquet.writer as ChunkedWriter).getBytes()
+  const writer = parquet.writer as ChunkedWriter
+  const bytes = writer.getBytes()
+  writer.release()
   const metadata = parquetMetadata(bytes)
   return { bytes, metadata, entry: withTailChecksums(entryFromMetadata(dataset, metadata, bytes.length, range), bytes) }
 }

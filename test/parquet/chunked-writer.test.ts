@@ -1,4 +1,4 @@
-/** The chunked writer partitions are written into: the same bytes as hyparquet-writer's ByteWriter, read back across its chunks. */
+/** The chunked writer partitions are written into: the same bytes as hyparquet-writer's ByteWriter, its chunks reused once released. */
 import { ByteWriter } from 'hyparquet-writer'
 import { describe, expect, it } from 'vitest'
 import { CHUNK_BYTES, ChunkedWriter } from '../../src/parquet/chunked-writer.ts'
@@ -40,18 +40,21 @@ describe('ChunkedWriter', () => {
     }
   })
 
-  it('reads any range back, within a chunk or across several, and refuses bytes not written', () => {
-    const [chunked, plain] = writeBoth(4, 300)
-    const all = plain.getBytes()
-    const random = rng(5)
-    for (let i = 0; i < 500; i++) {
-      const offset = Math.floor(random() * all.length)
-      const length = Math.floor(random() * Math.min(all.length - offset, i % 2 ? 64 : 3 * CHUNK_BYTES))
-      expect(same(chunked.read(offset, length), all.subarray(offset, offset + length))).toBe(true)
-    }
-    expect(same(chunked.read(0, all.length), all)).toBe(true)
-    expect(() => chunked.read(all.length - 4, 8)).toThrow(RangeError)
-    expect(() => chunked.read(-1, 2)).toThrow(RangeError)
+  it('hands its full-size chunks to the next writers once released, and the bytes it gave stay as they were', () => {
+    const [first, plain] = writeBoth(4, 300)
+    const bytes = first.getBytes()
+    first.release()
+    // a writer whose one chunk is exactly full gives that chunk away: it must not be handed on
+    const exact = new ChunkedWriter(CHUNK_BYTES)
+    exact.appendBytes(new Uint8Array(CHUNK_BYTES).fill(7))
+    const given = exact.getBytes()
+    exact.release()
+    const [second] = writeBoth(6, 300)
+    const again = second.getBytes()
+    second.release()
+    expect(same(bytes, plain.getBytes())).toBe(true)
+    expect(given.every(b => b === 7)).toBe(true)
+    expect(same(again, writeBoth(6, 300)[1].getBytes())).toBe(true)
   })
 
   it('gives no bytes when nothing was written', () => {

@@ -6,6 +6,7 @@ import { writePartition } from '../../src/parquet/write.ts'
 import type { DatasetDecl, LookupDecl } from '../../src/schema/dataset.ts'
 import { makePools, makeRows, plain, rng, toColumns, type Row } from '../query/lake.ts'
 import type { ColumnBatch } from '../../src/columns/batch.ts'
+import { compareValues } from '../../src/columns/compare.ts'
 
 const bytes = (...xs: number[]) => Uint8Array.from(xs)
 const batchOf = (columns: ColumnBatch['columns']): ColumnBatch => ({ length: Object.values(columns)[0].length, columns })
@@ -33,6 +34,24 @@ describe('sortOrder', () => {
     })
     expect(Array.from(sortOrder(batch, ['a', 'n']))).toEqual([1, 3, 2, 4, 0])
     expect(Array.from(sortOrder(batch, ['n', 'a']))).toEqual([2, 4, 0, 1, 3])
+  })
+
+  it('orders random byte values, short and long, sharing their first bytes or not, as a comparison of whole values does', () => {
+    const r = rng(9)
+    const value = () =>
+      r() < 0.1 ? null : Uint8Array.from({ length: Math.floor(r() * 10) }, (_, k) => (k < 5 && r() < 0.8 ? 0 : Math.floor(r() * 3) * 127))
+    for (let round = 0; round < 20; round++) {
+      const batch = batchOf({ a: Array.from({ length: 300 }, value), n: Array.from({ length: 300 }, () => BigInt(Math.floor(r() * 3))) })
+      const expected = Array.from({ length: 300 }, (_, i) => i).sort((i, j) => {
+        for (const c of ['a', 'n']) {
+          const [x, y] = [batch.columns[c][i], batch.columns[c][j]]
+          const d = x === null ? (y === null ? 0 : -1) : y === null ? 1 : compareValues(x!, y!)
+          if (d !== 0) return d
+        }
+        return i - j
+      })
+      expect(Array.from(sortOrder(batch, ['a', 'n']))).toEqual(expected)
+    }
   })
 
   it('of no rows is empty', () => {
