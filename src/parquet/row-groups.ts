@@ -27,7 +27,7 @@ import { snappyInto } from './snappy-compress.ts'
 type Value = DecodedArray[number]
 type Pending = ParquetWriter['pendingIndexes'][number]
 
-/** Buffers reused by every page: the page's body as stored (levels, then compressed values) and its values before compression. */
+/** Buffers reused by every page of one call: the page's body as stored (levels, then compressed values), its values before compression, and a boolean page's runs. */
 interface Scratch {
   body: ByteWriter
   values: ByteWriter
