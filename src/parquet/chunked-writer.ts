@@ -15,7 +15,7 @@ export const CHUNK_BYTES = 4 << 20
 
 /** Released chunks of CHUNK_BYTES kept for the next writers of this thread, at most SPARE_CHUNKS (64 MiB: 256 gave no more speed and ~250 MB more peak RSS in the partition row). */
 const spare: ArrayBuffer[] = []
-export const SPARE_CHUNKS = 16
+const SPARE_CHUNKS = 16
 
 export class ChunkedWriter extends ByteWriter {
   /** Full chunks before the current one (`buffer` up to `index`). */

@@ -3,13 +3,14 @@
  * and results of hyparquet-writer's `useDictionary` (no size cap), taken faster. It keyed a
  * `Map` by each byte value's object to find a hash already taken; that lookup cost more than
  * hashing 32 bytes again, and an ingest unit's lookup copies sample nearly every value of
- * their 1,024-row groups (a fifth of a worker's CPU went here, BENCHMARKS.md). Here the
+ * their 1,024-row groups (12–14 % of a worker's CPU went here, BENCHMARKS.md). Here the
  * sample hashes each value (FNV-1a, as there, since colliding values count once in the
  * sample's estimate), and the dictionary of byte values is an open-addressing table over
  * typed arrays.
  */
 import type { DecodedArray, Encoding, ParquetType } from 'hyparquet'
 import { estimateValueSize } from 'hyparquet-writer/src/dictionary.js'
+import { bytesEqual } from '../columns/compare.ts'
 
 /** Sampled distinct bytes past this share of sampled bytes: plain (hyparquet-writer's rule). */
 const SAMPLE_REJECTION = 0.9
@@ -188,10 +189,4 @@ function tableHash(bytes: Uint8Array): number {
   for (let i = 0; i < head; i++) h = Math.imul(h ^ bytes[i], 0x01000193)
   for (let i = Math.max(head, n - 32); i < n; i++) h = Math.imul(h ^ bytes[i], 0x01000193)
   return (h ^ (h >>> 15)) >>> 0
-}
-
-function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
-  if (a.length !== b.length) return false
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false
-  return true
 }

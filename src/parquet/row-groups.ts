@@ -10,7 +10,7 @@
  * buffers were array-buffer memory that set off full collections over an ingest unit's rows
  * (src/ingest/README.md, Memory).
  */
-import type { ColumnChunk, DecodedArray, Encoding, OffsetIndex, SchemaElement } from 'hyparquet'
+import type { ColumnChunk, DecodedArray, Encoding, OffsetIndex, PageHeader, SchemaElement } from 'hyparquet'
 import type { ColumnIndex } from 'hyparquet/src/types.js'
 import type { ColumnSource, ParquetWriter } from 'hyparquet-writer'
 import { BloomBuilder } from 'hyparquet-writer/src/bloom.js'
@@ -20,6 +20,7 @@ import { writePageHeader } from 'hyparquet-writer/src/datapage.js'
 import { writeRleBitPackedHybrid } from 'hyparquet-writer/src/encoding.js'
 import { writePlain } from 'hyparquet-writer/src/plain.js'
 import { unconvert, unconvertMinMax } from 'hyparquet-writer/src/unconvert.js'
+import { compareBytes } from '../columns/compare.ts'
 import { crc32 } from '../store/crc32.ts'
 import { chooseDictionary } from './dictionary.ts'
 import { snappyInto } from './snappy-compress.ts'
@@ -38,7 +39,11 @@ interface Column {
   source: ColumnSource
   element: SchemaElement & { type: NonNullable<SchemaElement['type']> }
   optional: boolean
+  /** The column's codec, else the writer's. */
+  codec: Codec
 }
+
+type Codec = NonNullable<ColumnSource['codec']>
 
 /**
  * Writes `columns` (flat, one per schema leaf, in schema order) as row groups of `rowGroupSize`
@@ -58,7 +63,7 @@ export function writeRowGroups(parquet: ParquetWriter, columns: ColumnSource[], 
     if (source.columnIndex && source.offsetIndex === false) throw new Error('parquet ColumnIndex cannot be present without OffsetIndex')
     const codec = source.codec ?? parquet.codec
     if (codec !== 'UNCOMPRESSED' && !parquet.compressors[codec]) throw new Error(`parquet no compressor for codec ${codec}`)
-    return { source, element: element as Column['element'], optional: element.repetition_type === 'OPTIONAL' }
+    return { source, element: element as Column['element'], optional: element.repetition_type === 'OPTIONAL', codec }
   })
   const scratch: Scratch = { body: new ByteWriter(), values: new ByteWriter(), rle: new ByteWriter() }
   for (let start = 0; start < rows; start += rowGroupSize) {
@@ -91,10 +96,9 @@ const INT64_MAX = 2n ** 63n - 1n
 
 /** One column chunk, as hyparquet-writer's `writeColumn` writes a flat column's. */
 function writeChunk(parquet: ParquetWriter, column: Column, values: DecodedArray, pageSize: number, scratch: Scratch): Pending {
-  const { source, element, optional } = column
+  const { source, element, optional, codec } = column
   const { type, type_length } = element
   const writer = parquet.writer
-  const codec = source.codec ?? parquet.codec
   const stats = source.statistics ?? parquet.statistics
   const offsetStart = writer.offset
   let uncompressedSize = 0
@@ -146,7 +150,7 @@ function writeChunk(parquet: ParquetWriter, column: Column, values: DecodedArray
   const data_page_offset = BigInt(writer.offset)
   for (const { start, end } of pages) {
     const pageOffset = writer.offset
-    uncompressedSize += writeDataPage(parquet, column, codec, encoding, values, writeValues, start, end, scratch)
+    uncompressedSize += writeDataPage(parquet, column, encoding, values, writeValues, start, end, scratch)
 
     if (columnIndex || chunkStats) {
       const s = statistics(values, start, end)
@@ -234,7 +238,6 @@ function checkInt64(values: DecodedArray, unsigned: boolean): void {
 function writeDataPage(
   parquet: ParquetWriter,
   column: Column,
-  codec: NonNullable<ColumnSource['codec']>,
   encoding: Encoding,
   values: DecodedArray,
   writeValues: DecodedArray,
@@ -276,15 +279,10 @@ function writeDataPage(
     throw new Error(`parquet: ${column.source.name}: encoding ${encoding} is not written by row-groups.ts`)
   }
   const raw = plain.getBytes()
-  compressInto(parquet, codec, body, raw)
-
-  const writer = parquet.writer
-  const headerStart = writer.offset
-  writePageHeader(writer, {
+  compressInto(parquet, column.codec, body, raw)
+  const headerSize = appendPage(parquet.writer, body, {
     type: 'DATA_PAGE_V2',
     uncompressed_page_size: levelBytes + raw.length,
-    compressed_page_size: body.offset,
-    crc: crc32(body.getBytes()) | 0,
     data_page_header_v2: {
       num_values: end - start,
       num_nulls: nulls,
@@ -295,8 +293,6 @@ function writeDataPage(
       is_compressed: true, // as hyparquet-writer writes it, whatever the codec
     },
   })
-  const headerSize = writer.offset - headerStart
-  writer.appendBytes(body.getBytes())
   return headerSize + levelBytes + raw.length
 }
 
@@ -307,23 +303,26 @@ function writeDictionaryPage(parquet: ParquetWriter, column: Column, dictionary:
   writePlain(plain, dictionary, type, type_length)
   const raw = plain.getBytes()
   reset(body)
-  compressInto(parquet, column.source.codec ?? parquet.codec, body, raw)
-  const writer = parquet.writer
-  const headerStart = writer.offset
-  writePageHeader(writer, {
+  compressInto(parquet, column.codec, body, raw)
+  const headerSize = appendPage(parquet.writer, body, {
     type: 'DICTIONARY_PAGE',
     uncompressed_page_size: raw.length,
-    compressed_page_size: body.offset,
-    crc: crc32(body.getBytes()) | 0,
     dictionary_page_header: { num_values: dictionary.length, encoding: 'PLAIN' },
   })
-  const headerSize = writer.offset - headerStart
-  writer.appendBytes(body.getBytes())
   return headerSize + raw.length
 }
 
+/** Appends a page: `header` with the size and CRC-32 of `body`, then `body` (the page as stored). Returns the header's size. */
+function appendPage(writer: ParquetWriter['writer'], body: ByteWriter, header: Omit<PageHeader, 'compressed_page_size' | 'crc'>): number {
+  const start = writer.offset
+  writePageHeader(writer, { ...header, compressed_page_size: body.offset, crc: crc32(body.getBytes()) | 0 })
+  const headerSize = writer.offset - start
+  writer.appendBytes(body.getBytes())
+  return headerSize
+}
+
 /** `raw` compressed by `codec`, appended to `out`: snappy into `out` itself, other codecs by the writer's compressors. */
-function compressInto(parquet: ParquetWriter, codec: NonNullable<ColumnSource['codec']>, out: ByteWriter, raw: Uint8Array): void {
+function compressInto(parquet: ParquetWriter, codec: Codec, out: ByteWriter, raw: Uint8Array): void {
   if (codec === 'SNAPPY') snappyInto(out, raw)
   else out.appendBytes(parquet.compressors[codec]?.(raw) ?? raw)
 }
@@ -355,11 +354,7 @@ const signedZero = (v: Value | undefined): Value | undefined => (v === 0 ? -0 : 
 
 /** Unsigned byte order for bytes, code-point order for text, `<` otherwise: hyparquet-writer's `compareValues`. */
 function compare(a: Value, b: Value): number {
-  if (a instanceof Uint8Array && b instanceof Uint8Array) {
-    const n = Math.min(a.length, b.length)
-    for (let i = 0; i < n; i++) if (a[i] !== b[i]) return a[i] - b[i]
-    return a.length - b.length
-  }
+  if (a instanceof Uint8Array && b instanceof Uint8Array) return compareBytes(a, b)
   if (typeof a === 'string' && typeof b === 'string') return compareText(a, b)
   return a < b ? -1 : a > b ? 1 : 0
 }

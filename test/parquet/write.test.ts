@@ -96,7 +96,7 @@ describe('partition layout', () => {
     const n = 60_000
     const batch = logsBatch(n)
     const w = writePartition(logs, batch, { from: 1000, to: 1599 })
-    // The chunks start at 64 KiB and double: this file spans five of them, and the rewrite with checksums as many.
+    // The chunks start at 64 KiB and double: this file spans five of them.
     expect(w.bytes.length).toBeGreaterThan(1 << 20)
     expect(w.bytes.buffer.byteLength).toBe(w.bytes.length)
     const rows = await parquetReadObjects({ file: w.bytes.buffer as ArrayBuffer, utf8: false, columns: ['block_number', 'topic1', 'data'] })
