@@ -1,7 +1,8 @@
 /**
  * Worker threads for the Node ingester: each thread has its own JSON-RPC client and
  * builds whole units (fetch → verify with the WebAssembly keccak → transform → encode
- * Parquet, unit.ts), handing back only the encoded bytes (transferred, not copied).
+ * Parquet, unit.ts), handing back only the encoded bytes (transferred, not copied), each
+ * object as soon as it is written.
  * The main thread stores them and publishes, so verification and Parquet writing use
  * every core while fetches overlap both. Node only (node:worker_threads).
  */
@@ -14,7 +15,7 @@ import type { IngestUnit } from './plan.ts'
 import type { PositionChanges, PositionEntry } from '../dex/positions.ts'
 import type { UnitPositions } from './positions.ts'
 import type { RpcOptions, RpcRetry } from './rpc.ts'
-import type { EncodedUnit, UnitBuilder } from './unit.ts'
+import type { EncodedUnit, ObjectsAt, UnitBuilder } from './unit.ts'
 import { IngestVerificationError } from './verify.ts'
 
 export interface PoolOptions {
@@ -64,8 +65,12 @@ export type PositionRequest = { unitEnd: number; keys: readonly string[] } | { u
 /** The main thread's answer to a request for keys: their entries, or why there are none. */
 export type PositionReply = { unitEnd: number; entries: Map<string, PositionEntry> } | { unitEnd: number; error: string }
 
+/** An object's bytes in a finished unit when they came ahead of it (`{ id, at, bytes }`). */
+export const HANDED_OVER = new Uint8Array(0)
+
 export type WorkerReply =
   | { id: number; ok: true; unit: EncodedUnit }
+  | { id: number; at: ObjectsAt; bytes: Uint8Array[] }
   | { positions: PositionRequest }
   | { id: number; ok: false; error: { name: string; message: string; block?: number } }
   | { retry: RpcRetry }
@@ -82,6 +87,21 @@ function errorOf({ name, message, block }: { name: string; message: string; bloc
   if (block !== undefined && name === 'IngestVerificationError') return new IngestVerificationError(block, detail)
   if (block !== undefined && name === 'MissingBlockError') return new MissingBlockError(block, detail)
   return Object.assign(new Error(message), { name })
+}
+
+const atKey = (at: ObjectsAt): string => `${at.storage}\n${at.part ?? 'segment'}`
+
+/** The unit with the bytes its thread sent ahead put back in place (a port delivers messages in order, so all came first). */
+function withHandedBytes(unit: EncodedUnit, handed: Map<string, Uint8Array[]>): EncodedUnit {
+  const fill = (at: ObjectsAt, objects: { bytes: Uint8Array }[]) => {
+    const bytes = handed.get(atKey(at))
+    if (!bytes) throw new Error(`${atKey(at)}: the thread sent no bytes for these objects`)
+    if (bytes.length !== objects.length) throw new Error(`${atKey(at)}: ${bytes.length} objects' bytes for ${objects.length} objects`)
+    objects.forEach((o, i) => (o.bytes = bytes[i]))
+  }
+  for (const [storage, parts] of Object.entries(unit.partitions)) parts.forEach((p, part) => fill({ storage, part }, p.objects))
+  for (const [storage, segment] of Object.entries(unit.segments)) fill({ storage }, segment.objects)
+  return unit
 }
 
 interface Slot {
@@ -105,7 +125,10 @@ export function unitPool(options: PoolOptions): UnitPool {
   }
   const count = Math.max(1, options.workers ?? availableParallelism())
   const perWorker = Math.max(1, options.perWorker ?? 1)
-  const pending = new Map<number, { resolve(u: EncodedUnit): void; reject(e: Error): void; slot: Slot }>()
+  const pending = new Map<
+    number,
+    { resolve(u: EncodedUnit): void; reject(e: Error): void; slot: Slot; handed: Map<string, Uint8Array[]> }
+  >()
   // A unit's position work in the main thread, by the unit's last block: what its thread asks and sends.
   const positionWork = new Map<number, { keys(keys: readonly string[]): void; changes(c: PositionChanges): void; fail(e: Error): void }>()
   let nextId = 0
@@ -124,10 +147,15 @@ export function unitPool(options: PoolOptions): UnitPool {
         return
       }
       const task = pending.get(reply.id)!
+      if ('at' in reply) return void task.handed.set(atKey(reply.at), reply.bytes)
       pending.delete(reply.id)
       task.slot.busy--
-      if (reply.ok) task.resolve(reply.unit)
-      else task.reject(errorOf(reply.error))
+      if (!reply.ok) return task.reject(errorOf(reply.error))
+      try {
+        task.resolve(withHandedBytes(reply.unit, task.handed))
+      } catch (e) {
+        task.reject(e as Error)
+      }
     })
     worker.on('error', err => {
       failed = err
@@ -144,7 +172,7 @@ export function unitPool(options: PoolOptions): UnitPool {
       slot.busy++
       const id = nextId++
       const built = new Promise<EncodedUnit>((resolve, reject) => {
-        pending.set(id, { resolve, reject, slot })
+        pending.set(id, { resolve, reject, slot, handed: new Map() })
         slot.worker.postMessage({ id, unit })
       })
       if (!options.positions) return built

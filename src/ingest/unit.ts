@@ -25,8 +25,24 @@ export interface UnitBuilder {
   build(unit: IngestUnit): Promise<EncodedUnit>
 }
 
-/** Fetches `unit.range` from the source and encodes every piece. */
-export async function buildUnit(source: ChainSource, chain: ChainRef, unit: IngestUnit, layout?: LayoutOptions): Promise<EncodedUnit> {
+/** Where an encoded object sits in an EncodedUnit: a partition of `storage` (`part`, piece order) or its index segment (no `part`). */
+export interface ObjectsAt {
+  storage: string
+  part?: number
+}
+
+/**
+ * Fetches `unit.range` from the source and encodes every piece. `encoded` is given each partition's
+ * and segment's objects as soon as they are written, in the unit's order (pool.ts hands their bytes
+ * to the main thread there and then).
+ */
+export async function buildUnit(
+  source: ChainSource,
+  chain: ChainRef,
+  unit: IngestUnit,
+  layout?: LayoutOptions,
+  encoded?: (at: ObjectsAt, objects: { bytes: Uint8Array }[]) => void,
+): Promise<EncodedUnit> {
   // Each dataset's rows are let go once encoded: the collections while later datasets encode then mark fewer of them.
   const batches = new Map(Object.entries(await source.fetch(unit.range)))
   const out: EncodedUnit = { partitions: {}, segments: {} }
@@ -39,12 +55,17 @@ export async function buildUnit(source: ChainSource, chain: ChainRef, unit: Inge
     const written: WrittenPartition[] = []
     for (const [from, to] of pieces) {
       const part = sliceBatch(batch, dataset.rangeKey, from, to)
-      const encoded = await encodePartition(chain, dataset, part, { from, to }, layout)
-      written.push({ entry: encoded.entry, batch: part })
-      ;(out.partitions[storage] ??= []).push(encoded)
+      const partition = await encodePartition(chain, dataset, part, { from, to }, layout)
+      written.push({ entry: partition.entry, batch: part })
+      const parts = (out.partitions[storage] ??= [])
+      encoded?.({ storage, part: parts.length }, partition.objects)
+      parts.push(partition)
     }
     const segment = buildSegments(chain, [{ dataset, partitions: written }]).get(storage)
-    if (segment) out.segments[storage] = segment.built
+    if (segment) {
+      encoded?.({ storage }, segment.built.objects)
+      out.segments[storage] = segment.built
+    }
   }
   return out
 }

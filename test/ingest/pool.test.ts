@@ -64,6 +64,12 @@ describe('runIngest with worker threads (WebAssembly keccak)', () => {
       expect(rows.length, ds).toBe(expected[ds].length)
       rows.forEach((row, i) => expect(row, `${ds} row ${i}`).toEqual(expected[ds][i]))
     }
+    // Partitions, lookup copies and index objects reach the main thread ahead of their unit: each lands whole.
+    const objects = async (s: typeof local) => (await s.list('evm-1/')).map(o => o.key).filter(k => !k.includes('/manifest/'))
+    const keys = await objects(threaded)
+    expect(keys.some(k => k.includes('/index/')) && keys.some(k => k.endsWith('.parquet'))).toBe(true)
+    expect(keys.sort()).toEqual((await objects(local)).sort())
+    for (const key of keys) expect(Buffer.from((await threaded.get(key))!.body).equals((await local.get(key))!.body), key).toBe(true)
   })
 })
 
