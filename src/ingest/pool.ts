@@ -65,9 +65,7 @@ export type PositionRequest = { unitEnd: number; keys: readonly string[] } | { u
 /** The main thread's answer to a request for keys: their entries, or why there are none. */
 export type PositionReply = { unitEnd: number; entries: Map<string, PositionEntry> } | { unitEnd: number; error: string }
 
-/** An object's bytes in a finished unit when they came ahead of it (`{ id, at, bytes }`). */
-export const HANDED_OVER = new Uint8Array(0)
-
+/** A thread's replies; `{ id, at, bytes }` carries objects' bytes ahead of their unit, which then holds none of its own. */
 export type WorkerReply =
   | { id: number; ok: true; unit: EncodedUnit }
   | { id: number; at: ObjectsAt; bytes: Uint8Array[] }

@@ -8,7 +8,8 @@ import { evmSource } from './evm-source.ts'
 import { wasmKeccak256 } from './keccak.ts'
 import { wasmXxhash64 } from '../parquet/bloom.ts'
 import type { IngestUnit } from './plan.ts'
-import { HANDED_OVER, type PositionReply, type WorkerReply, type WorkerSetup } from './pool.ts'
+import type { PositionReply, WorkerReply, WorkerSetup } from './pool.ts'
+import { ownBuffer } from '../schema/hex.ts'
 import type { PositionEntry } from '../dex/positions.ts'
 import type { PositionStateOf, UnitPositions } from './positions.ts'
 import { createRpcClient } from './rpc.ts'
@@ -17,6 +18,9 @@ import type { ChainSource } from './source.ts'
 import { buildUnit, type ObjectsAt } from './unit.ts'
 
 const setup = workerData as WorkerSetup
+
+/** What a unit's object holds once its bytes went ahead of the unit (pool.ts puts them back). */
+const HANDED_OVER = new Uint8Array(0)
 
 /** Answers the pool's units; `wrap` lets a benchmark's own worker module wrap the source (PoolOptions.workerUrl). */
 export async function serveUnits(wrap: (source: ChainSource) => ChainSource = source => source): Promise<void> {
@@ -62,12 +66,9 @@ export async function serveUnits(wrap: (source: ChainSource) => ChainSource = so
       // Each object's bytes leave as soon as written, not with the unit: the thread then never holds
       // a unit's encoded objects (about half a gigabyte) while it encodes the rest (BENCHMARKS.md).
       const handOver = (at: ObjectsAt, objects: { bytes: Uint8Array }[]) => {
-        const bytes = objects.map(o => ownBuffer(o.bytes))
+        const buffers = objects.map(o => ownBuffer(o.bytes))
         for (const o of objects) o.bytes = HANDED_OVER
-        reply(
-          { id, at, bytes },
-          bytes.map(b => b.buffer as ArrayBuffer),
-        )
+        reply({ id, at, bytes: buffers.map(b => new Uint8Array(b)) }, buffers)
       }
       reply({ id, ok: true, unit: await buildUnit(source, setup.chain, unit, layout, handOver) })
     } catch (e) {
@@ -77,9 +78,5 @@ export async function serveUnits(wrap: (source: ChainSource) => ChainSource = so
     }
   })
 }
-
-/** `bytes`, or a copy when they are a view into a larger buffer: only a buffer the bytes own whole is transferred. */
-const ownBuffer = (bytes: Uint8Array): Uint8Array =>
-  bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes : bytes.slice()
 
 if (!setup.custom) await serveUnits()

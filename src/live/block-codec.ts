@@ -11,6 +11,7 @@ import { parquetWriteBuffer, type ColumnSource } from 'hyparquet-writer'
 import { parquetSchemaOf, storedFields } from '../parquet/write.ts'
 import { columnOf, type DatasetDecl } from '../schema/dataset.ts'
 import type { StoredValue } from '../schema/kinds.ts'
+import { ownBuffer } from '../schema/hex.ts'
 import type { ColumnBatch } from '../columns/batch.ts'
 
 /** Encodes a dataset's rows (stored columns) as a compact Parquet buffer. */
@@ -32,9 +33,8 @@ export async function decodeRows(dataset: DatasetDecl, bytes: Uint8Array): Promi
   const names = storedFields(dataset).map(columnOf)
   const columns: Record<string, (StoredValue | null)[]> = Object.fromEntries(names.map(n => [n, []]))
   let length = 0
-  const file = (bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes.buffer : bytes.slice().buffer) as ArrayBuffer
   await parquetRead({
-    file,
+    file: ownBuffer(bytes),
     utf8: false,
     onChunk: chunk => {
       const target = columns[chunk.columnName]

@@ -13,7 +13,7 @@ import { ByteWriter } from 'hyparquet-writer'
 /** Most bytes a chunk holds, unless one write needs more: chunks double up to it, so a small partition allocates little. */
 export const CHUNK_BYTES = 4 << 20
 
-/** Released chunks of CHUNK_BYTES kept for the next writers of this thread, at most SPARE_CHUNKS (64 MiB: 256 gave no more speed and ~250 MB more peak RSS in the partition row). */
+/** Released chunks of CHUNK_BYTES kept for the next writers of this thread, at most SPARE_CHUNKS (64 MiB: 256 MiB gave no more speed and ~250 MB more peak RSS in the partition row). */
 const spare: ArrayBuffer[] = []
 const SPARE_CHUNKS = 16
 

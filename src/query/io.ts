@@ -13,6 +13,7 @@ import type { ByteSpan } from '../manifest/types.ts'
 import type { ObjectStore } from '../store/types.ts'
 import { CorruptObjectError, StorageError } from '../store/types.ts'
 import { crc32 } from '../store/crc32.ts'
+import { ownBuffer } from '../schema/hex.ts'
 import type { ReadBuffers } from './read-buffers.ts'
 
 /**
@@ -231,12 +232,6 @@ export function partitionFile(queue: ReadQueue, key: string, byteLength: number,
       return resident.slice(start, end) ?? queue.read(key, start, end, true).then(ownBuffer)
     },
   }
-}
-
-/** The bytes as an ArrayBuffer of their own, as hyparquet wants them. */
-function ownBuffer(bytes: Uint8Array): ArrayBuffer {
-  const whole = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength
-  return (whole ? bytes.buffer : bytes.slice().buffer) as ArrayBuffer
 }
 
 /** Where a partition's tail lies, and its checksums, as the manifest records them. */

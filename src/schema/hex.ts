@@ -98,6 +98,15 @@ export function digitsInto(hex: string, start: number, out: Uint8Array, at: numb
   }
 }
 
+/**
+ * The bytes' buffer when they are all of it, else a copy of their own: what hyparquet reads, and
+ * what a thread can transfer without handing over the bytes around them.
+ */
+export function ownBuffer(bytes: Uint8Array): ArrayBuffer {
+  const whole = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength
+  return (whole ? bytes.buffer : bytes.slice().buffer) as ArrayBuffer
+}
+
 /** The parts one after another in a new buffer. */
 export function concatBytes(parts: readonly Uint8Array[]): Uint8Array {
   const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0))
