@@ -21,10 +21,9 @@ import { runIngest } from '../../src/ingest/run.ts'
 import type { IngestUnit } from '../../src/ingest/plan.ts'
 import type { UnitBuilder } from '../../src/ingest/unit.ts'
 import { putEncoded } from '../../src/parquet/put.ts'
-import { concatBatches } from '../../src/ingest/batch.ts'
-import { slabBytes } from '../../src/ingest/transform.ts'
 import type { ChainSource } from '../../src/ingest/source.ts'
-import type { ColumnBatch } from '../../src/columns/batch.ts'
+import { joinBatches, type PackedBatch } from '../../src/columns/batch.ts'
+import type { Vector } from '../../src/columns/vector.ts'
 import { columnOf, type DatasetDecl, type FieldDecl } from '../../src/schema/dataset.ts'
 
 export interface DatasetFigures {
@@ -246,7 +245,7 @@ export function repeatSource(source: ChainSource, times: number, inFlight = 4): 
     datasets: source.datasets,
     head: () => source.head(),
     async fetch(range) {
-      const parts: Record<string, ColumnBatch>[] = new Array(times)
+      const parts: Record<string, PackedBatch>[] = new Array(times)
       let next = 0
       const lane = async () => {
         for (let i = next++; i < times; i = next++) {
@@ -255,7 +254,7 @@ export function repeatSource(source: ChainSource, times: number, inFlight = 4): 
         }
       }
       await Promise.all(Array.from({ length: Math.min(inFlight, times) }, lane))
-      return Object.fromEntries(Object.keys(parts[0]).map(k => [k, concatBatches(parts.map(p => p[k]))]))
+      return Object.fromEntries(Object.keys(parts[0]).map(k => [k, joinBatches(parts.map(p => p[k]))]))
     },
   }
 }
@@ -272,31 +271,15 @@ export const isDistinctOnChain = (f: FieldDecl): boolean =>
  * Copy number `copy` of a fetch's rows: in the columns `isDistinctOnChain`, every value of
  * four bytes or more with its first four bytes and its last four xored with the copy number
  * (distinct values differ early, which comparisons see, and late, which the index's hash of a
- * value's tail sees). Equal values stay equal, and one array stays one array, across the
- * copy's datasets: the same function of the value everywhere, so a transaction's hash still
- * joins its logs. Copies are cut from the transform's slabs, as the values they stand for are.
+ * value's tail sees). Equal values stay equal across the copy's datasets: the same function of
+ * the value everywhere, so a transaction's hash still joins its logs. The rows are packed, as
+ * the source gives them; the copy's changed columns are new vectors.
  */
 export function distinctCopy(
   datasets: readonly DatasetDecl[],
-  part: Record<string, ColumnBatch>,
+  part: Record<string, PackedBatch>,
   copy: number,
-): Record<string, ColumnBatch> {
-  const made = new Map<Uint8Array, Uint8Array>()
-  const xorAt = (out: Uint8Array, at: number) => {
-    for (let i = 0; i < 4; i++) out[at + i] ^= (copy >>> (8 * i)) & 0xff
-  }
-  const distinct = (v: Uint8Array): Uint8Array => {
-    if (v.length < 4) return v
-    let out = made.get(v)
-    if (!out) {
-      out = slabBytes(v.length)
-      out.set(v)
-      xorAt(out, out.length - 4)
-      if (out.length >= 8) xorAt(out, 0)
-      made.set(v, out)
-    }
-    return out
-  }
+): Record<string, PackedBatch> {
   return Object.fromEntries(
     Object.entries(part).map(([storage, batch]) => {
       const fields = datasets.find(d => d.storage === storage)?.fields.filter(f => isDistinctOnChain(f) && !f.virtual) ?? []
@@ -304,9 +287,26 @@ export function distinctCopy(
       for (const f of fields) {
         const column = columnOf(f)
         const values = columns[column]
-        if (values) columns[column] = values.map(v => (v instanceof Uint8Array ? distinct(v) : v))
+        if (values) columns[column] = distinctVector(values, copy)
       }
       return [storage, { ...batch, columns }]
     }),
   )
+}
+
+/** A copy of `v` with each byte value of four bytes or more xored with `copy` in its last four bytes, and of eight or more in its first four. */
+function distinctVector(v: Vector, copy: number): Vector {
+  if (v.type !== 'fixed' && v.type !== 'binary') return v
+  const bytes = v.bytes.slice()
+  const xorAt = (at: number) => {
+    for (let i = 0; i < 4; i++) bytes[at + i] ^= (copy >>> (8 * i)) & 0xff
+  }
+  for (let i = 0; i < v.length; i++) {
+    if (v.valid !== null && v.valid[i] === 0) continue
+    const [start, end] = v.type === 'fixed' ? [i * v.width, (i + 1) * v.width] : [v.offsets[i], v.offsets[i + 1]]
+    if (end - start < 4) continue
+    xorAt(end - 4)
+    if (end - start >= 8) xorAt(start)
+  }
+  return { ...v, bytes }
 }

@@ -29,6 +29,7 @@ import { moveTransactions } from '../../src/datasets/move.ts'
 import { moveSource } from '../../src/ingest/move-source.ts'
 import { runIngest, DEFAULT_PARTITION_BLOCKS } from '../../src/ingest/run.ts'
 import { writePartition } from '../../src/parquet/write.ts'
+import { valuesOf } from '../../src/columns/vector.ts'
 import { ManifestReader } from '../../src/manifest/read.ts'
 import { runQuery } from '../../src/query/engine.ts'
 import type { Predicate, QuerySpec } from '../../src/query/types.ts'
@@ -236,7 +237,7 @@ async function recordedIngest(script: string, log: (line: string) => void): Prom
       const batch = (await source.fetch([first, last]))[moveTransactions.storage]
       const written = writePartition(moveTransactions, batch, { from: first, to: last })
       const elapsedMs = performance.now() - started
-      versions = batch.columns.version.map(Number)
+      versions = valuesOf(batch.columns.version).map(Number)
       pass = {
         source: 'replay-aptos.mjs, recorded mainnet in one sparse pass, one partition, no publication',
         transactions: batch.length,

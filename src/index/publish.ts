@@ -11,7 +11,7 @@ import { loadRetired } from '../manifest/retired.ts'
 import type { ChainRef, ManifestRoot, PartitionEntry } from '../manifest/types.ts'
 import { columnOf, indexedColumns, isStored, type DatasetDecl } from '../schema/dataset.ts'
 import type { ObjectStore } from '../store/types.ts'
-import type { ColumnBatch } from '../columns/batch.ts'
+import { isPacked, unpackBatch, type ColumnBatch, type PackedBatch } from '../columns/batch.ts'
 import { buildSegment, INLINE_ROWS, type BuiltSegment, type PartitionInput, type SegmentSpec } from './build.ts'
 import { indexPrefix } from './format.ts'
 import { indexCoverage } from './lookup.ts'
@@ -21,10 +21,10 @@ import { sweepRetired, type SweepOptions } from './retire.ts'
 import { maintainTiers } from './tiers.ts'
 import type { IndexValue } from './types.ts'
 
-/** A partition a writer has stored, with its rows in the order written. */
+/** A partition a writer has stored, with its rows in the order written (packed or plain). */
 export interface WrittenPartition {
   entry: PartitionEntry
-  batch: ColumnBatch
+  batch: ColumnBatch | PackedBatch
 }
 
 /** A dataset's partitions of one publication. */
@@ -52,8 +52,15 @@ export function indexSpecOf(chain: ChainRef, dataset: DatasetDecl, inlineRows = 
   }
 }
 
-/** The index input of a written partition: its values cut into the file's row groups, and its rows (for inline rows). */
-export function partitionInput(columns: readonly string[], { entry, batch }: WrittenPartition): PartitionInput {
+/**
+ * The index input of a written partition: its values cut into the file's row groups, and its
+ * rows (for inline rows); of packed rows, the values of just the columns the index reads.
+ */
+export function partitionInput(spec: SegmentSpec, { entry, batch: written }: WrittenPartition): PartitionInput {
+  const columns = spec.columns
+  const batch = isPacked(written)
+    ? unpackBatch(written, [...new Set([...columns, ...(spec.rows?.fields.map(f => f.column) ?? [])])])
+    : written
   let start = 0
   const rowGroups = entry.rowGroups.map(g => {
     const [from, to] = [start, start + g.rows]
@@ -79,7 +86,7 @@ export function buildSegments(
       spec,
       built: buildSegment(
         spec,
-        sorted.map(p => partitionInput(spec.columns, p)),
+        sorted.map(p => partitionInput(spec, p)),
       ),
     })
   }

@@ -1,13 +1,13 @@
 /**
  * Column batches as the ingester builds them: rows checked against the dataset's
  * stored columns (a transform that misses or invents a column fails loudly), sorted
- * in the declaration's order, concatenated and sliced by block range.
+ * in the declaration's order and concatenated; packed, sliced by block range.
  */
 import type { DatasetDecl } from '../schema/dataset.ts'
 import { columnOf } from '../schema/dataset.ts'
 import type { StoredValue } from '../schema/kinds.ts'
 import { storedFields } from '../parquet/write.ts'
-import type { ColumnBatch, ColumnValues } from '../columns/batch.ts'
+import { takeBatch, type ColumnBatch, type ColumnValues, type PackedBatch } from '../columns/batch.ts'
 
 export type Row = Record<string, StoredValue | null>
 
@@ -86,14 +86,14 @@ export function concatBatches(batches: readonly ColumnBatch[]): ColumnBatch {
   }
 }
 
-/** Rows whose range key lies in [from, to]. */
-export function sliceBatch(batch: ColumnBatch, rangeKey: string, from: number, to: number): ColumnBatch {
+/** Rows whose range key (a u64 column) lies in [from, to]. */
+export function sliceRange(batch: PackedBatch, rangeKey: string, from: number, to: number): PackedBatch {
   const key = batch.columns[rangeKey]
+  if (key?.type !== 'u64') throw new Error(`range key ${rangeKey} is not a u64 column of the batch`)
   const keep: number[] = []
   for (let i = 0; i < batch.length; i++) {
-    const v = Number(key[i] as bigint)
+    const v = key.words[2 * i] + key.words[2 * i + 1] * 2 ** 32
     if (v >= from && v <= to) keep.push(i)
   }
-  if (keep.length === batch.length) return batch
-  return { length: keep.length, columns: Object.fromEntries(Object.entries(batch.columns).map(([k, v]) => [k, keep.map(i => v[i])])) }
+  return keep.length === batch.length ? batch : takeBatch(batch, keep)
 }

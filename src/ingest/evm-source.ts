@@ -3,19 +3,20 @@
  * few blocks; the DEX datasets are decoded from the same verified blocks (dex.ts).
  */
 import { DEX_DATASETS, dexTokens } from '../datasets/dex.ts'
-import { EVM_DATASETS } from '../datasets/evm.ts'
+import { blocks, EVM_DATASETS, logs, transactions } from '../datasets/evm.ts'
 import type { ObjectStore } from '../store/types.ts'
 import { decodeUnit, mergeScans, rpcPoolResolver, rpcTokenResolver, scanStep } from './dex.ts'
 import { PositionTracker, type UnitPositions } from './positions.ts'
 import type { BlockRange } from '../manifest/types.ts'
-import { concatBatches } from './batch.ts'
 import { evmExtractor } from './extract.ts'
 import { semaphore, type RpcClient } from './rpc.ts'
 import type { ChainSource } from './source.ts'
 import { hexInterner, transformBlocks } from './transform.ts'
 import { verifyBlock } from './verify.ts'
 import type { Keccak256 } from './keccak.ts'
-import type { ColumnBatch } from '../columns/batch.ts'
+import { joinBatches, packBatch, type ColumnBatch, type PackedBatch } from '../columns/batch.ts'
+import { storedFields } from '../parquet/write.ts'
+import type { DatasetDecl } from '../schema/dataset.ts'
 
 export interface EvmSourceOptions {
   /** Blocks extracted, verified and transformed together (default 25): bounds the JSON held in memory. */
@@ -58,7 +59,14 @@ export function evmSource(rpc: RpcClient, options: EvmSourceOptions = {}): Chain
     const raws = await extractor.extract(from, to)
     const bytes = hexInterner()
     for (const raw of raws) verifyBlock(raw, options.keccak, bytes)
-    return { ...transformBlocks(raws, bytes), dex: withDex ? scanStep(id, raws) : undefined }
+    const rows = transformBlocks(raws, bytes)
+    // packed now, while the step's values are young: a unit holds its rows to its end
+    return {
+      blocks: packed(blocks, rows.blocks),
+      transactions: packed(transactions, rows.transactions),
+      logs: packed(logs, rows.logs),
+      dex: withDex ? scanStep(id, raws) : undefined,
+    }
   }
 
   return {
@@ -66,7 +74,7 @@ export function evmSource(rpc: RpcClient, options: EvmSourceOptions = {}): Chain
     async head() {
       return Number(BigInt(await rpc.request<string>('eth_blockNumber')))
     },
-    async fetch([from, to]: BlockRange): Promise<Record<string, ColumnBatch>> {
+    async fetch([from, to]: BlockRange): Promise<Record<string, PackedBatch>> {
       const steps: BlockRange[] = []
       for (let a = from; a <= to; a += step) steps.push([a, Math.min(to, a + step - 1)])
       const fetchSteps = () => Promise.all(steps.map(([a, b]) => limit(() => fetchStep(a, b))))
@@ -81,7 +89,8 @@ export function evmSource(rpc: RpcClient, options: EvmSourceOptions = {}): Chain
           parts.map(p => p.dex!),
         )
         const dex = await decodeUnit(scan, resolver, stateOf, tokens)
-        return { positionChanges: dex.positionChanges, batches: { ...evmBatches(parts), ...dex.batches } }
+        const dexBatches = Object.entries(dex.batches).map(([storage, b]) => [storage, packed(datasetOf(storage), b)])
+        return { positionChanges: dex.positionChanges, batches: { ...evmBatches(parts), ...Object.fromEntries(dexBatches) } }
       })
       return batches
     },
@@ -89,10 +98,18 @@ export function evmSource(rpc: RpcClient, options: EvmSourceOptions = {}): Chain
 }
 
 /** The EVM datasets of a unit's steps, in block order. */
-function evmBatches(parts: { blocks: ColumnBatch; transactions: ColumnBatch; logs: ColumnBatch }[]): Record<string, ColumnBatch> {
+function evmBatches(parts: { blocks: PackedBatch; transactions: PackedBatch; logs: PackedBatch }[]): Record<string, PackedBatch> {
   return {
-    blocks: concatBatches(parts.map(p => p.blocks)),
-    transactions: concatBatches(parts.map(p => p.transactions)),
-    logs: concatBatches(parts.map(p => p.logs)),
+    blocks: joinBatches(parts.map(p => p.blocks)),
+    transactions: joinBatches(parts.map(p => p.transactions)),
+    logs: joinBatches(parts.map(p => p.logs)),
   }
+}
+
+const packed = (dataset: DatasetDecl, batch: ColumnBatch): PackedBatch => packBatch(storedFields(dataset), batch)
+
+function datasetOf(storage: string): DatasetDecl {
+  const d = [...DEX_DATASETS, dexTokens].find(d => d.storage === storage)
+  if (!d) throw new Error(`the DEX decoder gave rows of ${storage}, which no DEX dataset stores`)
+  return d
 }

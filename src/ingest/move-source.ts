@@ -27,7 +27,8 @@ import { moduleKey, normalizeAddress } from '../move/type-tags.ts'
 import type { ObjectStore } from '../store/types.ts'
 import { semaphore } from './rpc.ts'
 import type { ChainSource } from './source.ts'
-import type { ColumnBatch } from '../columns/batch.ts'
+import { packBatch, type PackedBatch } from '../columns/batch.ts'
+import { storedFields } from '../parquet/write.ts'
 
 export interface MoveSourceOptions {
   /** The chain the node must serve: its id is checked against the node's ledger info. */
@@ -287,7 +288,7 @@ export function moveSource(client: FullnodeClient, options: MoveSourceOptions): 
     async head() {
       return Number((await readLedger()).version)
     },
-    async fetch([from, to]: BlockRange): Promise<Record<string, ColumnBatch>> {
+    async fetch([from, to]: BlockRange): Promise<Record<string, PackedBatch>> {
       const { chainId } = ledger ?? (await readLedger())
       const [txs, prev] = await Promise.all([options.sparse ? sparsePages(from, to) : contiguousPages(from, to), prevOf(from)])
       const fetchModule = (address: string, name: string) => loadAbi(address, name)
@@ -304,7 +305,7 @@ export function moveSource(client: FullnodeClient, options: MoveSourceOptions): 
         log(
           `versions ${from}-${to}: ${report.undecoded.length} call(s) not decoded, e.g. ${report.undecoded[0].version}: ${report.undecoded[0].reason}`,
         )
-      return { [moveTransactions.storage]: batch }
+      return { [moveTransactions.storage]: packBatch(storedFields(moveTransactions), batch) }
     },
   }
 }

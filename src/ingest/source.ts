@@ -5,7 +5,7 @@
  */
 import type { BlockRange } from '../manifest/types.ts'
 import type { DatasetDecl } from '../schema/dataset.ts'
-import type { ColumnBatch } from '../columns/batch.ts'
+import type { PackedBatch } from '../columns/batch.ts'
 
 export interface ChainSource {
   /** Datasets this source fills; batches are keyed by their `storage` name. */
@@ -14,8 +14,9 @@ export interface ChainSource {
   head(): Promise<number>
   /**
    * Verified rows of every dataset for the inclusive range, sorted in each
-   * declaration's order. Throws when the source lacks any block of the range or its
-   * data does not verify; never returns partial data.
+   * declaration's order, packed (a source packs each step's rows as it makes them).
+   * Throws when the source lacks any block of the range or its data does not verify;
+   * never returns partial data.
    */
-  fetch(range: BlockRange): Promise<Record<string, ColumnBatch>>
+  fetch(range: BlockRange): Promise<Record<string, PackedBatch>>
 }

@@ -7,7 +7,7 @@
 import type { ChainRef } from '../manifest/types.ts'
 import { encodePartition, type EncodedPartition } from '../parquet/put.ts'
 import type { LayoutOptions } from '../parquet/write.ts'
-import { sliceBatch } from './batch.ts'
+import { sliceRange } from './batch.ts'
 import type { BuiltSegment } from '../index/build.ts'
 import { buildSegments, type WrittenPartition } from '../index/publish.ts'
 import type { IngestUnit } from './plan.ts'
@@ -54,7 +54,7 @@ export async function buildUnit(
     batches.delete(storage)
     const written: WrittenPartition[] = []
     for (const [from, to] of pieces) {
-      const part = sliceBatch(batch, dataset.rangeKey, from, to)
+      const part = sliceRange(batch, dataset.rangeKey, from, to)
       const partition = await encodePartition(chain, dataset, part, { from, to }, layout)
       written.push({ entry: partition.entry, batch: part })
       const parts = (out.partitions[storage] ??= [])

@@ -20,7 +20,7 @@ import { fullnodeClient, FullnodeError, type FullnodeClient } from '../move/rest
 import { bytesToHex } from '../schema/hex.ts'
 import type { FetchedBlock, LiveSource, SourceFactory } from './source.ts'
 import type { BlockHeader } from './window.ts'
-import type { ColumnBatch } from '../columns/batch.ts'
+import { unpackBatch, type ColumnBatch } from '../columns/batch.ts'
 
 /** The parent named by version 0: nothing comes before genesis. */
 const GENESIS_PARENT = '0x' + '0'.repeat(64)
@@ -65,7 +65,7 @@ export function moveLiveSource(client: FullnodeClient, options: MoveSourceOption
     },
     headers: numbers => Promise.all(numbers.map(headerAt)),
     async blocks(from, to) {
-      const batch = (await ingest.fetch([from, to]))[moveTransactions.storage]
+      const batch = unpackBatch((await ingest.fetch([from, to]))[moveTransactions.storage])
       const out: FetchedBlock[] = []
       if (batch.length !== to - from + 1) throw new Error(`versions ${from}-${to}: ${batch.length} rows fetched`)
       for (let v = from; v <= to; v++) {

@@ -7,10 +7,9 @@
  * the value: all their columns, contiguous, in one request.
  */
 import type { DatasetDecl, LookupDecl } from '../schema/dataset.ts'
-import type { StoredValue } from '../schema/kinds.ts'
-import { writePartition, type WrittenPartition } from './write.ts'
-import type { ColumnBatch } from '../columns/batch.ts'
-import { compareValues } from '../columns/compare.ts'
+import { storedFields, writePartition, type WrittenPartition } from './write.ts'
+import { isPacked, packBatch, takeBatch, type ColumnBatch, type PackedBatch } from '../columns/batch.ts'
+import { valueAt, type Vector } from '../columns/vector.ts'
 
 /**
  * Rows a lookup may always read, as a share of the partition's rows (and the share one copy
@@ -54,59 +53,107 @@ export function lookupWorthwhile(rows: number, decl: LookupDecl): boolean {
   return decl.rowGroupSize <= rows * lookupShare(decl)
 }
 
-/** Row order of `batch` by `columns` (nulls first), stable. */
-export function sortOrder(batch: ColumnBatch, columns: readonly string[]): Int32Array {
-  const cols = columns.map(c => batch.columns[c])
+/**
+ * Row order of `batch` by `columns` (nulls first), stable. Values are compared where they lie
+ * in their vectors, and a first byte column's first six bytes as a number first (a lookup copy
+ * sorts a unit's ~300,000 logs by address).
+ */
+export function sortOrder(batch: PackedBatch, columns: readonly string[]): Int32Array {
+  const compares = columns.map(c => {
+    const v = batch.columns[c]
+    if (v === undefined) throw new Error(`batch has no column "${c}"`)
+    return comparator(v)
+  })
   const order = Int32Array.from({ length: batch.length }, (_, i) => i)
-  const compare = (a: StoredValue | null, b: StoredValue | null): number =>
-    a === null ? (b === null ? 0 : -1) : b === null ? 1 : compareValues(a, b)
-  const prefix = cols.length > 0 ? bytePrefixes(cols[0]) : undefined
+  const first = columns.length > 0 ? batch.columns[columns[0]] : undefined
+  const prefix =
+    first && (first.type === 'fixed' || first.type === 'binary') && !(first.type === 'binary' && first.text)
+      ? bytePrefixes(first)
+      : undefined
   return order.sort((i, j) => {
     if (prefix) {
       const d = prefix[i] - prefix[j]
       if (d !== 0) return d
     }
-    for (const col of cols) {
-      const d = compare(col[i] ?? null, col[j] ?? null)
+    for (const compare of compares) {
+      const d = compare(i, j)
       if (d !== 0) return d
     }
     return i - j
   })
 }
 
-/**
- * For a column of byte values, each row's first six bytes as a number (a null: -1), which orders
- * rows as their values do wherever it differs: the sort compares numbers, and values only on a
- * tie (a lookup copy sorts a unit's ~300,000 logs by address).
- */
-function bytePrefixes(values: readonly (StoredValue | null | undefined)[]): Float64Array | undefined {
-  const out = new Float64Array(values.length)
-  for (let i = 0; i < values.length; i++) {
-    const v = values[i]
-    if (v === null || v === undefined) out[i] = -1
-    else if (!(v instanceof Uint8Array)) return undefined
-    else {
-      let key = 0
-      for (let k = 0; k < 6; k++) key = key * 256 + (k < v.length ? v[k] : 0)
-      out[i] = key
+/** Order of two rows of `v` (nulls first), as compareValues orders their values. */
+function comparator(v: Vector): (i: number, j: number) => number {
+  const valid = v.valid
+  const nulls = (i: number, j: number): number | undefined => {
+    if (valid === null) return undefined
+    const [a, b] = [valid[i], valid[j]]
+    return a === b ? (a === 0 ? 0 : undefined) : a - b
+  }
+  switch (v.type) {
+    case 'u64':
+      return (i, j) => nulls(i, j) ?? (v.values[i] < v.values[j] ? -1 : v.values[i] > v.values[j] ? 1 : 0)
+    case 'bool':
+      return (i, j) => nulls(i, j) ?? v.values[i] - v.values[j]
+    case 'fixed': {
+      const { bytes, width } = v
+      return (i, j) => nulls(i, j) ?? compareRanges(bytes, i * width, width, j * width, width)
     }
+    case 'binary': {
+      const { bytes, offsets } = v
+      if (v.text) {
+        // strings order by UTF-16 code unit, as compareValues compares them, not by UTF-8 byte
+        return (i, j) => {
+          const n = nulls(i, j)
+          if (n !== undefined) return n
+          const [a, b] = [valueAt(v, i) as string, valueAt(v, j) as string]
+          return a < b ? -1 : a > b ? 1 : 0
+        }
+      }
+      return (i, j) => nulls(i, j) ?? compareRanges(bytes, offsets[i], offsets[i + 1] - offsets[i], offsets[j], offsets[j + 1] - offsets[j])
+    }
+  }
+}
+
+/** compareBytes of `bytes[a, a + m)` and `bytes[b, b + n)`, without a view of either. */
+function compareRanges(bytes: Uint8Array, a: number, m: number, b: number, n: number): number {
+  const k = Math.min(m, n)
+  for (let i = 0; i < k; i++) if (bytes[a + i] !== bytes[b + i]) return bytes[a + i] - bytes[b + i]
+  return m - n
+}
+
+/**
+ * Each row's first six bytes as a number (a null: -1), which orders rows as their values do
+ * wherever it differs: the sort compares numbers, and values only on a tie.
+ */
+function bytePrefixes(v: Vector & { type: 'fixed' | 'binary' }): Float64Array {
+  const out = new Float64Array(v.length)
+  for (let i = 0; i < v.length; i++) {
+    if (v.valid !== null && v.valid[i] === 0) {
+      out[i] = -1
+      continue
+    }
+    const [start, end] = v.type === 'fixed' ? [i * v.width, (i + 1) * v.width] : [v.offsets[i], v.offsets[i + 1]]
+    let key = 0
+    for (let k = 0; k < 6; k++) key = key * 256 + (start + k < end ? v.bytes[start + k] : 0)
+    out[i] = key
   }
   return out
 }
 
-/** The rows of `batch` in `order`. */
-export function permute(batch: ColumnBatch, order: Int32Array): ColumnBatch {
-  const columns: ColumnBatch['columns'] = {}
-  for (const [name, values] of Object.entries(batch.columns)) columns[name] = Array.from(order, i => values[i])
-  return { length: batch.length, columns }
-}
-
-/** The lookup copy of one partition's rows (already in the dataset's order). */
+/**
+ * The lookup copy of one partition's rows (already in the dataset's order). The rows are
+ * packed, then gathered once in the copy's order, so every later pass over a column (the
+ * dictionary's sample, statistics, encoding) reads its values in order: reached through each
+ * value's own object, the sorted rows cost a cache miss a value a pass (BENCHMARKS.md).
+ */
 export function writeLookup(
   dataset: DatasetDecl & { lookup: LookupDecl },
-  batch: ColumnBatch,
+  batch: ColumnBatch | PackedBatch,
   range: { from: number; to: number },
 ): WrittenPartition {
-  const sorted = permute(batch, sortOrder(batch, [dataset.lookup.column, ...dataset.orderBy]))
+  const packed = isPacked(batch) ? batch : packBatch(storedFields(dataset), batch)
+  const sorted = takeBatch(packed, sortOrder(packed, [dataset.lookup.column, ...dataset.orderBy]))
   return writePartition(dataset, sorted, range, { rowGroupSize: dataset.lookup.rowGroupSize, blooms: false })
 }

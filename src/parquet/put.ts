@@ -11,7 +11,7 @@ import type { ObjectStore } from '../store/types.ts'
 import { crc32 } from '../store/crc32.ts'
 import { lookupWorthwhile, writeLookup } from './lookup.ts'
 import { writePartition, type LayoutOptions } from './write.ts'
-import type { ColumnBatch } from '../columns/batch.ts'
+import type { ColumnBatch, PackedBatch } from '../columns/batch.ts'
 
 const PARQUET = { contentType: 'application/vnd.apache.parquet' }
 
@@ -40,7 +40,7 @@ export async function putPartition(
   store: ObjectStore,
   chain: ChainRef,
   dataset: DatasetDecl,
-  batch: ColumnBatch,
+  batch: ColumnBatch | PackedBatch,
   range: { from: number; to: number },
   layout?: LayoutOptions,
 ): Promise<PutPartition> {
@@ -52,7 +52,7 @@ export async function putPartition(
 export async function encodePartition(
   chain: ChainRef,
   dataset: DatasetDecl,
-  batch: ColumnBatch,
+  batch: ColumnBatch | PackedBatch,
   range: { from: number; to: number },
   layout?: LayoutOptions,
 ): Promise<EncodedPartition> {

@@ -36,7 +36,7 @@ interface Scratch {
 }
 
 interface Column {
-  source: ColumnSource
+  source: FlatColumn
   element: SchemaElement & { type: NonNullable<SchemaElement['type']> }
   optional: boolean
   /** The column's codec, else the writer's. */
@@ -45,12 +45,21 @@ interface Column {
 
 type Codec = NonNullable<ColumnSource['codec']>
 
+/** A column's values as the writer takes them, a row group at a time: an array, or rows cut from a packed column as each group is written. */
+export interface ColumnRows {
+  readonly length: number
+  slice(start: number, end: number): DecodedArray
+}
+
+/** A ColumnSource whose values may be cut a row group at a time. */
+export type FlatColumn = Omit<ColumnSource, 'data'> & { data: ColumnRows }
+
 /**
  * Writes `columns` (flat, one per schema leaf, in schema order) as row groups of `rowGroupSize`
  * rows into `parquet`'s writer, and records them where `parquet.finish()` reads them
  * (`row_groups`, `num_rows`, `pendingIndexes`), as `parquet.write` does.
  */
-export function writeRowGroups(parquet: ParquetWriter, columns: ColumnSource[], rowGroupSize: number, pageSize: number): void {
+export function writeRowGroups(parquet: ParquetWriter, columns: FlatColumn[], rowGroupSize: number, pageSize: number): void {
   const rows = columns[0]?.data.length ?? 0
   const elements = new Map(parquet.schema.slice(1).map(e => [e.name, e]))
   const resolved = columns.map((source): Column => {

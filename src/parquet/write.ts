@@ -5,14 +5,14 @@
  */
 import { parquetMetadata } from 'hyparquet'
 import { ParquetWriter } from 'hyparquet-writer'
-import type { ColumnSource } from 'hyparquet-writer'
 import type { FileMetaData, SchemaElement } from 'hyparquet'
 import { columnOf, isStored, type DatasetDecl, type FieldDecl } from '../schema/dataset.ts'
 import { KINDS } from '../schema/kinds.ts'
-import type { ColumnBatch } from '../columns/batch.ts'
+import type { ColumnBatch, ColumnValues, PackedBatch } from '../columns/batch.ts'
+import { sliceVector, valuesOf, type Vector } from '../columns/vector.ts'
 import type { ByteSpan, PartitionEntry, RowGroupEntry } from '../manifest/types.ts'
 import { crc32 } from '../store/crc32.ts'
-import { writeRowGroups } from './row-groups.ts'
+import { writeRowGroups, type ColumnRows, type FlatColumn } from './row-groups.ts'
 import { ChunkedWriter } from './chunked-writer.ts'
 import { bloomFilterOf, type Hash64 } from './bloom.ts'
 
@@ -79,28 +79,45 @@ export interface WrittenPartition {
   metadata: FileMetaData
 }
 
-/** Encodes a batch already sorted in the dataset's order. Throws on a missing required value. */
+const isVector = (column: ColumnValues | Vector): column is Vector => !Array.isArray(column)
+
+/** A column as the writer takes it: an array as it is; a packed column's values made a row group at a time, so they die young. */
+function rowsOf(column: ColumnValues | Vector): ColumnRows {
+  if (!isVector(column)) return column as ColumnRows
+  return { length: column.length, slice: (start, end) => valuesOf(sliceVector(column, start, Math.min(end, column.length))) }
+}
+
+/** The first null row of a column, or -1. */
+function firstNull(column: ColumnValues | Vector): number {
+  if (!isVector(column)) return column.findIndex(v => v === null || v === undefined)
+  return column.valid === null ? -1 : column.valid.indexOf(0)
+}
+
+/** Encodes a batch (plain or packed) already sorted in the dataset's order. Throws on a missing required value. */
 export function writePartition(
   dataset: DatasetDecl,
-  batch: ColumnBatch,
+  batch: ColumnBatch | PackedBatch,
   range: { from: number; to: number },
   layout: LayoutOptions = {},
 ): WrittenPartition {
   const { rowGroupSize, pageSize, bloomFpp, blooms, bloomHash } = { ...DEFAULT_LAYOUT, ...layout }
   const fields = storedFields(dataset)
-  const columnData: ColumnSource[] = fields.map(f => {
+  const rows = new Map<string, ColumnRows>()
+  const columnData: FlatColumn[] = fields.map(f => {
     const name = columnOf(f)
-    const data = batch.columns[name]
-    if (!data || data.length !== batch.length) {
-      throw new Error(`${dataset.name}: column ${name} has ${data?.length ?? 0} values, expected ${batch.length}`)
+    const column: ColumnValues | Vector | undefined = batch.columns[name]
+    if (!column || column.length !== batch.length) {
+      throw new Error(`${dataset.name}: column ${name} has ${column?.length ?? 0} values, expected ${batch.length}`)
     }
     if (!f.nullable) {
-      const i = data.findIndex(v => v === null || v === undefined)
+      const i = firstNull(column)
       if (i >= 0) throw new Error(`${dataset.name}: column ${name} is null at row ${i}`)
     }
+    const data = rowsOf(column)
+    rows.set(name, data)
     return {
       name,
-      data: data as ColumnSource['data'],
+      data,
       // Page indexes only where the planner uses them: the range key, for block-range reads.
       columnIndex: name === dataset.rangeKey,
       offsetIndex: true,
@@ -117,7 +134,7 @@ export function writePartition(
   })
   writeRowGroups(parquet, columnData, rowGroupSize, pageSize)
   clusterByColumn(parquet, fields.map(columnOf))
-  if (blooms && bloomHash) addBlooms(parquet, schema, fields, batch, rowGroupSize, bloomFpp, bloomHash)
+  if (blooms && bloomHash) addBlooms(parquet, schema, fields, rows, rowGroupSize, bloomFpp, bloomHash)
   parquet.finish()
   const writer = parquet.writer as ChunkedWriter
   const bytes = writer.getBytes()
@@ -154,7 +171,7 @@ function addBlooms(
   parquet: ParquetWriter,
   schema: SchemaElement[],
   fields: FieldDecl[],
-  batch: ColumnBatch,
+  rows: ReadonlyMap<string, ColumnRows>,
   rowGroupSize: number,
   fpp: number,
   hash: Hash64,
@@ -165,7 +182,7 @@ function addBlooms(
     const group = groups.get(name) ?? 0
     groups.set(name, group + 1)
     if (!fields.some(f => f.bloom && columnOf(f) === name)) continue
-    const values = batch.columns[name].slice(group * rowGroupSize, (group + 1) * rowGroupSize)
+    const values = rows.get(name)!.slice(group * rowGroupSize, (group + 1) * rowGroupSize)
     pending.bloomFilter = bloomFilterOf(
       values,
       schema.find(e => e.name === name)!,

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { BatchBuilder, concatBatches, sliceBatch, sortBatch } from '../../src/ingest/batch.ts'
+import { BatchBuilder, concatBatches, sliceRange, sortBatch } from '../../src/ingest/batch.ts'
+import { packBatch, unpackBatch } from '../../src/columns/batch.ts'
 import { logs } from '../../src/datasets/evm.ts'
 import { storedFields } from '../../src/parquet/write.ts'
 import { columnOf } from '../../src/schema/dataset.ts'
@@ -30,9 +31,11 @@ describe('BatchBuilder', () => {
     expect(batch.columns.block_number).toEqual([1n, 1n, 2n, 2n])
     expect(batch.columns.log_index).toEqual([4n, 5n, 0n, 1n])
     expect(sortBatch(logs, batch)).toBe(batch)
-    expect(sliceBatch(batch, 'block_number', 2, 2).columns.log_index).toEqual([0n, 1n])
-    expect(sliceBatch(batch, 'block_number', 3, 9).length).toBe(0)
-    const both = concatBatches([sliceBatch(batch, 'block_number', 1, 1), sliceBatch(batch, 'block_number', 2, 2)])
-    expect(both).toEqual(batch)
+    const packed = packBatch(storedFields(logs), batch)
+    const slice = (from: number, to: number) => unpackBatch(sliceRange(packed, 'block_number', from, to))
+    expect(slice(2, 2).columns.log_index).toEqual([0n, 1n])
+    expect(slice(3, 9).length).toBe(0)
+    expect(sliceRange(packed, 'block_number', 1, 2)).toBe(packed)
+    expect(concatBatches([slice(1, 1), slice(2, 2)])).toEqual(batch)
   })
 })

@@ -1,20 +1,33 @@
 import { describe, expect, it } from 'vitest'
 import { parquetReadObjects } from 'hyparquet'
 import { logs } from '../../src/datasets/evm.ts'
-import { permute, sortOrder, writeLookup } from '../../src/parquet/lookup.ts'
+import { sortOrder, writeLookup } from '../../src/parquet/lookup.ts'
 import { writePartition } from '../../src/parquet/write.ts'
 import type { DatasetDecl, LookupDecl } from '../../src/schema/dataset.ts'
 import { makePools, makeRows, plain, rng, toColumns, type Row } from '../query/lake.ts'
-import type { ColumnBatch } from '../../src/columns/batch.ts'
+import { takeBatch, unpackBatch, type ColumnBatch, type PackedBatch } from '../../src/columns/batch.ts'
 import { compareValues } from '../../src/columns/compare.ts'
+import { vectorOf } from '../../src/columns/vector.ts'
 
 const bytes = (...xs: number[]) => Uint8Array.from(xs)
-const batchOf = (columns: ColumnBatch['columns']): ColumnBatch => ({ length: Object.values(columns)[0].length, columns })
+/** Columns of bigints packed as u64, of bytes as binary. */
+const batchOf = (columns: ColumnBatch['columns']): PackedBatch => ({
+  length: Object.values(columns)[0].length,
+  columns: Object.fromEntries(
+    Object.entries(columns).map(([c, vs]) => [c, vectorOf(vs.some(v => typeof v === 'bigint') ? 'u64int' : 'bytes', vs)]),
+  ),
+})
 
 describe('sortOrder', () => {
   it('puts nulls first and keeps rows with equal values in their order', () => {
     const batch = batchOf({ a: [bytes(2), null, bytes(1), null, bytes(2), bytes(1)] })
     expect(Array.from(sortOrder(batch, ['a']))).toEqual([1, 3, 2, 5, 0, 4])
+  })
+
+  it('puts nulls first in a number column and in a later column too', () => {
+    expect(Array.from(sortOrder(batchOf({ n: [3n, null, 1n, null] }), ['n']))).toEqual([1, 3, 2, 0])
+    const batch = batchOf({ a: [bytes(1), bytes(1), bytes(0), bytes(1)], b: [bytes(5), null, bytes(9), bytes(0)] })
+    expect(Array.from(sortOrder(batch, ['a', 'b']))).toEqual([2, 1, 3, 0])
   })
 
   it('orders bytes as unsigned, byte by byte, a prefix before its extensions', () => {
@@ -42,9 +55,10 @@ describe('sortOrder', () => {
       r() < 0.1 ? null : Uint8Array.from({ length: Math.floor(r() * 10) }, (_, k) => (k < 5 && r() < 0.8 ? 0 : Math.floor(r() * 3) * 127))
     for (let round = 0; round < 20; round++) {
       const batch = batchOf({ a: Array.from({ length: 300 }, value), n: Array.from({ length: 300 }, () => BigInt(Math.floor(r() * 3))) })
+      const plainOf = unpackBatch(batch)
       const expected = Array.from({ length: 300 }, (_, i) => i).sort((i, j) => {
         for (const c of ['a', 'n']) {
-          const [x, y] = [batch.columns[c][i], batch.columns[c][j]]
+          const [x, y] = [plainOf.columns[c][i], plainOf.columns[c][j]]
           const d = x === null ? (y === null ? 0 : -1) : y === null ? 1 : compareValues(x!, y!)
           if (d !== 0) return d
         }
@@ -59,12 +73,12 @@ describe('sortOrder', () => {
   })
 })
 
-describe('permute', () => {
+describe('takeBatch', () => {
   it('reorders every column alike and leaves the input as it was', () => {
     const batch = batchOf({ a: [bytes(1), null, bytes(3)], n: [10n, 20n, 30n] })
-    const out = permute(batch, Int32Array.from([2, 0, 1]))
-    expect(out).toEqual({ length: 3, columns: { a: [bytes(3), bytes(1), null], n: [30n, 10n, 20n] } })
-    expect(batch.columns.n).toEqual([10n, 20n, 30n])
+    const out = takeBatch(batch, Int32Array.from([2, 0, 1]))
+    expect(unpackBatch(out)).toEqual({ length: 3, columns: { a: [bytes(3), bytes(1), null], n: [30n, 10n, 20n] } })
+    expect(unpackBatch(batch).columns.n).toEqual([10n, 20n, 30n])
   })
 })
 
