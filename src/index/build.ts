@@ -4,7 +4,7 @@
  * Pure and deterministic: the same partitions and values give the same bytes and keys,
  * so a rerun or a second writer stores nothing new.
  */
-import type { ColumnBatch } from '../columns/batch.ts'
+import type { ColumnBatch, PackedBatch } from '../columns/batch.ts'
 import type { PartitionEntry } from '../manifest/types.ts'
 import { crc32 } from '../store/crc32.ts'
 import { ByteWriter } from './bytes.ts'
@@ -88,7 +88,7 @@ export const hotCap = (rowGroups: number): number => Math.max(64, Math.floor(row
 export interface PartitionInput {
   entry: PartitionEntry
   rowGroups: readonly Readonly<Record<string, Iterable<IndexValue | null>>>[]
-  rows?: ColumnBatch
+  rows?: ColumnBatch | PackedBatch
 }
 
 /** A built segment: its descriptor and its objects, not stored yet (see `maintainTiers`). */

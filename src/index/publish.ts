@@ -54,18 +54,16 @@ export function indexSpecOf(chain: ChainRef, dataset: DatasetDecl, inlineRows = 
 
 /**
  * The index input of a written partition: its values cut into the file's row groups, and its
- * rows (for inline rows); of packed rows, the values of just the columns the index reads.
+ * rows (for inline rows); of packed rows, the values of the indexed columns alone (the inline
+ * rows are read from the vectors).
  */
-export function partitionInput(spec: SegmentSpec, { entry, batch: written }: WrittenPartition): PartitionInput {
-  const columns = spec.columns
-  const batch = isPacked(written)
-    ? unpackBatch(written, [...new Set([...columns, ...(spec.rows?.fields.map(f => f.column) ?? [])])])
-    : written
+export function partitionInput(spec: SegmentSpec, { entry, batch }: WrittenPartition): PartitionInput {
+  const values = isPacked(batch) ? unpackBatch(batch, spec.columns) : batch
   let start = 0
   const rowGroups = entry.rowGroups.map(g => {
     const [from, to] = [start, start + g.rows]
     start = to
-    return Object.fromEntries(columns.map(c => [c, (batch.columns[c] ?? []).slice(from, to) as (IndexValue | null)[]]))
+    return Object.fromEntries(spec.columns.map(c => [c, (values.columns[c] ?? []).slice(from, to) as (IndexValue | null)[]]))
   })
   if (start !== batch.length) throw new Error(`partition ${entry.key}: row groups hold ${start} rows, the batch ${batch.length}`)
   return { entry, rowGroups, rows: batch }

@@ -29,7 +29,8 @@
  * 52-bit hash collision), a reader of the other value gets no rows, never these; a build
  * that meets such a collision inside a slice stores the column (flag 1).
  */
-import type { ColumnBatch, ColumnValues } from '../columns/batch.ts'
+import type { ColumnBatch, ColumnValues, PackedBatch } from '../columns/batch.ts'
+import { valueAt, type Vector } from '../columns/vector.ts'
 import { isStored, columnOf, type DatasetDecl } from '../schema/dataset.ts'
 import { KINDS, type Kind, type StoredValue } from '../schema/kinds.ts'
 import { crc32 } from '../store/crc32.ts'
@@ -136,11 +137,23 @@ function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
 }
 
 /**
+ * A column of the rows a build or merge reads: plain values, or a packed vector (the ingester's
+ * rows), whose byte values are written from where they lie without a view of each.
+ */
+export type RowColumn = ColumnValues | Vector
+
+const isVector = (c: RowColumn): c is Vector => !Array.isArray(c)
+
+/** The value of row `i` of a column (null for a null row). */
+const cell = (c: RowColumn | undefined, i: number): StoredValue | null =>
+  c === undefined ? null : isVector(c) ? valueAt(c, i) : (c[i] ?? null)
+
+/**
  * The rows of one slice: row j (lo ≤ j < hi) is row `row[j]` of batch `part[j]`; `columns[p][f]`
  * is batch p's column of field f (undefined: all null).
  */
 export interface SliceRows {
-  columns: readonly (readonly (ColumnValues | undefined)[])[]
+  columns: readonly (readonly (RowColumn | undefined)[])[]
   /** Optional, per batch, its u64 columns as numbers (see `sliceNumbers`): a build converts each row once, not once a copy. */
   numbers?: readonly (readonly (Float64Array | undefined)[])[]
   /** Optional, the build's value ids of its byte and text columns (see `sliceIds`). */
@@ -152,8 +165,8 @@ export interface SliceRows {
 }
 
 /** Per batch, its column of each field: what `SliceRows.columns` wants. */
-export const sliceColumns = (fields: readonly RowField[], batches: readonly ColumnBatch[]): (ColumnValues | undefined)[][] =>
-  batches.map(b => fields.map(f => b.columns[f.column]))
+export const sliceColumns = (fields: readonly RowField[], batches: readonly (ColumnBatch | PackedBatch)[]): (RowColumn | undefined)[][] =>
+  batches.map(b => fields.map((f): RowColumn | undefined => b.columns[f.column]))
 
 const U64_END = 1n << 64n
 const WIRE_CODE: Record<Wire, number> = { u64: 0, bool: 1, text: 2, bytes: 3, fixed: 4, signed: 5 }
@@ -163,12 +176,24 @@ const WIRE_CODE: Record<Wire, number> = { u64: 0, bool: 1, text: 2, bytes: 3, fi
  * -1 for null, NaN for anything else (a larger value, written from the bigint, or an invalid one). Converting a bigint costs
  * more than writing it, and a build writes a rare row once per column it is rare in.
  */
-export const sliceNumbers = (fields: readonly RowField[], batches: readonly ColumnBatch[]): (Float64Array | undefined)[][] =>
+export const sliceNumbers = (
+  fields: readonly RowField[],
+  batches: readonly (ColumnBatch | PackedBatch)[],
+): (Float64Array | undefined)[][] =>
   batches.map(b =>
     fields.map(f => {
-      const values = b.columns[f.column]
+      const values: RowColumn | undefined = b.columns[f.column]
       if (wireOf(f.kind) !== 'u64' || !values) return undefined
       const out = new Float64Array(b.length)
+      if (isVector(values)) {
+        if (values.type !== 'u64') return undefined
+        const { words, valid } = values
+        for (let i = 0; i < b.length; i++) {
+          const high = words[2 * i + 1]
+          out[i] = valid !== null && valid[i] === 0 ? -1 : high < 2 ** 20 ? words[2 * i] + high * 2 ** 32 : NaN
+        }
+        return out
+      }
       for (let i = 0; i < b.length; i++) {
         const v = values[i] ?? null
         const n = typeof v === 'bigint' ? Number(v) : NaN
@@ -190,24 +215,35 @@ export interface SliceIds {
   counts: readonly number[]
 }
 
-export function sliceIds(fields: readonly RowField[], batches: readonly ColumnBatch[]): SliceIds {
+export function sliceIds(fields: readonly RowField[], batches: readonly (ColumnBatch | PackedBatch)[]): SliceIds {
   const of: (Int32Array | undefined)[][] = batches.map(() => [])
   const counts = fields.map((field, f) => {
     const wire = wireOf(field.kind)
     if (wire === 'u64' || wire === 'bool') return 0
     const width = wire === 'bytes' ? undefined : KINDS[field.kind].width
-    const ids = wire === 'text' ? textIds() : byteIds(batches.reduce((n, b) => n + b.length, 0))
+    const text = wire === 'text' ? textIds() : undefined
+    const bytes = text ? undefined : byteIds(batches.reduce((n, b) => n + b.length, 0))
     batches.forEach((b, p) => {
-      const values = b.columns[field.column]
+      const values: RowColumn | undefined = b.columns[field.column]
       if (!values) return
       const out = new Int32Array(b.length)
-      for (let i = 0; i < b.length; i++) {
-        const v = values[i] ?? null
-        out[i] = v === null ? -1 : ids.id(v, width)
+      if (bytes && isVector(values) && (values.type === 'fixed' || (values.type === 'binary' && !values.text))) {
+        // byte values read where they lie: no view of each
+        const { valid } = values
+        for (let i = 0; i < b.length; i++) {
+          if (valid !== null && valid[i] === 0) out[i] = -1
+          else if (values.type === 'fixed') out[i] = width === values.width ? bytes.idAt(values.bytes, i * width, (i + 1) * width) : -2
+          else out[i] = bytes.idAt(values.bytes, values.offsets[i], values.offsets[i + 1], width)
+        }
+      } else {
+        for (let i = 0; i < b.length; i++) {
+          const v = cell(values, i)
+          out[i] = v === null ? -1 : text ? text.id(v) : bytes!.id(v, width)
+        }
       }
       of[p][f] = out
     })
-    return ids.count()
+    return (text ?? bytes)!.count()
   })
   return { of, counts }
 }
@@ -226,28 +262,46 @@ function textIds() {
   }
 }
 
-/** Ids of byte values (of `width` bytes when given), by an open-addressing table of at least twice `rows` slots. */
+/**
+ * Ids of byte values (of `width` bytes when given), by an open-addressing table of at least twice
+ * `rows` slots: `id` of a value, `idAt` of `bytes[start, end)` (a packed column's row).
+ */
 function byteIds(rows: number) {
   const shift = tableShift(rows)
   const mask = (1 << (32 - shift)) - 1
   const slots = new Int32Array(mask + 1)
   const tails: number[] = []
-  const values: Uint8Array[] = []
-  return {
-    id: (v: StoredValue, width: number | undefined): number => {
-      if (!(v instanceof Uint8Array) || (width !== undefined && v.length !== width)) return -2
-      const tail = tailOf(v)
-      let at = Math.imul(tail, 0x9e3779b1) >>> shift
-      for (let d = slots[at] - 1; d >= 0; d = slots[at] - 1) {
-        if (tails[d] === tail && sameBytes(values[d], v)) return d
-        at = (at + 1) & mask
-      }
-      slots[at] = values.length + 1
-      tails.push(tail)
-      return values.push(v) - 1
-    },
-    count: () => values.length,
+  // each id's value: bytes[start, end) of its source
+  const sources: Uint8Array[] = []
+  const starts: number[] = []
+  const ends: number[] = []
+  const idAt = (bytes: Uint8Array, start: number, end: number, width?: number): number => {
+    if (width !== undefined && end - start !== width) return -2
+    const tail = tailAt(bytes, start, end)
+    let at = Math.imul(tail, 0x9e3779b1) >>> shift
+    for (let d = slots[at] - 1; d >= 0; d = slots[at] - 1) {
+      if (tails[d] === tail && sameRanges(sources[d], starts[d], ends[d], bytes, start, end)) return d
+      at = (at + 1) & mask
+    }
+    slots[at] = sources.length + 1
+    tails.push(tail)
+    starts.push(start)
+    ends.push(end)
+    return sources.push(bytes) - 1
   }
+  return {
+    id: (v: StoredValue, width: number | undefined): number => (v instanceof Uint8Array ? idAt(v, 0, v.length, width) : -2),
+    idAt,
+    count: () => sources.length,
+  }
+}
+
+/** Equal `a[as, ae)` and `b[bs, be)`; the same bytes first. */
+function sameRanges(a: Uint8Array, as: number, ae: number, b: Uint8Array, bs: number, be: number): boolean {
+  if (a === b && as === bs) return ae === be
+  if (ae - as !== be - bs) return false
+  for (let i = 0; i < ae - as; i++) if (a[as + i] !== b[bs + i]) return false
+  return true
 }
 
 /** The shift that takes a hash's top bits to a slot of a table of at least twice `entries` slots (8 at least): `Math.imul(hash, 0x9e3779b1) >>> shift`. */
@@ -258,9 +312,12 @@ function tableShift(entries: number): number {
 }
 
 /** A value's last four bytes and its length, in one int: compared before the bytes, and hashed for a table slot. */
-const tailOf = (v: Uint8Array): number => {
-  const n = v.length
-  return n >= 4 ? (v[n - 1] | (v[n - 2] << 8) | (v[n - 3] << 16) | (v[n - 4] << 24)) ^ n : -n - 1
+const tailOf = (v: Uint8Array): number => tailAt(v, 0, v.length)
+
+/** `tailOf` of `bytes[start, end)`. */
+const tailAt = (b: Uint8Array, start: number, end: number): number => {
+  const n = end - start
+  return n >= 4 ? (b[end - 1] | (b[end - 2] << 8) | (b[end - 3] << 16) | (b[end - 4] << 24)) ^ n : -n - 1
 }
 
 /**
@@ -291,7 +348,7 @@ export function sliceWriter(
       let n = known ? known[row[j]] : NaN
       let v: StoredValue | null = null
       if (n !== n) {
-        v = columns[part[j]][f]?.[row[j]] ?? null
+        v = cell(columns[part[j]][f], row[j])
         if (v === null) {
           w.byte(0)
           continue
@@ -308,7 +365,7 @@ export function sliceWriter(
         prevNumber = n
         continue
       }
-      const big = v ?? (columns[part[j]][f]?.[row[j]] as bigint)
+      const big = v ?? (cell(columns[part[j]][f], row[j]) as bigint)
       if (typeof big !== 'bigint' || big < 0n || big >= U64_END) return fail(f, big)
       const d = big - (prevBig ?? BigInt(prevNumber))
       writeBig(w, (d >= 0n ? d * 2n : -d * 2n - 1n) + 1n)
@@ -319,7 +376,7 @@ export function sliceWriter(
   const bools = (w: ByteWriter, rows: SliceRows, f: number) => {
     const { columns, part, row, lo, hi } = rows
     for (let j = lo; j < hi; j++) {
-      const v = columns[part[j]][f]?.[row[j]] ?? null
+      const v = cell(columns[part[j]][f], row[j])
       if (v === null) w.byte(2)
       else if (typeof v === 'boolean') w.byte(v ? 1 : 0)
       else fail(f, v)
@@ -329,7 +386,7 @@ export function sliceWriter(
     const { columns, part, row, lo, hi } = rows
     distinct.clear()
     for (let j = lo; j < hi; j++) {
-      const v = columns[part[j]][f]?.[row[j]] ?? null
+      const v = cell(columns[part[j]][f], row[j])
       if (v === null) {
         w.byte(0)
         continue
@@ -371,7 +428,7 @@ export function sliceWriter(
     const mask = size - 1
     let seen = 0
     for (let j = lo; j < hi; j++) {
-      const v = columns[part[j]][f]?.[row[j]] ?? null
+      const v = cell(columns[part[j]][f], row[j])
       if (v === null) {
         w.byte(0)
         continue
@@ -394,16 +451,24 @@ export function sliceWriter(
       newBytes(w, v, wire, width)
     }
   }
-  const newBytes = (w: ByteWriter, v: Uint8Array, wire: number, width: number) => {
+  const newBytes = (w: ByteWriter, v: Uint8Array, wire: number, width: number) => newBytesAt(w, v, 0, v.length, wire, width)
+  /** A new value's bytes, `b[start, end)`. */
+  const newBytesAt = (w: ByteWriter, b: Uint8Array, start: number, end: number, wire: number, width: number) => {
     w.byte(1)
-    if (wire === WIRE_CODE.signed) w.signedTrimmed(v, 0, width)
-    else if (wire !== WIRE_CODE.bytes) w.trimmed(v, 0, width)
+    if (wire === WIRE_CODE.signed) w.signedTrimmed(b, start, start + width)
+    else if (wire !== WIRE_CODE.bytes) w.trimmed(b, start, start + width)
     else {
-      const n = v.length
+      const n = end - start
       w.uint(n)
-      if (n % 32) w.bytesOf(v, 0, n)
-      else for (let at = 0; at < n; at += 32) w.trimmed(v, at, at + 32)
+      if (n % 32) w.bytesOf(b, start, end)
+      else for (let at = start; at < end; at += 32) w.trimmed(b, at, at + 32)
     }
+  }
+  /** A new text value from its UTF-8 bytes, `b[start, end)`: what `newText` writes of the string. */
+  const newTextAt = (w: ByteWriter, b: Uint8Array, start: number, end: number) => {
+    w.byte(1)
+    w.uint(end - start)
+    w.bytesOf(b, start, end)
   }
   // with the build's ids (`sliceIds`): per field, the slice (`serial`) an id was last new in
   // and its place among that slice's new values
@@ -426,14 +491,26 @@ export function sliceWriter(
         w.byte(0)
         continue
       }
-      const v = columns[part[j]][f]![row[j]]!
-      if (id < 0) return fail(f, v)
+      const column = columns[part[j]][f]!
+      const r = row[j]
+      if (id < 0) return fail(f, cell(column, r)!)
       if (stamp[id] === serial) {
         w.uint(place[id] + 2)
         continue
       }
       stamp[id] = serial
       place[id] = seen++
+      if (isVector(column)) {
+        // written from where the value lies (a packed column's ids are only ever of its kind)
+        if (column.type === 'fixed') newBytesAt(w, column.bytes, r * column.width, (r + 1) * column.width, wire, widths[f])
+        else if (column.type === 'binary') {
+          const [start, end] = [column.offsets[r], column.offsets[r + 1]]
+          if (wire === WIRE_CODE.text) newTextAt(w, column.bytes, start, end)
+          else newBytesAt(w, column.bytes, start, end, wire, widths[f])
+        } else return fail(f, valueAt(column, r)!)
+        continue
+      }
+      const v = column[r]!
       if (wire === WIRE_CODE.text) newText(w, v as string)
       else newBytes(w, v as Uint8Array, wire, widths[f])
     }
@@ -483,7 +560,7 @@ function unsign(r: ByteReader, out: Uint8Array, width: number): void {
 /** The check of the looked-up value when every row holds the same one, else null (a key collision: the column is stored). */
 function commonCheck(rows: SliceRows, lookup: number): number | null {
   const { columns, ids, part, row, lo, hi } = rows
-  const first = columns[part[lo]][lookup]?.[row[lo]] ?? null
+  const first = cell(columns[part[lo]][lookup], row[lo])
   if (!(first instanceof Uint8Array) && typeof first !== 'string') return null
   const id = ids?.of[part[lo]][lookup]?.[row[lo]] ?? -1
   if (id >= 0) {
@@ -491,7 +568,7 @@ function commonCheck(rows: SliceRows, lookup: number): number | null {
     return valueCheck(first)
   }
   for (let j = lo + 1; j < hi; j++) {
-    const v = columns[part[j]][lookup]?.[row[j]] ?? null
+    const v = cell(columns[part[j]][lookup], row[j])
     if (typeof first === 'string' ? v !== first : !(v instanceof Uint8Array) || !sameBytes(v, first)) return null
   }
   return valueCheck(first)

@@ -18,6 +18,7 @@ import {
 } from '../../src/index/rows.ts'
 import { ByteWriter } from '../../src/index/bytes.ts'
 import type { ColumnBatch } from '../../src/columns/batch.ts'
+import { vectorOf } from '../../src/columns/vector.ts'
 import { IndexFormatError } from '../../src/index/bytes.ts'
 import { columnOf, indexedColumns, type DatasetDecl } from '../../src/schema/dataset.ts'
 import { bytesToInt, intToBytes, KINDS, type StoredValue } from '../../src/schema/kinds.ts'
@@ -274,5 +275,43 @@ describe('inline slice codec', () => {
     expect(rowFieldsOf(moveDecodedTransactions).map(f => f.column)).toEqual(rowFieldsOf(moveTransactions).map(f => f.column))
     expect(rowCodecId(rowFieldsOf(moveDecodedTransactions))).toBe(rowCodecId(rowFieldsOf(moveTransactions)))
     expect(moveDecodedTransactions.fields.filter(f => !f.virtual).map(columnOf)).toEqual(expect.arrayContaining(['version']))
+  })
+})
+
+describe('sliceNumbers and sliceIds of packed columns', () => {
+  it('give what they give of the same values plain: numbers below 2^52, NaN above, -1 for null; equal ids for equal bytes', () => {
+    const fields = [
+      { column: 'n', kind: 'u64int' as const },
+      { column: 'h', kind: 'hash' as const },
+      { column: 'd', kind: 'bytes' as const },
+    ]
+    const h = (x: number) => new Uint8Array(32).fill(x)
+    const plain: ColumnBatch = {
+      length: 7,
+      columns: {
+        n: [0n, 2n ** 52n - 1n, 2n ** 52n, 2n ** 53n + 1n, 2n ** 64n - 1n, null, 7n],
+        h: [h(1), h(2), h(1), null, h(3), h(2), h(1)],
+        d: [
+          Uint8Array.of(1, 2),
+          Uint8Array.of(),
+          null,
+          Uint8Array.of(1, 2),
+          Uint8Array.of(9, 9, 9, 9, 9),
+          Uint8Array.of(1),
+          Uint8Array.of(),
+        ],
+      },
+    }
+    const packed = {
+      length: 7,
+      columns: Object.fromEntries(fields.map(f => [f.column, vectorOf(f.kind, plain.columns[f.column])])),
+    }
+    const numbers = sliceNumbers(fields, [packed])[0][0]!
+    expect(Array.from(numbers)).toEqual([0, 2 ** 52 - 1, NaN, NaN, NaN, -1, 7])
+    expect(Array.from(numbers)).toEqual(Array.from(sliceNumbers(fields, [plain])[0][0]!))
+    const [a, b] = [sliceIds(fields, [plain]), sliceIds(fields, [packed])]
+    expect(b.counts).toEqual(a.counts)
+    expect(b.of[0].map(x => x && Array.from(x))).toEqual(a.of[0].map(x => x && Array.from(x)))
+    expect(Array.from(b.of[0][1]!)).toEqual([0, 1, 0, -1, 2, 1, 0])
   })
 })
