@@ -9,7 +9,8 @@ import type { PartitionEntry } from '../manifest/types.ts'
 import { crc32 } from '../store/crc32.ts'
 import { ByteWriter } from './bytes.ts'
 import { bucketKey, encodeBucket, encodeEntries, encodeTable, KEY_BITS, log2, rowsKey, seal, tableKey } from './format.ts'
-import { hashHex, valueKey } from './hash.ts'
+import { hashHex, valueKey, valueKeyAt } from './hash.ts'
+import type { Vector } from '../columns/vector.ts'
 import { unionRanges } from './ranges.ts'
 import { rowCodecId, sliceColumns, sliceIds, sliceNumbers, sliceWriter, type RowField, type SliceRows } from './rows.ts'
 import type { ColumnSegment, Entries, IndexedPartition, IndexObject, IndexValue, SegmentDescriptor } from './types.ts'
@@ -87,7 +88,8 @@ export const hotCap = (rowGroups: number): number => Math.max(64, Math.floor(row
  */
 export interface PartitionInput {
   entry: PartitionEntry
-  rowGroups: readonly Readonly<Record<string, Iterable<IndexValue | null>>>[]
+  /** A packed column's row group is its vector (a byte or text kind): keyed from the bytes where they lie. */
+  rowGroups: readonly Readonly<Record<string, Iterable<IndexValue | null> | Vector>>[]
   rows?: ColumnBatch | PackedBatch
 }
 
@@ -385,14 +387,22 @@ function postingsOf(partitions: readonly PartitionInput[], column: string, keep:
     for (const group of p.rowGroups) {
       const values = group[column]
       if (!values) throw new RangeError(`partition ${p.entry.key}: no values for indexed column ${column}`)
-      for (const v of values) {
-        const key = v === null ? NaN : valueKey(v)
-        if (v !== null) postings.add(key, ordinal)
+      const add = (key: number) => {
+        if (key === key) postings.add(key, ordinal)
         if (keep) {
           if (row === rowKeys.length) rowKeys = grow(rowKeys, rowKeys.length * 2 + 1024)
           rowKeys[row++] = key
         }
       }
+      if ('type' in values) {
+        const v = values
+        if (v.type !== 'fixed' && v.type !== 'binary') throw new RangeError(`indexed column ${column} is not of a byte or text kind`)
+        for (let i = 0; i < v.length; i++) {
+          if (v.valid !== null && v.valid[i] === 0) add(NaN)
+          else if (v.type === 'fixed') add(valueKeyAt(v.bytes, i * v.width, (i + 1) * v.width))
+          else add(valueKeyAt(v.bytes, v.offsets[i], v.offsets[i + 1]))
+        }
+      } else for (const v of values) add(v === null ? NaN : valueKey(v))
       ordinal++
     }
   }

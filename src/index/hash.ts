@@ -30,14 +30,14 @@ const finish = (h: number, len: number) => {
   return (h ^ (h >>> 16)) >>> 0
 }
 
-/** MurmurHash3_x86_32 of `bytes` under both seeds, left in R. */
-function murmur2x(bytes: Uint8Array): void {
-  const len = bytes.length
-  const blocks = len & ~3
+/** MurmurHash3_x86_32 of `bytes[start, end)` under both seeds, left in R. */
+function murmur2x(bytes: Uint8Array, start = 0, end = bytes.length): void {
+  const len = end - start
+  const blocks = start + (len & ~3)
   let hi = SEED_HIGH
   let lo = SEED_LOW
   let k = 0
-  for (let i = 0; i < blocks; i += 4) {
+  for (let i = start; i < blocks; i += 4) {
     k = bytes[i] | (bytes[i + 1] << 8) | (bytes[i + 2] << 16) | (bytes[i + 3] << 24)
     k = Math.imul(k, C1)
     k = (k << 15) | (k >>> 17)
@@ -74,6 +74,12 @@ const utf8 = new TextEncoder()
  */
 export function valueKey(value: Uint8Array | string): number {
   murmur2x(typeof value === 'string' ? utf8.encode(value) : value)
+  return R[0] * 1048576 + (R[1] >>> 12)
+}
+
+/** `valueKey` of the value whose bytes (a text's UTF-8) are `bytes[start, end)`: a packed column's row, without a view of it. */
+export function valueKeyAt(bytes: Uint8Array, start: number, end: number): number {
+  murmur2x(bytes, start, end)
   return R[0] * 1048576 + (R[1] >>> 12)
 }
 

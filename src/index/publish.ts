@@ -11,7 +11,8 @@ import { loadRetired } from '../manifest/retired.ts'
 import type { ChainRef, ManifestRoot, PartitionEntry } from '../manifest/types.ts'
 import { columnOf, indexedColumns, isStored, type DatasetDecl } from '../schema/dataset.ts'
 import type { ObjectStore } from '../store/types.ts'
-import { isPacked, unpackBatch, type ColumnBatch, type PackedBatch } from '../columns/batch.ts'
+import type { ColumnBatch, PackedBatch } from '../columns/batch.ts'
+import { sliceVector } from '../columns/vector.ts'
 import { buildSegment, INLINE_ROWS, type BuiltSegment, type PartitionInput, type SegmentSpec } from './build.ts'
 import { indexPrefix } from './format.ts'
 import { indexCoverage } from './lookup.ts'
@@ -53,17 +54,21 @@ export function indexSpecOf(chain: ChainRef, dataset: DatasetDecl, inlineRows = 
 }
 
 /**
- * The index input of a written partition: its values cut into the file's row groups, and its
- * rows (for inline rows); of packed rows, the values of the indexed columns alone (the inline
- * rows are read from the vectors).
+ * The index input of a written partition: its values cut into the file's row groups (of packed
+ * rows, slices of the vectors), and its rows (for inline rows).
  */
 export function partitionInput(spec: SegmentSpec, { entry, batch }: WrittenPartition): PartitionInput {
-  const values = isPacked(batch) ? unpackBatch(batch, spec.columns) : batch
   let start = 0
   const rowGroups = entry.rowGroups.map(g => {
     const [from, to] = [start, start + g.rows]
     start = to
-    return Object.fromEntries(spec.columns.map(c => [c, (values.columns[c] ?? []).slice(from, to) as (IndexValue | null)[]]))
+    return Object.fromEntries(
+      spec.columns.map(c => {
+        const column = batch.columns[c]
+        if (column === undefined) return [c, []]
+        return [c, Array.isArray(column) ? (column.slice(from, to) as (IndexValue | null)[]) : sliceVector(column, from, to)]
+      }),
+    )
   })
   if (start !== batch.length) throw new Error(`partition ${entry.key}: row groups hold ${start} rows, the batch ${batch.length}`)
   return { entry, rowGroups, rows: batch }
