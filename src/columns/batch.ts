@@ -1,8 +1,10 @@
 /**
- * The two batch shapes every layer exchanges. A ColumnBatch is what writers hold:
- * plain values keyed by stored column name (the ingester's and the live window's
- * rows). A RowBatch is what readers hold: packed vectors keyed by output field name
- * (the scanner's output, the encoders' input). Helpers cut, join and build them.
+ * The batch shapes every layer exchanges. A ColumnBatch is what writers hold: plain
+ * values keyed by stored column name (the live window's rows, the test and bench lakes).
+ * A PackedBatch is the same rows packed into vectors, still keyed by stored column name
+ * (what a chain source gives the ingester). A RowBatch is what readers hold: packed
+ * vectors keyed by output field name (the scanner's output, the encoders' input).
+ * Helpers cut, join, pack and build them.
  */
 import { columnOf, type FieldDecl } from '../schema/dataset.ts'
 import type { StoredValue } from '../schema/kinds.ts'
