@@ -87,14 +87,21 @@ function errorOf({ name, message, block }: { name: string; message: string; bloc
   return Object.assign(new Error(message), { name })
 }
 
-const atKey = (at: ObjectsAt): string => `${at.storage}\n${at.part ?? 'segment'}`
+/** Where handed-over bytes are kept until their unit arrives. */
+export const atKey = (at: ObjectsAt): string => `${at.storage}\n${at.part ?? 'segment'}`
 
-/** The unit with the bytes its thread sent ahead put back in place (a port delivers messages in order, so all came first). */
-function withHandedBytes(unit: EncodedUnit, handed: Map<string, Uint8Array[]>): EncodedUnit {
+const atName = (at: ObjectsAt): string => (at.part === undefined ? `${at.storage}'s index segment` : `${at.storage} partition ${at.part}`)
+
+/**
+ * The unit with the bytes its thread sent ahead put back in place (a port delivers messages in
+ * order, so all came first). Bytes missing or miscounted for any object reject the unit: an
+ * object is never stored empty.
+ */
+export function withHandedBytes(unit: EncodedUnit, handed: Map<string, Uint8Array[]>): EncodedUnit {
   const fill = (at: ObjectsAt, objects: { bytes: Uint8Array }[]) => {
     const bytes = handed.get(atKey(at))
-    if (!bytes) throw new Error(`${atKey(at)}: the thread sent no bytes for these objects`)
-    if (bytes.length !== objects.length) throw new Error(`${atKey(at)}: ${bytes.length} objects' bytes for ${objects.length} objects`)
+    if (!bytes) throw new Error(`${atName(at)}: the thread sent no bytes for its objects`)
+    if (bytes.length !== objects.length) throw new Error(`${atName(at)}: ${bytes.length} objects' bytes for ${objects.length} objects`)
     objects.forEach((o, i) => (o.bytes = bytes[i]))
   }
   for (const [storage, parts] of Object.entries(unit.partitions)) parts.forEach((p, part) => fill({ storage, part }, p.objects))

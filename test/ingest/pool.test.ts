@@ -1,7 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { findChain } from '../../src/chains/registry.ts'
 import { MissingBlockError } from '../../src/ingest/extract.ts'
-import { unitPool, type UnitPool } from '../../src/ingest/pool.ts'
+import { atKey, unitPool, withHandedBytes, type UnitPool } from '../../src/ingest/pool.ts'
+import type { EncodedUnit } from '../../src/ingest/unit.ts'
+import type { BuiltSegment } from '../../src/index/build.ts'
+import type { PartitionEntry } from '../../src/manifest/types.ts'
 import { runIngest } from '../../src/ingest/run.ts'
 import { IngestVerificationError } from '../../src/ingest/verify.ts'
 import { rootKey } from '../../src/manifest/keys.ts'
@@ -152,5 +155,44 @@ describe('parallel backfill: ingesters of disjoint ranges publishing into one la
     for (const ds of ['blocks', 'transactions', 'logs']) expect(root.datasets[ds].coverage, ds).toEqual(WITH_RECEIPTS.map(n => [n, n]))
     expect((await readRows(store, ETH, 'transactions')).length).toBe(102 + 94 + 157)
     expect((await readRows(store, ETH, 'logs')).length).toBe(237 + 291 + 408)
+  })
+})
+
+describe('withHandedBytes', () => {
+  const objects = (...keys: string[]) => keys.map(key => ({ key, bytes: new Uint8Array(0) }))
+  const unit = (): EncodedUnit => ({
+    partitions: {
+      logs: [
+        { entry: {} as PartitionEntry, objects: objects('logs/a', 'logs/by-address/a') },
+        { entry: {} as PartitionEntry, objects: objects('logs/b') },
+      ],
+    },
+    segments: { logs: { descriptor: {} as BuiltSegment['descriptor'], objects: objects('index/1', 'index/2') } },
+  })
+  const bytes = (...xs: number[]) => xs.map(x => Uint8Array.of(x))
+  const handed = () =>
+    new Map([
+      [atKey({ storage: 'logs', part: 0 }), bytes(1, 2)],
+      [atKey({ storage: 'logs', part: 1 }), bytes(3)],
+      [atKey({ storage: 'logs' }), bytes(4, 5)],
+    ])
+
+  it('puts each object its bytes back, in order', () => {
+    const out = withHandedBytes(unit(), handed())
+    expect(out.partitions.logs.flatMap(p => p.objects.map(o => [o.key, o.bytes[0]]))).toEqual([
+      ['logs/a', 1],
+      ['logs/by-address/a', 2],
+      ['logs/b', 3],
+    ])
+    expect(out.segments.logs.objects.map(o => o.bytes[0])).toEqual([4, 5])
+  })
+
+  it('rejects a unit whose thread sent no bytes, or a wrong count, for any of its objects', () => {
+    const none = handed()
+    none.delete(atKey({ storage: 'logs', part: 1 }))
+    expect(() => withHandedBytes(unit(), none)).toThrow('logs partition 1: the thread sent no bytes for its objects')
+    const short = handed()
+    short.set(atKey({ storage: 'logs' }), bytes(4))
+    expect(() => withHandedBytes(unit(), short)).toThrow("logs's index segment: 1 objects' bytes for 2 objects")
   })
 })
