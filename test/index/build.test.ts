@@ -7,12 +7,9 @@ import { mulberry32 } from '../../scripts/dev/random.ts'
 import { address, candidateSet, entryOf, hex, memoryStore, randomLake, type Lake } from './helpers.ts'
 import { buildSegments } from '../../src/index/publish.ts'
 import { packBatch, type ColumnBatch, type PackedBatch } from '../../src/columns/batch.ts'
-import { DEX_DATASETS, dexTokens } from '../../src/datasets/dex.ts'
-import { EVM_DATASETS } from '../../src/datasets/evm.ts'
-import { MOVE_DATASETS } from '../../src/datasets/move.ts'
 import { storedFields, writePartition } from '../../src/parquet/write.ts'
-import { columnOf, indexedColumns, type DatasetDecl } from '../../src/schema/dataset.ts'
-import { makePools, makeRows, rng, toColumns } from '../query/lake.ts'
+import { indexedColumns } from '../../src/schema/dataset.ts'
+import { generatedDatasets, randomBatch } from '../query/lake.ts'
 
 const spec = (bucketBytes = 2048): SegmentSpec => ({ prefix: 'evm-1/index/logs', columns: ['a', 'b'], bucketBytes })
 
@@ -255,25 +252,11 @@ describe('property: candidates are a superset of the truth, equal to it with no 
 
 describe('buildSegments over packed rows', () => {
   it('builds the same objects as from the same rows plain, in every indexed dataset', () => {
-    // makeRows numbers a dataset's second order column, so one whose second is bytes (dex_pools) is left out
-    const numbered = (d: DatasetDecl) => d.orderBy.length < 2 || /^u64/.test(d.fields.find(f => columnOf(f) === d.orderBy[1])!.kind)
-    const datasets = [...EVM_DATASETS, ...DEX_DATASETS, dexTokens, ...MOVE_DATASETS].filter(
-      d => numbered(d) && indexedColumns(d).length > 0,
-    )
+    const datasets = generatedDatasets().filter(d => indexedColumns(d).length > 0)
     expect(datasets.length).toBeGreaterThan(6)
     const chain = { family: 'evm' as const, id: 1, code: 'ETH' }
     for (const dataset of datasets) {
-      const r = rng(dataset.name.length + 7)
-      const plain = toColumns(
-        dataset,
-        makeRows(
-          dataset,
-          Array.from({ length: 60 }, (_, i) => 2000 + i),
-          r,
-          makePools(r),
-          20,
-        ),
-      )
+      const plain = randomBatch(dataset, 2000, 60, dataset.name.length + 7, 20)
       const packed = packBatch(storedFields(dataset), plain)
       const entry = { key: `${dataset.storage}/p`, ...writePartition(dataset, plain, { from: 2000, to: 2059 }, { rowGroupSize: 40 }).entry }
       const objects = (batch: ColumnBatch | PackedBatch) =>

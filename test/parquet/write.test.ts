@@ -9,13 +9,10 @@ import { parquetHeader } from 'hyparquet/src/column.js'
 import { bloomSpans, parquetSchemaOf, storedFields, writePartition } from '../../src/parquet/write.ts'
 import { crc32 } from '../../src/store/crc32.ts'
 import { columnOf, type DatasetDecl } from '../../src/schema/dataset.ts'
-import { DEX_DATASETS, dexTokens } from '../../src/datasets/dex.ts'
-import { EVM_DATASETS } from '../../src/datasets/evm.ts'
-import { MOVE_DATASETS } from '../../src/datasets/move.ts'
 import { packBatch } from '../../src/columns/batch.ts'
 import { writeLookup } from '../../src/parquet/lookup.ts'
 import { wasmXxhash64 } from '../../src/parquet/bloom.ts'
-import { makePools, makeRows, rng, toColumns } from '../query/lake.ts'
+import { generatedDatasets, makePools, makeRows, randomBatch, rng, toColumns } from '../query/lake.ts'
 
 describe('writePartition', () => {
   it('round-trips a logs batch', async () => {
@@ -87,21 +84,10 @@ const chunkOf = (metadata: FileMetaData, group: number, column: string) =>
 describe('packed rows', () => {
   it('are written byte for byte as the same rows plain, partition and lookup copy, in every dataset', async () => {
     const layouts = [{ rowGroupSize: 50 }, { rowGroupSize: 64, bloomHash: await wasmXxhash64() }]
-    // makeRows numbers a dataset's second order column, so one whose second is bytes (dex_pools) is left out
-    const numbered = (d: DatasetDecl) => d.orderBy.length < 2 || /^u64/.test(d.fields.find(f => columnOf(f) === d.orderBy[1])!.kind)
-    const datasets = [...EVM_DATASETS, ...DEX_DATASETS, dexTokens, ...MOVE_DATASETS].filter(numbered)
+    const datasets = generatedDatasets()
     expect(datasets.length).toBeGreaterThan(8)
     for (const dataset of datasets) {
-      const r = rng(dataset.name.length)
-      const plain = toColumns(
-        dataset,
-        makeRows(
-          dataset,
-          Array.from({ length: 40 }, (_, i) => 1000 + i),
-          r,
-          makePools(r),
-        ),
-      )
+      const plain = randomBatch(dataset, 1000, 40, dataset.name.length)
       expect(plain.length, dataset.name).toBeGreaterThan(100)
       const packed = packBatch(storedFields(dataset), plain)
       const range = { from: 1000, to: 1039 }

@@ -15,6 +15,9 @@ import type { ObjectStore } from '../../src/store/types.ts'
 import { cellOf, type RowBatch } from '../../src/columns/batch.ts'
 import type { Predicate } from '../../src/query/types.ts'
 import { mulberry32 } from '../../scripts/dev/random.ts'
+import { DEX_DATASETS, dexTokens } from '../../src/datasets/dex.ts'
+import { EVM_DATASETS } from '../../src/datasets/evm.ts'
+import { MOVE_DATASETS } from '../../src/datasets/move.ts'
 
 export type Row = Record<string, StoredValue | null>
 
@@ -107,6 +110,27 @@ export function toColumns(dataset: DatasetDecl, rows: Row[]): { length: number; 
   const columns: Record<string, (StoredValue | null)[]> = {}
   for (const f of dataset.fields) if (!f.virtual) columns[columnOf(f)] = rows.map(row => row[columnOf(f)])
   return { length: rows.length, columns }
+}
+
+/** The declared datasets `makeRows` fills: it numbers a dataset's second order column, so one whose second is bytes (dex_pools) is left out. */
+export const generatedDatasets = (): DatasetDecl[] =>
+  [...EVM_DATASETS, ...DEX_DATASETS, dexTokens, ...MOVE_DATASETS].filter(
+    d => d.orderBy.length < 2 || /^u64/.test(d.fields.find(f => columnOf(f) === d.orderBy[1])!.kind),
+  )
+
+/** Plain rows of `dataset` over `blocks` blocks from `first`, from seed `seed`. */
+export function randomBatch(dataset: DatasetDecl, first: number, blocks: number, seed: number, maxPerBlock?: number) {
+  const r = rng(seed)
+  return toColumns(
+    dataset,
+    makeRows(
+      dataset,
+      Array.from({ length: blocks }, (_, i) => first + i),
+      r,
+      makePools(r),
+      maxPerBlock,
+    ),
+  )
 }
 
 export interface PartSpec {
