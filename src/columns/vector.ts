@@ -80,6 +80,7 @@ export function isNull(v: Vector, i: number): boolean {
 }
 
 const utf8Encoder = new TextEncoder()
+const U64_MAX = 2n ** 64n - 1n
 const utf8Decoder = new TextDecoder('utf-8', { ignoreBOM: true })
 
 /** The value of row `i` (null for a null row). Fixed and binary values are views into the vector. */
@@ -134,6 +135,8 @@ export function vectorOf(kind: Kind, values: readonly (StoredValue | null | unde
         const x = values[i]
         if (x === null || x === undefined) continue
         if (typeof x !== 'bigint') throw new TypeError(`expected a bigint for a ${kind} value, got ${typeof x}`)
+        // a BigUint64Array would keep a larger value's low 64 bits: refused, as the Parquet writer refuses it
+        if (x < 0n || x > U64_MAX) throw new RangeError(`${kind} value out of the u64 range: ${x}`)
         out[i] = x
       }
       return u64Vector(out, valid)

@@ -9,7 +9,7 @@ import { tableFromIPC } from 'apache-arrow'
 import { encodeRows, FORMATS, type Format } from '../../src/format/encode.ts'
 import { BatchShapeError } from '../../src/format/sink.ts'
 import { type RowBatch, sliceBatch } from '../../src/columns/batch.ts'
-import { sliceVector, vectorOf, type Vector } from '../../src/columns/vector.ts'
+import { sliceVector, vectorOf, type U64Vector, type Vector } from '../../src/columns/vector.ts'
 import type { FieldDecl } from '../../src/schema/dataset.ts'
 import { ALL_KINDS, makeBatches, packed, plainRows } from '../format/cases.ts'
 import { collect, fromArray, readAll } from '../format/decode.ts'
@@ -111,5 +111,13 @@ describe('text values', () => {
     const batch = packed(fields, { length: 1, columns: { s: [s] } })
     expect(text(await encoded('json', fields, [batch]))).toBe(`[{"s":${JSON.stringify(s)}}]`)
     expect(text(await encoded('csv', fields, [batch]))).toBe(`s\n${s}\n`)
+  })
+})
+
+describe('vectorOf', () => {
+  it('keeps u64 values at both ends of the range and refuses one past either, rather than keeping its low 64 bits', () => {
+    expect(Array.from((vectorOf('u64int', [0n, 2n ** 64n - 1n, null]) as U64Vector).values)).toEqual([0n, 2n ** 64n - 1n, 0n])
+    expect(() => vectorOf('u64hex', [2n ** 64n])).toThrow('u64hex value out of the u64 range: 18446744073709551616')
+    expect(() => vectorOf('u64int', [-1n])).toThrow(RangeError)
   })
 })
