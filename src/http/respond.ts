@@ -148,9 +148,11 @@ export async function statusResponse(
         const slice = datasets.length
           ? await unfinalized?.slice(chain, { storage: datasets[0].storage, from: null, to: null, finalOnly: false })
           : null
-        // A followed chain: the head it follows and the final height, above what is stored.
+        // A followed chain: the head it follows and the final height, above what is stored
+        // (-1, nothing yet: a window anchored before genesis with no block final, leaves it as it is).
         if (slice) {
-          const higher = (stored: StoredValue | null, n: number) => (typeof stored === 'bigint' && stored > BigInt(n) ? stored : BigInt(n))
+          const higher = (stored: StoredValue | null, n: number) =>
+            n < 0 || (typeof stored === 'bigint' && stored > BigInt(n)) ? stored : BigInt(n)
           record.latest_block_height = higher(record.latest_block_height, slice.head)
           record.finalized_block_height = higher(record.finalized_block_height, slice.finalized)
           if (record.status === 'NoData') record.status = 'Ok'

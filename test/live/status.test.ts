@@ -73,6 +73,9 @@ describe('status of a live-followed chain', () => {
     const head = await chain.head()
     const r = await until(r => r.lag?.blocks === 0)
     expect(r).toMatchObject({ status: expect.stringMatching(/^(Ok|NoData)$/), lag: { blocks: 0, seconds: 0 } })
+    // a young chain has no final block yet: its height is null or a block, never -1 read as 2^64 - 1
+    expect(r.latest_block_height).toBe(head)
+    expect(r.finalized_block_height === null || (r.finalized_block_height >= 0 && r.finalized_block_height <= head)).toBe(true)
     expect(server.service.chains.get(chainKey(DEVNET))?.head()).toBe(head)
     expect((await status()).find(r => r.chain_code === ETH.code)).toMatchObject({ status: 'NoData', lag: null })
   })
