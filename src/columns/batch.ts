@@ -29,9 +29,11 @@ export interface PackedBatch {
   columns: Record<string, Vector>
 }
 
+/** Whether a column is a vector, not plain values. */
+export const isVectorColumn = (column: ColumnValues | Vector): column is Vector => !Array.isArray(column)
+
 /** Whether a batch's columns are vectors (a batch without columns counts as plain). */
-export const isPacked = (batch: ColumnBatch | PackedBatch): batch is PackedBatch =>
-  Object.values(batch.columns).some(c => !Array.isArray(c))
+export const isPacked = (batch: ColumnBatch | PackedBatch): batch is PackedBatch => Object.values(batch.columns).some(isVectorColumn)
 
 /** `batch` packed, each stored field's column by its kind (`fields`: one per stored column). */
 export function packBatch(fields: readonly FieldDecl[], batch: ColumnBatch): PackedBatch {
@@ -46,13 +48,10 @@ export function packBatch(fields: readonly FieldDecl[], batch: ColumnBatch): Pac
   return { length: batch.length, columns }
 }
 
-/** The plain values of `names` (default: every column). */
-export function unpackBatch(batch: PackedBatch, names: readonly string[] = Object.keys(batch.columns)): ColumnBatch {
+/** The same rows as plain values. */
+export function unpackBatch(batch: PackedBatch): ColumnBatch {
   const columns: ColumnBatch['columns'] = {}
-  for (const name of names) {
-    const v = batch.columns[name]
-    if (v !== undefined) columns[name] = valuesOf(v)
-  }
+  for (const [name, v] of Object.entries(batch.columns)) columns[name] = valuesOf(v)
   return { length: batch.length, columns }
 }
 

@@ -6,12 +6,15 @@
 import type { StoredValue } from '../schema/kinds.ts'
 
 /** Unsigned lexicographic byte order: Parquet's order for binary, numeric order for equal-width big-endian numbers. */
-export function compareBytes(a: Uint8Array, b: Uint8Array): number {
-  const n = Math.min(a.length, b.length)
-  for (let i = 0; i < n; i++) {
-    if (a[i] !== b[i]) return a[i] - b[i]
+export const compareBytes = (a: Uint8Array, b: Uint8Array): number => compareByteRanges(a, 0, a.length, b, 0, b.length)
+
+/** `compareBytes` of `a[as, as + m)` and `b[bs, bs + n)`: values where they lie in packed columns, without a view of either. */
+export function compareByteRanges(a: Uint8Array, as: number, m: number, b: Uint8Array, bs: number, n: number): number {
+  const k = Math.min(m, n)
+  for (let i = 0; i < k; i++) {
+    if (a[as + i] !== b[bs + i]) return a[as + i] - b[bs + i]
   }
-  return a.length - b.length
+  return m - n
 }
 
 /** Order of two non-null values of the same kind; throws on values of different shapes. */

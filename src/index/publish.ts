@@ -11,7 +11,7 @@ import { loadRetired } from '../manifest/retired.ts'
 import type { ChainRef, ManifestRoot, PartitionEntry } from '../manifest/types.ts'
 import { columnOf, indexedColumns, isStored, type DatasetDecl } from '../schema/dataset.ts'
 import type { ObjectStore } from '../store/types.ts'
-import type { ColumnBatch, PackedBatch } from '../columns/batch.ts'
+import { isVectorColumn, type ColumnBatch, type PackedBatch } from '../columns/batch.ts'
 import { sliceVector } from '../columns/vector.ts'
 import { buildSegment, INLINE_ROWS, type BuiltSegment, type PartitionInput, type SegmentSpec } from './build.ts'
 import { indexPrefix } from './format.ts'
@@ -66,7 +66,7 @@ export function partitionInput(spec: SegmentSpec, { entry, batch }: WrittenParti
       spec.columns.map(c => {
         const column = batch.columns[c]
         if (column === undefined) return [c, []]
-        return [c, Array.isArray(column) ? (column.slice(from, to) as (IndexValue | null)[]) : sliceVector(column, from, to)]
+        return [c, isVectorColumn(column) ? sliceVector(column, from, to) : (column.slice(from, to) as (IndexValue | null)[])]
       }),
     )
   })

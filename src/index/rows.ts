@@ -29,7 +29,7 @@
  * 52-bit hash collision), a reader of the other value gets no rows, never these; a build
  * that meets such a collision inside a slice stores the column (flag 1).
  */
-import type { ColumnBatch, ColumnValues, PackedBatch } from '../columns/batch.ts'
+import { isVectorColumn, type ColumnBatch, type ColumnValues, type PackedBatch } from '../columns/batch.ts'
 import { valueAt, type Vector } from '../columns/vector.ts'
 import { isStored, columnOf, type DatasetDecl } from '../schema/dataset.ts'
 import { KINDS, type Kind, type StoredValue } from '../schema/kinds.ts'
@@ -129,10 +129,13 @@ function readBigVarint(r: ByteReader): bigint {
 const bad = (column: string, kind: Kind, v: StoredValue) => new RangeError(`column ${column} (${kind}): cannot encode ${String(v)}`)
 
 /** Equal bytes; the same array first (the ingester's rows share one per repeated hash and address, `hexInterner`). */
-function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
-  if (a === b) return true
-  if (a.length !== b.length) return false
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false
+const sameBytes = (a: Uint8Array, b: Uint8Array): boolean => sameRanges(a, 0, a.length, b, 0, b.length)
+
+/** Equal `a[as, ae)` and `b[bs, be)`; the same bytes first. */
+function sameRanges(a: Uint8Array, as: number, ae: number, b: Uint8Array, bs: number, be: number): boolean {
+  if (a === b && as === bs) return ae === be
+  if (ae - as !== be - bs) return false
+  for (let i = 0; i < ae - as; i++) if (a[as + i] !== b[bs + i]) return false
   return true
 }
 
@@ -142,11 +145,9 @@ function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
  */
 export type RowColumn = ColumnValues | Vector
 
-const isVector = (c: RowColumn): c is Vector => !Array.isArray(c)
-
 /** The value of row `i` of a column (null for a null row). */
 const cell = (c: RowColumn | undefined, i: number): StoredValue | null =>
-  c === undefined ? null : isVector(c) ? valueAt(c, i) : (c[i] ?? null)
+  c === undefined ? null : isVectorColumn(c) ? valueAt(c, i) : (c[i] ?? null)
 
 /**
  * The rows of one slice: row j (lo ≤ j < hi) is row `row[j]` of batch `part[j]`; `columns[p][f]`
@@ -185,7 +186,7 @@ export const sliceNumbers = (
       const values: RowColumn | undefined = b.columns[f.column]
       if (wireOf(f.kind) !== 'u64' || !values) return undefined
       const out = new Float64Array(b.length)
-      if (isVector(values)) {
+      if (isVectorColumn(values)) {
         if (values.type !== 'u64') return undefined
         const { words, valid } = values
         for (let i = 0; i < b.length; i++) {
@@ -227,7 +228,7 @@ export function sliceIds(fields: readonly RowField[], batches: readonly (ColumnB
       const values: RowColumn | undefined = b.columns[field.column]
       if (!values) return
       const out = new Int32Array(b.length)
-      if (bytes && isVector(values) && (values.type === 'fixed' || (values.type === 'binary' && !values.text))) {
+      if (bytes && isVectorColumn(values) && (values.type === 'fixed' || (values.type === 'binary' && !values.text))) {
         // byte values read where they lie: no view of each
         const { valid } = values
         for (let i = 0; i < b.length; i++) {
@@ -294,14 +295,6 @@ function byteIds(rows: number) {
     idAt,
     count: () => sources.length,
   }
-}
-
-/** Equal `a[as, ae)` and `b[bs, be)`; the same bytes first. */
-function sameRanges(a: Uint8Array, as: number, ae: number, b: Uint8Array, bs: number, be: number): boolean {
-  if (a === b && as === bs) return ae === be
-  if (ae - as !== be - bs) return false
-  for (let i = 0; i < ae - as; i++) if (a[as + i] !== b[bs + i]) return false
-  return true
 }
 
 /** The shift that takes a hash's top bits to a slot of a table of at least twice `entries` slots (8 at least): `Math.imul(hash, 0x9e3779b1) >>> shift`. */
@@ -500,7 +493,7 @@ export function sliceWriter(
       }
       stamp[id] = serial
       place[id] = seen++
-      if (isVector(column)) {
+      if (isVectorColumn(column)) {
         // written from where the value lies (a packed column's ids are only ever of its kind)
         if (column.type === 'fixed') newBytesAt(w, column.bytes, r * column.width, (r + 1) * column.width, wire, widths[f])
         else if (column.type === 'binary') {

@@ -10,6 +10,7 @@ import type { DatasetDecl, LookupDecl } from '../schema/dataset.ts'
 import { storedFields, writePartition, type WrittenPartition } from './write.ts'
 import { isPacked, packBatch, takeBatch, type ColumnBatch, type PackedBatch } from '../columns/batch.ts'
 import { valueAt, type Vector } from '../columns/vector.ts'
+import { compareByteRanges } from '../columns/compare.ts'
 
 /**
  * Rows a lookup may always read, as a share of the partition's rows (and the share one copy
@@ -98,7 +99,7 @@ function comparator(v: Vector): (i: number, j: number) => number {
       return (i, j) => nulls(i, j) ?? v.values[i] - v.values[j]
     case 'fixed': {
       const { bytes, width } = v
-      return (i, j) => nulls(i, j) ?? compareRanges(bytes, i * width, width, j * width, width)
+      return (i, j) => nulls(i, j) ?? compareByteRanges(bytes, i * width, width, bytes, j * width, width)
     }
     case 'binary': {
       const { bytes, offsets } = v
@@ -111,16 +112,10 @@ function comparator(v: Vector): (i: number, j: number) => number {
           return a < b ? -1 : a > b ? 1 : 0
         }
       }
-      return (i, j) => nulls(i, j) ?? compareRanges(bytes, offsets[i], offsets[i + 1] - offsets[i], offsets[j], offsets[j + 1] - offsets[j])
+      return (i, j) =>
+        nulls(i, j) ?? compareByteRanges(bytes, offsets[i], offsets[i + 1] - offsets[i], bytes, offsets[j], offsets[j + 1] - offsets[j])
     }
   }
-}
-
-/** compareBytes of `bytes[a, a + m)` and `bytes[b, b + n)`, without a view of either. */
-function compareRanges(bytes: Uint8Array, a: number, m: number, b: number, n: number): number {
-  const k = Math.min(m, n)
-  for (let i = 0; i < k; i++) if (bytes[a + i] !== bytes[b + i]) return bytes[a + i] - bytes[b + i]
-  return m - n
 }
 
 /**

@@ -8,7 +8,7 @@ import { ParquetWriter } from 'hyparquet-writer'
 import type { FileMetaData, SchemaElement } from 'hyparquet'
 import { columnOf, isStored, type DatasetDecl, type FieldDecl } from '../schema/dataset.ts'
 import { KINDS } from '../schema/kinds.ts'
-import type { ColumnBatch, ColumnValues, PackedBatch } from '../columns/batch.ts'
+import { isVectorColumn, type ColumnBatch, type ColumnValues, type PackedBatch } from '../columns/batch.ts'
 import { sliceVector, valuesOf, type Vector } from '../columns/vector.ts'
 import type { ByteSpan, PartitionEntry, RowGroupEntry } from '../manifest/types.ts'
 import { crc32 } from '../store/crc32.ts'
@@ -79,17 +79,15 @@ export interface WrittenPartition {
   metadata: FileMetaData
 }
 
-const isVector = (column: ColumnValues | Vector): column is Vector => !Array.isArray(column)
-
 /** A column as the writer takes it: an array as it is; a packed column's values made a row group at a time, so they die young. */
 function rowsOf(column: ColumnValues | Vector): ColumnRows {
-  if (!isVector(column)) return column as ColumnRows
+  if (!isVectorColumn(column)) return column as ColumnRows
   return { length: column.length, slice: (start, end) => valuesOf(sliceVector(column, start, Math.min(end, column.length))) }
 }
 
 /** The first null row of a column, or -1. */
 function firstNull(column: ColumnValues | Vector): number {
-  if (!isVector(column)) return column.findIndex(v => v === null || v === undefined)
+  if (!isVectorColumn(column)) return column.findIndex(v => v === null || v === undefined)
   return column.valid === null ? -1 : column.valid.indexOf(0)
 }
 
