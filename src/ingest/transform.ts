@@ -35,7 +35,7 @@ const small = (n: number): bigint => (n < 4096 ? SMALL[n] : BigInt(n))
 const SLAB = 1 << 20
 let slab = new Uint8Array(SLAB)
 let slabAt = 0
-export function slabBytes(n: number): Uint8Array {
+function slabBytes(n: number): Uint8Array {
   if (n > SLAB >> 4) return new Uint8Array(n)
   if (slabAt + n > SLAB) {
     slab = new Uint8Array(SLAB)
