@@ -11,6 +11,7 @@
 import type { DecodedArray, Encoding, ParquetType } from 'hyparquet'
 import { estimateValueSize } from 'hyparquet-writer/src/dictionary.js'
 import { bytesEqual } from '../columns/compare.ts'
+import type { BinaryVector, FixedVector, U64Vector, Vector } from '../columns/vector.ts'
 
 /** Sampled distinct bytes past this share of sampled bytes: plain (hyparquet-writer's rule). */
 const SAMPLE_REJECTION = 0.9
@@ -98,7 +99,7 @@ function sampleKeeps(values: DecodedArray, type: ParquetType, typeLength: number
     const value = values[n === 1 ? 0 : Math.floor((i * (values.length - 1)) / (n - 1))]
     let size: number
     if (value instanceof Uint8Array) {
-      const slot = hashes.slot(fnv1a(value))
+      const slot = hashes.slot(fnv1a(value, 0, value.length))
       size = hashes.sizes[slot]
       if (size < 0) {
         size = hashes.sizes[slot] = estimateValueSize(value, type, typeLength) + prefix
@@ -139,10 +140,10 @@ class SampleTable {
   }
 }
 
-/** FNV-1a of the bytes: the sample's key, as hyparquet-writer takes it. */
-function fnv1a(bytes: Uint8Array): number {
+/** FNV-1a of `bytes[start, end)`: the sample's key, as hyparquet-writer takes it. */
+function fnv1a(bytes: Uint8Array, start: number, end: number): number {
   let h = 0x811c9dc5
-  for (let i = 0; i < bytes.length; i++) h = Math.imul(h ^ bytes[i], 0x01000193)
+  for (let i = start; i < end; i++) h = Math.imul(h ^ bytes[i], 0x01000193)
   return h >>> 0
 }
 
@@ -166,9 +167,26 @@ class ByteTable {
 
   /** The index of `value`'s bytes, or -1, leaving the slot where `insert` puts them. */
   find(value: Uint8Array, dictionary: Uint8Array[]): number {
-    let s = tableHash(value) & this.mask
+    let s = tableHash(value, 0, value.length) & this.mask
     for (let d = this.slots[s]; d >= 0; d = this.slots[s]) {
       if (bytesEqual(dictionary[d], value)) return d
+      s = (s + 1) & this.mask
+    }
+    this.slot = s
+    return -1
+  }
+
+  /**
+   * `find` for `bytes[start, end)` of a packed chunk, whose dictionary entries are rows: of
+   * `layout` bytes each (fixed), or between its offsets (binary).
+   */
+  findRange(bytes: Uint8Array, start: number, end: number, rows: readonly number[], layout: number | Int32Array): number {
+    const n = end - start
+    let s = tableHash(bytes, start, end) & this.mask
+    for (let d = this.slots[s]; d >= 0; d = this.slots[s]) {
+      const r = rows[d]
+      const at = typeof layout === 'number' ? r * layout : layout[r]
+      if ((typeof layout === 'number' || layout[r + 1] - at === n) && sameBytesAt(bytes, at, start, n)) return d
       s = (s + 1) & this.mask
     }
     this.slot = s
@@ -181,12 +199,162 @@ class ByteTable {
   }
 }
 
-/** The table's hash: FNV-1a of at most the first and last 32 bytes and the length (equality is checked in full). */
-function tableHash(bytes: Uint8Array): number {
-  const n = bytes.length
+/** Whether `bytes[a, a + n)` and `bytes[b, b + n)` are equal, compared from the end, as `bytesEqual`. */
+function sameBytesAt(bytes: Uint8Array, a: number, b: number, n: number): boolean {
+  for (let i = n - 1; i >= 0; i--) if (bytes[a + i] !== bytes[b + i]) return false
+  return true
+}
+
+/** u64 values (a packed chunk's words) → entry, open addressing, equal values one entry; each entry keeps a row holding it. */
+class WordTable {
+  private static shared = new Int32Array(0)
+  private readonly slots: Int32Array
+  private readonly rows: number[] = []
+  private readonly mask: number
+  private slot = 0
+
+  /** One array of slots serves every table (a chunk's sample's, then its dictionary's: never two at once). */
+  constructor(values: number) {
+    let size = 16
+    while (size < values * 2) size *= 2
+    if (WordTable.shared.length < size) WordTable.shared = new Int32Array(size)
+    this.slots = WordTable.shared.subarray(0, size).fill(-1)
+    this.mask = size - 1
+  }
+
+  /** The entry of row `i`'s value, or -1, leaving the slot where `insert` puts it. */
+  find(words: Uint32Array, i: number): number {
+    const lo = words[2 * i]
+    const hi = words[2 * i + 1]
+    let s = (Math.imul(lo ^ Math.imul(hi, 0x85ebca6b), 0x9e3779b1) >>> 0) & this.mask
+    for (let d = this.slots[s]; d >= 0; d = this.slots[s]) {
+      const r = this.rows[d]
+      if (words[2 * r] === lo && words[2 * r + 1] === hi) return d
+      s = (s + 1) & this.mask
+    }
+    this.slot = s
+    return -1
+  }
+
+  /** Puts entry `index`, held by row `row`, where the last `find`, which missed, ended. */
+  insert(index: number, row: number): void {
+    this.slots[this.slot] = index
+    this.rows[index] = row
+  }
+}
+
+/** The table's hash of `bytes[start, end)`: FNV-1a of at most the first and last 32 bytes and the length (equality is checked in full). */
+function tableHash(bytes: Uint8Array, start: number, end: number): number {
+  const n = end - start
   let h = Math.imul(0x811c9dc5 ^ n, 0x01000193)
-  const head = Math.min(n, 32)
-  for (let i = 0; i < head; i++) h = Math.imul(h ^ bytes[i], 0x01000193)
-  for (let i = Math.max(head, n - 32); i < n; i++) h = Math.imul(h ^ bytes[i], 0x01000193)
+  const head = start + Math.min(n, 32)
+  for (let i = start; i < head; i++) h = Math.imul(h ^ bytes[i], 0x01000193)
+  for (let i = Math.max(head, end - 32); i < end; i++) h = Math.imul(h ^ bytes[i], 0x01000193)
   return (h ^ (h >>> 15)) >>> 0
+}
+
+/** A packed column a chunk is written from where its values lie: u64 words, fixed-width or binary bytes (not text). */
+export type PackedChunk = U64Vector | FixedVector | (BinaryVector & { text: false })
+
+/** Whether a vector's chunks are written from its buffers (the other layouts are cut into values first). */
+export const isPackedChunk = (v: Vector): v is PackedChunk => v.type === 'u64' || v.type === 'fixed' || (v.type === 'binary' && !v.text)
+
+/**
+ * `chooseDictionary` over a packed chunk: the same verdicts, dictionary order and indexes, with
+ * each dictionary entry named by the first row that holds it. Values are hashed and compared
+ * where they lie, so a 1,024-row group of a lookup copy costs no view or BigInt a value.
+ */
+export function chooseVectorDictionary(
+  v: PackedChunk,
+  type: ParquetType,
+  typeLength: number | undefined,
+  encoding: Encoding | undefined,
+  required: boolean,
+): { dictionary?: number[]; indexes?: (number | undefined)[] } {
+  if (encoding && encoding !== 'RLE_DICTIONARY') return {}
+  if (required && v.valid !== null && v.valid.includes(0)) throw new Error('parquet required value is undefined')
+  const forced = encoding === 'RLE_DICTIONARY'
+  const prefix = type === 'BYTE_ARRAY' ? 4 : 0
+  if (!forced && !vectorSampleKeeps(v, type, typeLength, prefix)) return {}
+
+  const n = v.length
+  const dictionary: number[] = []
+  const indexes = new Array<number | undefined>(n)
+  let dictSize = 0
+  let totalSize = 0
+  let nonNull = 0
+  if (v.type === 'u64') {
+    const table = new WordTable(n)
+    for (let i = 0; i < n; i++) {
+      if (v.valid !== null && v.valid[i] === 0) continue
+      nonNull++
+      const found = table.find(v.words, i)
+      if (found >= 0) indexes[i] = found
+      else {
+        indexes[i] = dictionary.length
+        table.insert(dictionary.length, i)
+        dictionary.push(i)
+        dictSize += 8
+      }
+      totalSize += 8
+    }
+  } else {
+    const table = new ByteTable(n)
+    const fixed = v.type === 'fixed'
+    const width = fixed ? v.width : 0
+    const offsets = fixed ? undefined : v.offsets
+    const { bytes } = v
+    for (let i = 0; i < n; i++) {
+      if (v.valid !== null && v.valid[i] === 0) continue
+      nonNull++
+      const start = fixed ? i * width : offsets![i]
+      const end = fixed ? start + width : offsets![i + 1]
+      const found = table.findRange(bytes, start, end, dictionary, fixed ? width : offsets!)
+      totalSize += end - start
+      if (found >= 0) indexes[i] = found
+      else {
+        indexes[i] = dictionary.length
+        dictSize += end - start
+        table.insert(dictionary.length)
+        dictionary.push(i)
+      }
+    }
+  }
+  const bitWidth = Math.ceil(Math.log2(dictionary.length))
+  const indexSize = Math.ceil((nonNull * bitWidth) / 8)
+  const plainSize = totalSize + nonNull * prefix
+  const dictionaryValueSize = dictSize + dictionary.length * prefix
+  if (!forced && 2 * (dictionaryValueSize + indexSize) > plainSize) return {}
+  return { dictionary, indexes }
+}
+
+/** `sampleKeeps` over a packed chunk: the same rows sampled, bytes keyed by FNV-1a, integers by value; a null counts nothing. */
+function vectorSampleKeeps(v: PackedChunk, type: ParquetType, typeLength: number | undefined, prefix: number): boolean {
+  const length = v.length
+  const n = Math.min(length, SAMPLE_SIZE)
+  const hashes = SampleTable.reset()
+  const words = v.type === 'u64' ? new WordTable(n) : undefined
+  let distinct = 0
+  let total = 0
+  for (let k = 0; k < n; k++) {
+    const i = n === 1 ? 0 : Math.floor((k * (length - 1)) / (n - 1))
+    if (v.valid !== null && v.valid[i] === 0) continue
+    if (v.type === 'u64') {
+      if (words!.find(v.words, i) < 0) {
+        words!.insert(k, i)
+        distinct += 8
+      }
+      total += 8
+      continue
+    }
+    const [start, end] = v.type === 'fixed' ? [i * v.width, (i + 1) * v.width] : [v.offsets[i], v.offsets[i + 1]]
+    const slot = hashes.slot(fnv1a(v.bytes, start, end))
+    let size = hashes.sizes[slot]
+    if (size < 0) {
+      size = hashes.sizes[slot] = (type === 'FIXED_LEN_BYTE_ARRAY' ? (typeLength ?? 0) : end - start) + prefix
+      distinct += size
+    }
+    total += size
+  }
+  return total > 0 && distinct / total <= SAMPLE_REJECTION
 }

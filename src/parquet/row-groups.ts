@@ -21,9 +21,11 @@ import { writeRleBitPackedHybrid } from 'hyparquet-writer/src/encoding.js'
 import { writePlain } from 'hyparquet-writer/src/plain.js'
 import { unconvert, unconvertMinMax } from 'hyparquet-writer/src/unconvert.js'
 import { compareBytes } from '../columns/compare.ts'
+import { sliceVector, valuesOf } from '../columns/vector.ts'
 import { crc32 } from '../store/crc32.ts'
-import { chooseDictionary } from './dictionary.ts'
+import { chooseDictionary, chooseVectorDictionary, type PackedChunk } from './dictionary.ts'
 import { snappyInto } from './snappy-compress.ts'
+import { vectorPageBoundaries, vectorStatistics, writeVectorPlain, writeVectorRows } from './vector-chunk.ts'
 
 type Value = DecodedArray[number]
 type Pending = ParquetWriter['pendingIndexes'][number]
@@ -45,11 +47,19 @@ interface Column {
 
 type Codec = NonNullable<ColumnSource['codec']>
 
-/** A column's values as the writer takes them, a row group at a time: an array, or rows cut from a packed column as each group is written. */
+/**
+ * A column's values as the writer takes them, a row group at a time: an array, or rows cut from
+ * a packed column as each group is written; with `vector`, its chunks are written from the
+ * vector's buffers instead (vector-chunk.ts), and `slice` serves only bloom filters.
+ */
 export interface ColumnRows {
   readonly length: number
   slice(start: number, end: number): DecodedArray
+  readonly vector?: PackedChunk
 }
+
+/** One chunk's rows: decoded values, or a packed chunk read where its values lie. */
+type ChunkRows = { values: DecodedArray; vector?: undefined } | { vector: PackedChunk; values?: undefined }
 
 /** A ColumnSource whose values may be cut a row group at a time. */
 export type FlatColumn = Omit<ColumnSource, 'data'> & { data: ColumnRows }
@@ -81,7 +91,11 @@ export function writeRowGroups(parquet: ParquetWriter, columns: FlatColumn[], ro
     const chunks: ColumnChunk[] = []
     let uncompressed = 0n
     for (const column of resolved) {
-      const result = writeChunk(parquet, column, column.source.data.slice(start, start + size), pageSize, scratch)
+      const { data } = column.source
+      const rows: ChunkRows = data.vector
+        ? { vector: sliceVector(data.vector, start, start + size) as PackedChunk }
+        : { values: data.slice(start, start + size) }
+      const result = writeChunk(parquet, column, rows, pageSize, scratch)
       chunks.push(result.chunk)
       parquet.pendingIndexes.push(result)
       uncompressed += result.chunk.meta_data!.total_uncompressed_size
@@ -104,8 +118,10 @@ const INT64_MIN = -(2n ** 63n)
 const INT64_MAX = 2n ** 63n - 1n
 
 /** One column chunk, as hyparquet-writer's `writeColumn` writes a flat column's. */
-function writeChunk(parquet: ParquetWriter, column: Column, values: DecodedArray, pageSize: number, scratch: Scratch): Pending {
+function writeChunk(parquet: ParquetWriter, column: Column, rows: ChunkRows, pageSize: number, scratch: Scratch): Pending {
   const { source, element, optional, codec } = column
+  const { values, vector } = rows
+  const length = vector ? vector.length : values.length
   const { type, type_length } = element
   const writer = parquet.writer
   const stats = source.statistics ?? parquet.statistics
@@ -115,35 +131,47 @@ function writeChunk(parquet: ParquetWriter, column: Column, values: DecodedArray
   let bloomFilter: Uint32Array | undefined
   if (source.bloomFilter) {
     const builder = new BloomBuilder(element, typeof source.bloomFilter === 'object' ? source.bloomFilter : undefined)
-    for (const v of values) builder.insert(v)
+    for (const v of values ?? valuesOf(vector)) builder.insert(v)
     bloomFilter = builder.finalize()
   }
 
+  // a packed chunk's values are in range already (vectorOf refuses a u64 outside it) and need no unconverting
   const selectPhysical = element.converted_type !== 'UTF8'
-  const physical = selectPhysical ? unconvert(element, values) : values
-  if (type === 'INT64') checkInt64(physical, element.converted_type === 'UINT_64')
-  const { dictionary, indexes } = chooseDictionary(physical, type, type_length, source.encoding, !optional)
+  const physical = vector ? undefined : selectPhysical ? unconvert(element, values) : values
+  if (physical && type === 'INT64') checkInt64(physical, element.converted_type === 'UINT_64')
+  const { dictionary, indexes } = physical
+    ? chooseDictionary(physical, type, type_length, source.encoding, !optional)
+    : chooseVectorDictionary(vector!, type, type_length, source.encoding, !optional)
 
   const encodings: Encoding[] = []
   let encoding: Encoding
-  let writeValues: DecodedArray
-  let writeType = type
+  let writeValues: DecodedArray | undefined
   let dictionary_page_offset: bigint | undefined
   if (dictionary && indexes) {
     writeValues = indexes
-    writeType = 'INT32'
     encoding = 'RLE_DICTIONARY'
     dictionary_page_offset = BigInt(writer.offset)
-    uncompressedSize += writeDictionaryPage(parquet, column, selectPhysical ? dictionary : unconvert(element, dictionary), scratch)
+    const entries = dictionary.length
+    uncompressedSize += writeDictionaryPage(
+      parquet,
+      column,
+      entries,
+      vector
+        ? out => writeVectorRows(out, vector, dictionary as number[])
+        : out => writePlain(out, selectPhysical ? dictionary : unconvert(element, dictionary), type, type_length),
+      scratch,
+    )
     encodings.push('PLAIN')
   } else {
-    writeValues = selectPhysical ? physical : unconvert(element, values)
+    writeValues = vector ? undefined : selectPhysical ? physical : unconvert(element, values!)
     encoding =
-      source.encoding && source.encoding !== 'RLE_DICTIONARY' ? source.encoding : type === 'BOOLEAN' && values.length > 16 ? 'RLE' : 'PLAIN'
+      source.encoding && source.encoding !== 'RLE_DICTIONARY' ? source.encoding : type === 'BOOLEAN' && length > 16 ? 'RLE' : 'PLAIN'
   }
   encodings.push(encoding)
 
-  const pages: { start: number; end: number }[] = getPageBoundaries(writeValues, writeType, type_length, pageSize)
+  const pages: { start: number; end: number }[] = writeValues
+    ? getPageBoundaries(writeValues, dictionary ? 'INT32' : type, type_length, pageSize)
+    : vectorPageBoundaries(vector!, type_length, pageSize)
   const indexed = source.columnIndex === true && pages.length > 1
   const truncate = parquet.statisticsTruncateLength
   let columnIndex: ColumnIndex | undefined = indexed
@@ -159,10 +187,10 @@ function writeChunk(parquet: ParquetWriter, column: Column, values: DecodedArray
   const data_page_offset = BigInt(writer.offset)
   for (const { start, end } of pages) {
     const pageOffset = writer.offset
-    uncompressedSize += writeDataPage(parquet, column, encoding, values, writeValues, start, end, scratch)
+    uncompressedSize += writeDataPage(parquet, column, encoding, rows, writeValues, start, end, scratch)
 
     if (columnIndex || chunkStats) {
-      const s = statistics(values, start, end)
+      const s = vector ? vectorStatistics(vector, start, end, indexes, dictionary?.length) : statistics(values, start, end)
       if (chunkStats) {
         chunkStats.nulls += s.nulls
         if (s.min !== undefined && (chunkStats.min === undefined || compare(s.min, chunkStats.min) < 0)) chunkStats.min = s.min
@@ -207,7 +235,7 @@ function writeChunk(parquet: ParquetWriter, column: Column, values: DecodedArray
         encodings,
         path_in_schema: [element.name],
         codec,
-        num_values: BigInt(values.length),
+        num_values: BigInt(length),
         total_compressed_size: BigInt(writer.offset - offsetStart),
         total_uncompressed_size: BigInt(uncompressedSize),
         data_page_offset,
@@ -248,8 +276,8 @@ function writeDataPage(
   parquet: ParquetWriter,
   column: Column,
   encoding: Encoding,
-  values: DecodedArray,
-  writeValues: DecodedArray,
+  { values, vector }: ChunkRows,
+  writeValues: DecodedArray | undefined,
   start: number,
   end: number,
   { body, values: plain, rle }: Scratch,
@@ -258,11 +286,12 @@ function writeDataPage(
   reset(body)
   let nulls = 0
   let levelBytes = 0
-  let pageValues = writeValues.slice(start, end)
+  // a packed chunk's PLAIN values are written from its buffers (no writeValues)
+  let pageValues = writeValues?.slice(start, end) ?? []
   if (column.optional) {
     const levels = new Array<number>(end - start)
     for (let i = start; i < end; i++) {
-      const present = values[i] !== null && values[i] !== undefined
+      const present = vector ? vector.valid === null || vector.valid[i] !== 0 : values[i] !== null && values[i] !== undefined
       levels[i - start] = present ? 1 : 0
       if (!present) nulls++
     }
@@ -272,7 +301,8 @@ function writeDataPage(
 
   reset(plain)
   if (encoding === 'PLAIN') {
-    writePlain(plain, pageValues, type, type_length)
+    if (writeValues) writePlain(plain, pageValues, type, type_length)
+    else writeVectorPlain(plain, vector!, start, end)
   } else if (encoding === 'RLE') {
     reset(rle)
     writeRleBitPackedHybrid(rle, pageValues, 1)
@@ -305,18 +335,23 @@ function writeDataPage(
   return headerSize + levelBytes + raw.length
 }
 
-/** The chunk's dictionary page, with the CRC-32 of its body. Returns its uncompressed size, header included. */
-function writeDictionaryPage(parquet: ParquetWriter, column: Column, dictionary: DecodedArray, { body, values: plain }: Scratch): number {
-  const { type, type_length } = column.element
+/** The chunk's dictionary page of `entries` values, which `fill` writes PLAIN, with the CRC-32 of its body. Returns its uncompressed size, header included. */
+function writeDictionaryPage(
+  parquet: ParquetWriter,
+  column: Column,
+  entries: number,
+  fill: (out: ByteWriter) => void,
+  { body, values: plain }: Scratch,
+): number {
   reset(plain)
-  writePlain(plain, dictionary, type, type_length)
+  fill(plain)
   const raw = plain.getBytes()
   reset(body)
   compressInto(parquet, column.codec, body, raw)
   const headerSize = appendPage(parquet.writer, body, {
     type: 'DICTIONARY_PAGE',
     uncompressed_page_size: raw.length,
-    dictionary_page_header: { num_values: dictionary.length, encoding: 'PLAIN' },
+    dictionary_page_header: { num_values: entries, encoding: 'PLAIN' },
   })
   return headerSize + raw.length
 }

@@ -15,6 +15,7 @@ import { crc32 } from '../store/crc32.ts'
 import { writeRowGroups, type ColumnRows, type FlatColumn } from './row-groups.ts'
 import { ChunkedWriter } from './chunked-writer.ts'
 import { bloomFilterOf, type Hash64 } from './bloom.ts'
+import { isPackedChunk } from './dictionary.ts'
 
 export interface LayoutOptions {
   /** Rows per row group (default 10,000: chosen by `npm run bench -- layout`, see BENCHMARKS.md). */
@@ -79,10 +80,14 @@ export interface WrittenPartition {
   metadata: FileMetaData
 }
 
-/** A column as the writer takes it: an array as it is; a packed column's values made a row group at a time, so they die young. */
+/**
+ * A column as the writer takes it: an array as it is; a packed column written from its buffers
+ * (u64 and bytes: row-groups.ts), else its values made a row group at a time, so they die young.
+ */
 function rowsOf(column: ColumnValues | Vector): ColumnRows {
   if (!isVectorColumn(column)) return column as ColumnRows
-  return { length: column.length, slice: (start, end) => valuesOf(sliceVector(column, start, Math.min(end, column.length))) }
+  const slice = (start: number, end: number) => valuesOf(sliceVector(column, start, Math.min(end, column.length)))
+  return isPackedChunk(column) ? { length: column.length, slice, vector: column } : { length: column.length, slice }
 }
 
 /** The first null row of a column, or -1. */

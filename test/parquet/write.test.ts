@@ -102,6 +102,25 @@ describe('packed rows', () => {
     }
   })
 
+  it('are written from their buffers as the same rows plain: many pages a chunk, and groups past the dictionary sample', async () => {
+    // 1,500-row groups are sampled at a stride (1,000 of them), and 512-byte pages cut each chunk into many
+    const layout = { rowGroupSize: 1500, pageSize: 512, bloomHash: await wasmXxhash64() }
+    for (const dataset of generatedDatasets()) {
+      const plain = randomBatch(dataset, 5000, 300, dataset.name.length + 7)
+      const packed = packBatch(storedFields(dataset), plain)
+      const range = { from: 5000, to: 5299 }
+      const [a, b] = [writePartition(dataset, plain, range, layout), writePartition(dataset, packed, range, layout)]
+      expect(Buffer.from(b.bytes).equals(Buffer.from(a.bytes)), dataset.name).toBe(true)
+      if (dataset.name === 'logs') {
+        expect(plain.length).toBeGreaterThan(1500)
+        const chunks = a.metadata.row_groups[0].columns
+        expect(chunks.some(c => c.meta_data!.encodings.includes('RLE_DICTIONARY'))).toBe(true)
+        expect(chunks.some(c => !c.meta_data!.encodings.includes('RLE_DICTIONARY'))).toBe(true)
+        expect(chunks.some(c => c.meta_data!.encoding_stats!.some(s => s.page_type === 'DATA_PAGE_V2' && s.count > 4))).toBe(true)
+      }
+    }
+  })
+
   it('refuse a null in a required column, naming the row', () => {
     const r = rng(3)
     const plain = toColumns(logs, makeRows(logs, [1, 2, 3, 4], r, makePools(r)))
