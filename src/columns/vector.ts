@@ -260,9 +260,15 @@ export function takeVector(v: Vector, rows: ArrayLike<number>, base = 0): Vector
         offsets[i + 1] = total
       }
       const bytes = new Uint8Array(total)
+      const src = v.bytes
       for (let i = 0; i < n; i++) {
         const r = rows[i] - base
-        bytes.set(v.bytes.subarray(v.offsets[r], v.offsets[r + 1]), offsets[i])
+        const from = v.offsets[r]
+        const to = v.offsets[r + 1]
+        const at = offsets[i]
+        // a short value byte by byte: a view of each would be an object a row
+        if (to - from > 64) bytes.set(src.subarray(from, to), at)
+        else for (let k = from; k < to; k++) bytes[at + k - from] = src[k]
       }
       return { type: 'binary', length: n, offsets, bytes, valid, text: v.text }
     }

@@ -89,12 +89,16 @@ function comparator(v: Vector): (i: number, j: number) => number {
   const valid = v.valid
   const nulls = (i: number, j: number): number | undefined => {
     if (valid === null) return undefined
-    const [a, b] = [valid[i], valid[j]]
+    const a = valid[i]
+    const b = valid[j]
     return a === b ? (a === 0 ? 0 : undefined) : a - b
   }
   switch (v.type) {
-    case 'u64':
-      return (i, j) => nulls(i, j) ?? (v.values[i] < v.values[j] ? -1 : v.values[i] > v.values[j] ? 1 : 0)
+    case 'u64': {
+      // by the words: reading the BigUint64Array would make two BigInts a comparison
+      const w = v.words
+      return (i, j) => nulls(i, j) ?? (w[2 * i + 1] - w[2 * j + 1] || w[2 * i] - w[2 * j])
+    }
     case 'bool':
       return (i, j) => nulls(i, j) ?? v.values[i] - v.values[j]
     case 'fixed': {
