@@ -14,8 +14,8 @@ for (let i = 0; i < 16; i++) {
   NIBBLE['0123456789ABCDEF'.charCodeAt(i)] = i
 }
 
-/** Node's (and workerd's nodejs_compat) native hex decoder, when there is one. */
-const NativeBuffer = (globalThis as { Buffer?: typeof import('node:buffer').Buffer }).Buffer
+/** Node's (and workerd's nodejs_compat) Buffer, when there is one: a native hex decoder and UTF-8 writer. */
+export const NativeBuffer = (globalThis as { Buffer?: typeof import('node:buffer').Buffer }).Buffer
 /**
  * Below this many digits the loop is faster than the native decoder's call (a 32-byte hash:
  * 2.4× faster; the two cross between 256 and 512 digits, measured in Node 22).

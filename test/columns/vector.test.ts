@@ -9,7 +9,8 @@ import { tableFromIPC } from 'apache-arrow'
 import { encodeRows, FORMATS, type Format } from '../../src/format/encode.ts'
 import { BatchShapeError } from '../../src/format/sink.ts'
 import { type RowBatch, sliceBatch } from '../../src/columns/batch.ts'
-import { sliceVector, vectorOf, type U64Vector, type Vector } from '../../src/columns/vector.ts'
+import { sliceVector, takeVector, valuesOf, vectorOf, type U64Vector, type Vector } from '../../src/columns/vector.ts'
+import { randomBytes, rng } from '../query/lake.ts'
 import type { FieldDecl } from '../../src/schema/dataset.ts'
 import { ALL_KINDS, makeBatches, packed, plainRows } from '../format/cases.ts'
 import { collect, fromArray, readAll } from '../format/decode.ts'
@@ -119,5 +120,47 @@ describe('vectorOf', () => {
     expect(Array.from((vectorOf('u64int', [0n, 2n ** 64n - 1n, null]) as U64Vector).values)).toEqual([0n, 2n ** 64n - 1n, 0n])
     expect(() => vectorOf('u64hex', [2n ** 64n])).toThrow('u64hex value out of the u64 range: 18446744073709551616')
     expect(() => vectorOf('u64int', [-1n])).toThrow(RangeError)
+  })
+})
+
+describe('takeVector', () => {
+  it('gathers the rows asked for, in their order, from vectors of every layout, aligned to 4 bytes or not', () => {
+    const r = rng(11)
+    const kinds = [
+      ['address', () => randomBytes(r, 20)],
+      ['hash', () => randomBytes(r, 32)],
+      ['int', () => randomBytes(r, 33)],
+      ['bytes', () => randomBytes(r, Math.floor(r() * 90))],
+      ['u64int', () => BigInt(Math.floor(r() * 2 ** 50))],
+      ['string', () => Math.floor(r() * 1e9).toString(36)],
+      ['bool', () => r() < 0.5],
+    ] as const
+    for (const [kind, make] of kinds) {
+      const values = Array.from({ length: 300 }, () => (r() < 0.1 ? null : make()))
+      const whole = vectorOf(kind, values)
+      // a slice from row 3 starts at a byte offset no multiple of 4 for 33-byte values, of 4 for the rest
+      for (const [v, base] of [
+        [whole, 0],
+        [sliceVector(whole, 3, 300), 3],
+      ] as const) {
+        const rows = Array.from({ length: 500 }, () => base + Math.floor(r() * (300 - base)))
+        expect(valuesOf(takeVector(v, rows, base)), `${kind} from ${base}`).toEqual(rows.map(i => values[i]))
+      }
+    }
+  })
+})
+
+describe('text vectors', () => {
+  it('hold the UTF-8 TextEncoder writes, lone surrogates as U+FFFD, with nulls between', () => {
+    const values = ['', 'plain', '\ufeffbom', 'é中𝄞', '\ud800 lone', 'end \udfff', null, '{"a":"0x1"}', undefined, 'x'.repeat(5000)]
+    const v = vectorOf('string', values)
+    if (v.type !== 'binary') throw new Error('a string vector is binary')
+    const encoder = new TextEncoder()
+    values.forEach((x, i) => {
+      const expected = typeof x === 'string' ? encoder.encode(x) : new Uint8Array(0)
+      expect(Buffer.compare(v.bytes.subarray(v.offsets[i], v.offsets[i + 1]), expected), String(i)).toBe(0)
+    })
+    expect(v.offsets[values.length]).toBe(v.bytes.length)
+    expect(() => vectorOf('json', ['{}', 3 as unknown as string])).toThrow('expected a string for a json value, got number')
   })
 })
