@@ -119,8 +119,14 @@ export function valuesOf(v: Vector): (StoredValue | null)[] {
 
 /** Validity bytes of `values`, or null when none is null. */
 function validityOf(values: readonly (StoredValue | null | undefined)[]): Uint8Array | null {
-  if (!values.some(x => x === null || x === undefined)) return null
-  return Uint8Array.from(values, x => (x === null || x === undefined ? 0 : 1))
+  const n = values.length
+  let i = 0
+  while (i < n && values[i] !== null && values[i] !== undefined) i++
+  if (i === n) return null
+  // a loop, not Uint8Array.from: that walks an iterator, an object a value
+  const valid = new Uint8Array(n).fill(1, 0, i)
+  for (; i < n; i++) valid[i] = values[i] === null || values[i] === undefined ? 0 : 1
+  return valid
 }
 
 /** A vector of a kind from values (`undefined` is null too); throws on a value of the wrong shape. */

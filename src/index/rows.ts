@@ -497,7 +497,8 @@ export function sliceWriter(
         // written from where the value lies (a packed column's ids are only ever of its kind)
         if (column.type === 'fixed') newBytesAt(w, column.bytes, r * column.width, (r + 1) * column.width, wire, widths[f])
         else if (column.type === 'binary') {
-          const [start, end] = [column.offsets[r], column.offsets[r + 1]]
+          const start = column.offsets[r]
+          const end = column.offsets[r + 1]
           if (wire === WIRE_CODE.text) newTextAt(w, column.bytes, start, end)
           else newBytesAt(w, column.bytes, start, end, wire, widths[f])
         } else return fail(f, valueAt(column, r)!)

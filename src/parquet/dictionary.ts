@@ -270,7 +270,7 @@ export function chooseVectorDictionary(
   typeLength: number | undefined,
   encoding: Encoding | undefined,
   required: boolean,
-): { dictionary?: number[]; indexes?: (number | undefined)[] } {
+): { dictionary?: number[]; indexes?: (number | undefined)[] | Int32Array } {
   if (encoding && encoding !== 'RLE_DICTIONARY') return {}
   if (required && v.valid !== null && v.valid.includes(0)) throw new Error('parquet required value is undefined')
   const forced = encoding === 'RLE_DICTIONARY'
@@ -279,7 +279,8 @@ export function chooseVectorDictionary(
 
   const n = v.length
   const dictionary: number[] = []
-  const indexes = new Array<number | undefined>(n)
+  // without nulls, typed: each page's indexes are then a view of them, not a copy
+  const indexes = v.valid === null ? new Int32Array(n) : new Array<number | undefined>(n)
   let dictSize = 0
   let totalSize = 0
   let nonNull = 0
@@ -347,7 +348,8 @@ function vectorSampleKeeps(v: PackedChunk, type: ParquetType, typeLength: number
       total += 8
       continue
     }
-    const [start, end] = v.type === 'fixed' ? [i * v.width, (i + 1) * v.width] : [v.offsets[i], v.offsets[i + 1]]
+    const start = v.type === 'fixed' ? i * v.width : v.offsets[i]
+    const end = v.type === 'fixed' ? start + v.width : v.offsets[i + 1]
     const slot = hashes.slot(fnv1a(v.bytes, start, end))
     let size = hashes.sizes[slot]
     if (size < 0) {

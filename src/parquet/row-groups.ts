@@ -287,9 +287,10 @@ function writeDataPage(
   let nulls = 0
   let levelBytes = 0
   // a packed chunk's PLAIN values are written from its buffers (no writeValues)
-  let pageValues = writeValues?.slice(start, end) ?? []
+  let pageValues =
+    writeValues === undefined ? [] : ArrayBuffer.isView(writeValues) ? writeValues.subarray(start, end) : writeValues.slice(start, end)
   if (column.optional) {
-    const levels = new Array<number>(end - start)
+    const levels = new Uint8Array(end - start)
     for (let i = start; i < end; i++) {
       const present = vector ? vector.valid === null || vector.valid[i] !== 0 : values[i] !== null && values[i] !== undefined
       levels[i - start] = present ? 1 : 0

@@ -48,7 +48,7 @@ export function vectorStatistics(
   v: PackedChunk,
   start: number,
   end: number,
-  indexes?: readonly (number | undefined)[],
+  indexes?: ArrayLike<number | undefined>,
   entries = 0,
 ): { min?: StoredValue; max?: StoredValue; nulls: number } {
   if (indexes && stamps.length < entries) stamps = new Int32Array(Math.max(entries, 2 * stamps.length))
@@ -127,7 +127,8 @@ export function writeVectorRows(out: ByteWriter, v: PackedChunk, rows: readonly 
   } else {
     const { bytes, offsets } = v
     for (const i of rows) {
-      const [from, to] = [offsets[i], offsets[i + 1]]
+      const from = offsets[i]
+      const to = offsets[i + 1]
       const n = to - from
       dst[at] = n & 0xff
       dst[at + 1] = (n >>> 8) & 0xff

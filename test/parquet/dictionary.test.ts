@@ -92,5 +92,8 @@ function packedChoice(column: Column, values: DecodedArray, encoding: Encoding |
   const v = vectorOf(column.kind!, values as StoredValue[])
   if (!isPackedChunk(v)) throw new Error(`${column.kind} is not written from its buffers`)
   const { dictionary, indexes } = chooseVectorDictionary(v, column.type, column.typeLength, encoding, false)
-  return dictionary ? { dictionary: dictionary.map(row => valueAt(v, row)), indexes } : {}
+  // a chunk without nulls gets typed indexes
+  return dictionary
+    ? { dictionary: dictionary.map(row => valueAt(v, row)), indexes: Array.isArray(indexes) ? indexes : Array.from(indexes!) }
+    : {}
 }
