@@ -311,7 +311,8 @@ function writeDataPage(
     plain.appendBytes(rle.getBytes())
   } else if (encoding === 'RLE_DICTIONARY') {
     let maxValue = 0
-    for (const v of pageValues as number[]) if (v > maxValue) maxValue = v
+    // an index loop: for-of over a typed array makes an object a value
+    for (let i = 0; i < pageValues.length; i++) if ((pageValues[i] as number) > maxValue) maxValue = pageValues[i] as number
     const bitWidth = Math.ceil(Math.log2(maxValue + 1))
     plain.appendUint8(bitWidth)
     writeRleBitPackedHybrid(plain, pageValues, bitWidth)
