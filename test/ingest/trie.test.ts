@@ -1,0 +1,69 @@
+/**
+ * `orderedTrieRoot` hashes a leaf's value where it lies (after the leaf's header) instead of
+ * encoding the whole leaf first. Mainnet roots are checked in verify.test.ts; here tries of every
+ * shape the blocks rarely give are held to a plain reference (each node encoded whole, as the
+ * Yellow Paper writes it): values of one byte below 0x80, leaves short enough to be embedded in
+ * their parent, a single value, and both hashers.
+ */
+import { describe, expect, it } from 'vitest'
+import { jsKeccak256, wasmKeccak256, type Keccak256 } from '../../src/ingest/keccak.ts'
+import { rlpEncode, rlpRaw, uintBytes, type RlpItem } from '../../src/ingest/rlp.ts'
+import { orderedTrieRoot } from '../../src/ingest/trie.ts'
+import { randomBytes, rng } from '../query/lake.ts'
+
+type Leaf = { nibbles: number[]; value: Uint8Array }
+
+const nibblesOf = (bytes: Uint8Array) => [...bytes].flatMap(b => [b >> 4, b & 15])
+const compact = (nibbles: number[], leaf: boolean) => {
+  const all = [(leaf ? 2 : 0) + (nibbles.length % 2), ...(nibbles.length % 2 ? [] : [0]), ...nibbles]
+  return Uint8Array.from({ length: all.length / 2 }, (_, i) => (all[2 * i] << 4) | all[2 * i + 1])
+}
+
+function referenceNode(leaves: Leaf[], depth: number, keccak: Keccak256): Uint8Array {
+  const ref = (encoded: Uint8Array): RlpItem => (encoded.length < 32 ? rlpRaw(encoded) : keccak(encoded))
+  if (leaves.length === 1) return rlpEncode([compact(leaves[0].nibbles.slice(depth), true), leaves[0].value])
+  let shared = 0
+  while (leaves.every(l => l.nibbles.length > depth + shared && l.nibbles[depth + shared] === leaves[0].nibbles[depth + shared])) shared++
+  if (shared)
+    return rlpEncode([compact(leaves[0].nibbles.slice(depth, depth + shared), false), ref(referenceNode(leaves, depth + shared, keccak))])
+  const branch: RlpItem[] = Array.from({ length: 17 }, () => new Uint8Array(0))
+  for (let n = 0; n < 16; n++) {
+    const group = leaves.filter(l => l.nibbles.length > depth && l.nibbles[depth] === n)
+    if (group.length) branch[n] = ref(referenceNode(group, depth + 1, keccak))
+  }
+  const here = leaves.find(l => l.nibbles.length === depth)
+  if (here) branch[16] = here.value
+  return rlpEncode(branch)
+}
+
+const referenceRoot = (values: Uint8Array[], keccak: Keccak256) =>
+  keccak(
+    referenceNode(
+      values.map((value, i) => ({ nibbles: nibblesOf(rlpEncode(uintBytes(BigInt(i)))), value })),
+      0,
+      keccak,
+    ),
+  )
+
+describe('orderedTrieRoot', () => {
+  it('matches each node encoded whole, for tries of tiny, embedded and large leaves', async () => {
+    const r = rng(17)
+    for (const [name, keccak] of [
+      ['JavaScript', jsKeccak256],
+      ['WebAssembly', await wasmKeccak256()],
+    ] as const) {
+      for (const count of [1, 2, 3, 16, 17, 129, 300]) {
+        for (const size of [() => 1, () => Math.floor(r() * 6), () => Math.floor(r() * 40), () => 20 + Math.floor(r() * 2000)]) {
+          const values = Array.from({ length: count }, () => {
+            const n = size()
+            // a one-byte value below 0x80 is its own encoding
+            return n === 1 ? Uint8Array.of(Math.floor(r() * 256)) : randomBytes(r, n)
+          })
+          expect(Buffer.from(orderedTrieRoot(values, keccak)), `${name}: ${count} values`).toEqual(
+            Buffer.from(referenceRoot(values, keccak)),
+          )
+        }
+      }
+    }
+  })
+})
