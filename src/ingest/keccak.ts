@@ -6,19 +6,15 @@
  * WebAssembly keccak of `wasmKeccak256`, about ten times faster on a mainnet block.
  */
 import { keccak256 } from 'viem'
-import { concatBytes } from '../schema/hex.ts'
 
-/**
- * keccak-256 of `bytes`, then `tail` when given (a trie leaf's header and the receipt or
- * transaction it holds, hashed without copying them into one buffer): 32 bytes.
- */
-export type Keccak256 = (bytes: Uint8Array, tail?: Uint8Array) => Uint8Array
+/** keccak-256 of `bytes`: 32 bytes. */
+export type Keccak256 = (bytes: Uint8Array) => Uint8Array
 
-export const jsKeccak256: Keccak256 = (bytes, tail) => keccak256(tail ? concatBytes([bytes, tail]) : bytes, 'bytes')
+export const jsKeccak256: Keccak256 = bytes => keccak256(bytes, 'bytes')
 
 /** hash-wasm's WebAssembly keccak-256 (Node: it compiles its module from bytes). One instance, not reentrant: fine on one thread. */
 export async function wasmKeccak256(): Promise<Keccak256> {
   const { createKeccak } = await import('hash-wasm')
   const hasher = await createKeccak(256)
-  return (bytes, tail) => (tail ? hasher.init().update(bytes).update(tail) : hasher.init().update(bytes)).digest('binary')
+  return bytes => hasher.init().update(bytes).digest('binary')
 }

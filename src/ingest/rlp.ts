@@ -84,13 +84,6 @@ function write(item: RlpItem, out: Uint8Array, cursor: { at: number; list: numbe
   }
 }
 
-/** The prefix of a string (`offset` 0x80) or list (0xc0) of `length` bytes: what `rlpEncode` writes before them. */
-export function rlpHeader(length: number, offset: number): Uint8Array {
-  const out = new Uint8Array(prefixLength(length))
-  writePrefix(length, offset, out, { at: 0 })
-  return out
-}
-
 function writePrefix(length: number, offset: number, out: Uint8Array, cursor: { at: number }): void {
   if (length < 56) {
     out[cursor.at++] = offset + length

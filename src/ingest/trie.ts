@@ -4,8 +4,7 @@
  * receipt and log to the header hash, so a verified header verifies the rows.
  */
 import { jsKeccak256, type Keccak256 } from './keccak.ts'
-import { concatBytes } from '../schema/hex.ts'
-import { rlpEncode, rlpHeader, rlpRaw, uintBytes, type RlpItem } from './rlp.ts'
+import { rlpEncode, rlpRaw, uintBytes, type RlpItem } from './rlp.ts'
 
 interface Leaf {
   nibbles: number[]
@@ -18,7 +17,6 @@ const EMPTY = new Uint8Array(0)
 export function orderedTrieRoot(values: readonly Uint8Array[], keccak: Keccak256 = jsKeccak256): Uint8Array {
   if (values.length === 0) return keccak(rlpEncode(EMPTY))
   const leaves = values.map((value, i) => ({ nibbles: keyNibbles(i), value }))
-  if (leaves.length === 1) return keccak(leafHead(leaves[0], 0), leaves[0].value)
   return keccak(encodeNode(leaves, 0, keccak))
 }
 
@@ -49,30 +47,14 @@ function reference(encoded: Uint8Array, keccak: Keccak256): RlpItem {
   return encoded.length < 32 ? rlpRaw(encoded) : keccak(encoded)
 }
 
-/**
- * The reference to the node over `leaves` at `depth`. A leaf's value (a whole receipt or
- * transaction) is hashed after its header where it lies, not copied into the leaf's encoding first.
- */
-function childReference(leaves: Leaf[], depth: number, keccak: Keccak256): RlpItem {
-  if (leaves.length > 1) return reference(encodeNode(leaves, depth, keccak), keccak)
-  const { value } = leaves[0]
-  const head = leafHead(leaves[0], depth)
-  return head.length + value.length < 32 ? rlpRaw(concatBytes([head, value])) : keccak(head, value)
-}
-
-/** A leaf's encoding up to its value: rlp([hexPrefix(path), value]) is this, then `value`. */
-function leafHead({ nibbles, value }: Leaf, depth: number): Uint8Array {
-  const path = rlpEncode(hexPrefix(nibbles.slice(depth), true))
-  const valueHead = value.length === 1 && value[0] < 0x80 ? EMPTY : rlpHeader(value.length, 0x80)
-  return concatBytes([rlpHeader(path.length + valueHead.length + value.length, 0xc0), path, valueHead])
-}
-
 function encodeNode(leaves: Leaf[], depth: number, keccak: Keccak256): Uint8Array {
-  if (leaves.length === 1) return concatBytes([leafHead(leaves[0], depth), leaves[0].value])
+  if (leaves.length === 1) {
+    return rlpEncode([hexPrefix(leaves[0].nibbles.slice(depth), true), leaves[0].value])
+  }
   const shared = sharedPrefix(leaves, depth)
   if (shared > 0) {
     const path = leaves[0].nibbles.slice(depth, depth + shared)
-    return rlpEncode([hexPrefix(path, false), childReference(leaves, depth + shared, keccak)])
+    return rlpEncode([hexPrefix(path, false), reference(encodeNode(leaves, depth + shared, keccak), keccak)])
   }
   const groups: Leaf[][] = Array.from({ length: 16 }, () => [])
   const branch: RlpItem[] = Array.from({ length: 17 }, () => EMPTY)
@@ -81,7 +63,7 @@ function encodeNode(leaves: Leaf[], depth: number, keccak: Keccak256): Uint8Arra
     else groups[leaf.nibbles[depth]].push(leaf)
   }
   for (let nibble = 0; nibble < 16; nibble++) {
-    if (groups[nibble].length) branch[nibble] = childReference(groups[nibble], depth + 1, keccak)
+    if (groups[nibble].length) branch[nibble] = reference(encodeNode(groups[nibble], depth + 1, keccak), keccak)
   }
   return rlpEncode(branch)
 }

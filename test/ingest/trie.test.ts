@@ -1,9 +1,8 @@
 /**
- * `orderedTrieRoot` hashes a leaf's value where it lies (after the leaf's header) instead of
- * encoding the whole leaf first. Mainnet roots are checked in verify.test.ts; here tries of every
- * shape the blocks rarely give are held to a plain reference (each node encoded whole, as the
- * Yellow Paper writes it): values of one byte below 0x80, leaves short enough to be embedded in
- * their parent, a single value, and both hashers.
+ * `orderedTrieRoot` on tries of every shape mainnet blocks rarely give (verify.test.ts checks
+ * their real roots), held to a plain reference that encodes each node whole, as the Yellow Paper
+ * writes it: values of one byte below 0x80, leaves short enough to be embedded in their parent, a
+ * single value, and both hashers.
  */
 import { describe, expect, it } from 'vitest'
 import { jsKeccak256, wasmKeccak256, type Keccak256 } from '../../src/ingest/keccak.ts'
