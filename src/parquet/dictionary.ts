@@ -79,13 +79,15 @@ export function chooseDictionary(
       indexes[i] = index
     }
   }
-  // A dictionary and its bit-packed indexes must at least halve the plain bytes (as there, formula and all).
-  const bitWidth = Math.ceil(Math.log2(dictionary.length))
-  const indexSize = Math.ceil((nonNull * bitWidth) / 8)
-  const plainSize = totalSize + nonNull * prefix
-  const dictionaryValueSize = dictSize + dictionary.length * prefix
-  if (!forced && 2 * (dictionaryValueSize + indexSize) > plainSize) return {}
+  if (!forced && !dictionaryPays(dictionary.length, dictSize, nonNull, totalSize, prefix)) return {}
   return { dictionary, indexes }
+}
+
+/** A dictionary and its bit-packed indexes must at least halve the plain bytes (as in hyparquet-writer, formula and all). */
+function dictionaryPays(entries: number, dictSize: number, nonNull: number, totalSize: number, prefix: number): boolean {
+  const bitWidth = Math.ceil(Math.log2(entries))
+  const indexSize = Math.ceil((nonNull * bitWidth) / 8)
+  return 2 * (dictSize + entries * prefix + indexSize) <= totalSize + nonNull * prefix
 }
 
 /** The sample's verdict: up to 1,000 values spread over the chunk, whether distinct bytes are at most 90 % of their bytes. */
@@ -148,23 +150,32 @@ function fnv1a(bytes: Uint8Array, start: number, end: number): number {
 }
 
 /**
- * Byte values → dictionary index, open addressing, equal bytes one entry. One array of slots
- * serves every chunk (a chunk's own would be array-buffer memory, thousands of them a unit).
+ * Open addressing over one array of slots that every table shares (a chunk's sample's, then its
+ * dictionary's: never two at once); a chunk's own would be array-buffer memory, thousands of them
+ * a unit. A slot holds an entry's index, -1 when empty.
  */
-class ByteTable {
+abstract class SlotTable {
   private static shared = new Int32Array(0)
-  private readonly slots: Int32Array
-  private readonly mask: number
-  private slot = 0
+  protected readonly slots: Int32Array
+  protected readonly mask: number
+  protected slot = 0
 
   constructor(values: number) {
     let size = 16
     while (size < values * 2) size *= 2
-    if (ByteTable.shared.length < size) ByteTable.shared = new Int32Array(size)
-    this.slots = ByteTable.shared.subarray(0, size).fill(-1)
+    if (SlotTable.shared.length < size) SlotTable.shared = new Int32Array(size)
+    this.slots = SlotTable.shared.subarray(0, size).fill(-1)
     this.mask = size - 1
   }
 
+  /** Puts `index` where the last `find`, which missed, ended. */
+  insert(index: number): void {
+    this.slots[this.slot] = index
+  }
+}
+
+/** Byte values → dictionary index, equal bytes one entry. */
+class ByteTable extends SlotTable {
   /** The index of `value`'s bytes, or -1, leaving the slot where `insert` puts them. */
   find(value: Uint8Array, dictionary: Uint8Array[]): number {
     let s = tableHash(value, 0, value.length) & this.mask
@@ -192,11 +203,6 @@ class ByteTable {
     this.slot = s
     return -1
   }
-
-  /** Puts `index` where the last `find`, which missed, ended. */
-  insert(index: number): void {
-    this.slots[this.slot] = index
-  }
 }
 
 /** Whether `bytes[a, a + n)` and `bytes[b, b + n)` are equal, compared from the end, as `bytesEqual`. */
@@ -205,22 +211,9 @@ function sameBytesAt(bytes: Uint8Array, a: number, b: number, n: number): boolea
   return true
 }
 
-/** u64 values (a packed chunk's words) → entry, open addressing, equal values one entry; each entry keeps a row holding it. */
-class WordTable {
-  private static shared = new Int32Array(0)
-  private readonly slots: Int32Array
+/** u64 values (a packed chunk's words) → entry, equal values one entry; each entry keeps a row holding it. */
+class WordTable extends SlotTable {
   private readonly rows: number[] = []
-  private readonly mask: number
-  private slot = 0
-
-  /** One array of slots serves every table (a chunk's sample's, then its dictionary's: never two at once). */
-  constructor(values: number) {
-    let size = 16
-    while (size < values * 2) size *= 2
-    if (WordTable.shared.length < size) WordTable.shared = new Int32Array(size)
-    this.slots = WordTable.shared.subarray(0, size).fill(-1)
-    this.mask = size - 1
-  }
 
   /** The entry of row `i`'s value, or -1, leaving the slot where `insert` puts it. */
   find(words: Uint32Array, i: number): number {
@@ -237,8 +230,8 @@ class WordTable {
   }
 
   /** Puts entry `index`, held by row `row`, where the last `find`, which missed, ended. */
-  insert(index: number, row: number): void {
-    this.slots[this.slot] = index
+  add(index: number, row: number): void {
+    this.insert(index)
     this.rows[index] = row
   }
 }
@@ -293,7 +286,7 @@ export function chooseVectorDictionary(
       if (found >= 0) indexes[i] = found
       else {
         indexes[i] = dictionary.length
-        table.insert(dictionary.length, i)
+        table.add(dictionary.length, i)
         dictionary.push(i)
         dictSize += 8
       }
@@ -321,11 +314,7 @@ export function chooseVectorDictionary(
       }
     }
   }
-  const bitWidth = Math.ceil(Math.log2(dictionary.length))
-  const indexSize = Math.ceil((nonNull * bitWidth) / 8)
-  const plainSize = totalSize + nonNull * prefix
-  const dictionaryValueSize = dictSize + dictionary.length * prefix
-  if (!forced && 2 * (dictionaryValueSize + indexSize) > plainSize) return {}
+  if (!forced && !dictionaryPays(dictionary.length, dictSize, nonNull, totalSize, prefix)) return {}
   return { dictionary, indexes }
 }
 
@@ -342,7 +331,7 @@ function vectorSampleKeeps(v: PackedChunk, type: ParquetType, typeLength: number
     if (v.valid !== null && v.valid[i] === 0) continue
     if (v.type === 'u64') {
       if (words!.find(v.words, i) < 0) {
-        words!.insert(k, i)
+        words!.add(k, i)
         distinct += 8
       }
       total += 8
