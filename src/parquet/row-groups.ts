@@ -8,7 +8,8 @@
  * the compressed page), grown by doubling, and a rewrite of every header then copied the whole
  * file again; here one scratch set serves every page, and each statistic is taken once. Those
  * buffers were array-buffer memory that set off full collections over an ingest unit's rows
- * (src/ingest/README.md, Memory).
+ * (src/ingest/README.md, Memory). A packed u64 or byte column's chunks are read from its
+ * buffers (vector-chunk.ts): the same decisions and bytes without a value object a row.
  */
 import type { ColumnChunk, DecodedArray, Encoding, OffsetIndex, PageHeader, SchemaElement } from 'hyparquet'
 import type { ColumnIndex } from 'hyparquet/src/types.js'
