@@ -31,6 +31,7 @@
  */
 import { isVectorColumn, type ColumnBatch, type ColumnValues, type PackedBatch } from '../columns/batch.ts'
 import { valueAt, type Vector } from '../columns/vector.ts'
+import { rangesEqual } from '../columns/compare.ts'
 import { isStored, columnOf, type DatasetDecl } from '../schema/dataset.ts'
 import { KINDS, type Kind, type StoredValue } from '../schema/kinds.ts'
 import { crc32 } from '../store/crc32.ts'
@@ -134,9 +135,7 @@ const sameBytes = (a: Uint8Array, b: Uint8Array): boolean => sameRanges(a, 0, a.
 /** Equal `a[as, ae)` and `b[bs, be)`; the same bytes first. */
 function sameRanges(a: Uint8Array, as: number, ae: number, b: Uint8Array, bs: number, be: number): boolean {
   if (a === b && as === bs) return ae === be
-  if (ae - as !== be - bs) return false
-  for (let i = 0; i < ae - as; i++) if (a[as + i] !== b[bs + i]) return false
-  return true
+  return ae - as === be - bs && rangesEqual(a, as, b, bs, ae - as)
 }
 
 /**

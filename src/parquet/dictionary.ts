@@ -10,8 +10,8 @@
  */
 import type { DecodedArray, Encoding, ParquetType } from 'hyparquet'
 import { estimateValueSize } from 'hyparquet-writer/src/dictionary.js'
-import { bytesEqual } from '../columns/compare.ts'
-import type { BinaryVector, FixedVector, U64Vector, Vector } from '../columns/vector.ts'
+import { bytesEqual, rangesEqual } from '../columns/compare.ts'
+import type { PackedChunk } from './vector-chunk.ts'
 
 /** Sampled distinct bytes past this share of sampled bytes: plain (hyparquet-writer's rule). */
 const SAMPLE_REJECTION = 0.9
@@ -197,18 +197,12 @@ class ByteTable extends SlotTable {
     for (let d = this.slots[s]; d >= 0; d = this.slots[s]) {
       const r = rows[d]
       const at = typeof layout === 'number' ? r * layout : layout[r]
-      if ((typeof layout === 'number' || layout[r + 1] - at === n) && sameBytesAt(bytes, at, start, n)) return d
+      if ((typeof layout === 'number' || layout[r + 1] - at === n) && rangesEqual(bytes, at, bytes, start, n)) return d
       s = (s + 1) & this.mask
     }
     this.slot = s
     return -1
   }
-}
-
-/** Whether `bytes[a, a + n)` and `bytes[b, b + n)` are equal, compared from the end, as `bytesEqual`. */
-function sameBytesAt(bytes: Uint8Array, a: number, b: number, n: number): boolean {
-  for (let i = n - 1; i >= 0; i--) if (bytes[a + i] !== bytes[b + i]) return false
-  return true
 }
 
 /** u64 values (a packed chunk's words) → entry, equal values one entry; each entry keeps a row holding it. */
@@ -245,12 +239,6 @@ function tableHash(bytes: Uint8Array, start: number, end: number): number {
   for (let i = Math.max(head, end - 32); i < end; i++) h = Math.imul(h ^ bytes[i], 0x01000193)
   return (h ^ (h >>> 15)) >>> 0
 }
-
-/** A packed column a chunk is written from where its values lie: u64 words, fixed-width or binary bytes (not text). */
-export type PackedChunk = U64Vector | FixedVector | (BinaryVector & { text: false })
-
-/** Whether a vector's chunks are written from its buffers (the other layouts are cut into values first). */
-export const isPackedChunk = (v: Vector): v is PackedChunk => v.type === 'u64' || v.type === 'fixed' || (v.type === 'binary' && !v.text)
 
 /**
  * `chooseDictionary` over a packed chunk: the same verdicts, dictionary order and indexes, with

@@ -9,8 +9,8 @@
 import type { DatasetDecl, LookupDecl } from '../schema/dataset.ts'
 import { storedFields, writePartition, type WrittenPartition } from './write.ts'
 import { isPacked, packBatch, takeBatch, type ColumnBatch, type PackedBatch } from '../columns/batch.ts'
-import { valueAt, type Vector } from '../columns/vector.ts'
-import { compareByteRanges } from '../columns/compare.ts'
+import type { Vector } from '../columns/vector.ts'
+import { rowComparator } from '../columns/compare.ts'
 
 /**
  * Rows a lookup may always read, as a share of the partition's rows (and the share one copy
@@ -63,7 +63,7 @@ export function sortOrder(batch: PackedBatch, columns: readonly string[]): Int32
   const compares = columns.map(c => {
     const v = batch.columns[c]
     if (v === undefined) throw new Error(`batch has no column "${c}"`)
-    return comparator(v)
+    return rowComparator(v)
   })
   const order = Int32Array.from({ length: batch.length }, (_, i) => i)
   const first = columns.length > 0 ? batch.columns[columns[0]] : undefined
@@ -82,44 +82,6 @@ export function sortOrder(batch: PackedBatch, columns: readonly string[]): Int32
     }
     return i - j
   })
-}
-
-/** Order of two rows of `v` (nulls first), as compareValues orders their values. */
-function comparator(v: Vector): (i: number, j: number) => number {
-  const valid = v.valid
-  const nulls = (i: number, j: number): number | undefined => {
-    if (valid === null) return undefined
-    const a = valid[i]
-    const b = valid[j]
-    return a === b ? (a === 0 ? 0 : undefined) : a - b
-  }
-  switch (v.type) {
-    case 'u64': {
-      // by the words: reading the BigUint64Array would make two BigInts a comparison
-      const w = v.words
-      return (i, j) => nulls(i, j) ?? (w[2 * i + 1] - w[2 * j + 1] || w[2 * i] - w[2 * j])
-    }
-    case 'bool':
-      return (i, j) => nulls(i, j) ?? v.values[i] - v.values[j]
-    case 'fixed': {
-      const { bytes, width } = v
-      return (i, j) => nulls(i, j) ?? compareByteRanges(bytes, i * width, width, bytes, j * width, width)
-    }
-    case 'binary': {
-      const { bytes, offsets } = v
-      if (v.text) {
-        // strings order by UTF-16 code unit, as compareValues compares them, not by UTF-8 byte
-        return (i, j) => {
-          const n = nulls(i, j)
-          if (n !== undefined) return n
-          const [a, b] = [valueAt(v, i) as string, valueAt(v, j) as string]
-          return a < b ? -1 : a > b ? 1 : 0
-        }
-      }
-      return (i, j) =>
-        nulls(i, j) ?? compareByteRanges(bytes, offsets[i], offsets[i + 1] - offsets[i], bytes, offsets[j], offsets[j + 1] - offsets[j])
-    }
-  }
 }
 
 /**

@@ -24,9 +24,9 @@ import { unconvert, unconvertMinMax } from 'hyparquet-writer/src/unconvert.js'
 import { compareBytes } from '../columns/compare.ts'
 import { sliceVector, valuesOf } from '../columns/vector.ts'
 import { crc32 } from '../store/crc32.ts'
-import { chooseDictionary, chooseVectorDictionary, type PackedChunk } from './dictionary.ts'
+import { chooseDictionary, chooseVectorDictionary } from './dictionary.ts'
 import { snappyInto } from './snappy-compress.ts'
-import { vectorPageBoundaries, vectorStatistics, writeVectorPlain, writeVectorRows } from './vector-chunk.ts'
+import { vectorPageBoundaries, vectorStatistics, writeVectorPlain, writeVectorRows, type PackedChunk } from './vector-chunk.ts'
 
 type Value = DecodedArray[number]
 type Pending = ParquetWriter['pendingIndexes'][number]

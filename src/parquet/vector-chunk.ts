@@ -7,13 +7,15 @@
  * decoded path's, byte for byte (test/parquet/write.test.ts).
  */
 import type { ByteWriter } from 'hyparquet-writer/src/bytewriter.js'
-import { compareByteRanges } from '../columns/compare.ts'
-import { valueAt } from '../columns/vector.ts'
+import { rowComparator } from '../columns/compare.ts'
+import { valueAt, type BinaryVector, type FixedVector, type U64Vector, type Vector } from '../columns/vector.ts'
 import type { StoredValue } from '../schema/kinds.ts'
-import type { PackedChunk } from './dictionary.ts'
 
-/** Whether the machine stores a u64 as PLAIN INT64 does (little-endian): then a run of them is copied as it lies. */
-const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1
+/** A packed column a chunk is written from where its values lie: u64 words, fixed-width or binary bytes (not text). */
+export type PackedChunk = U64Vector | FixedVector | (BinaryVector & { text: false })
+
+/** Whether a vector's chunks are written from its buffers (the other layouts are cut into values first). */
+export const isPackedChunk = (v: Vector): v is PackedChunk => v.type === 'u64' || v.type === 'fixed' || (v.type === 'binary' && !v.text)
 
 /** hyparquet-writer's `getPageBoundaries` for PLAIN values: a page ends once its values' sizes reach `pageSize` (a null counts 0). */
 export function vectorPageBoundaries(v: PackedChunk, typeLength: number | undefined, pageSize: number): { start: number; end: number }[] {
@@ -56,7 +58,7 @@ export function vectorStatistics(
     stamps.fill(0)
     serial = 1
   }
-  const compare = comparator(v)
+  const compare = rowComparator(v)
   let min = -1
   let max = -1
   let nulls = 0
@@ -76,23 +78,10 @@ export function vectorStatistics(
   return { min: min < 0 ? undefined : valueAt(v, min)!, max: max < 0 ? undefined : valueAt(v, max)!, nulls }
 }
 
-/** The order of two rows' values: u64 by their words, bytes unsigned, byte by byte. */
-function comparator(v: PackedChunk): (a: number, b: number) => number {
-  if (v.type === 'u64') {
-    const w = v.words
-    return (a, b) => (w[2 * a + 1] !== w[2 * b + 1] ? w[2 * a + 1] - w[2 * b + 1] : w[2 * a] - w[2 * b])
-  }
-  if (v.type === 'fixed') {
-    const { bytes, width } = v
-    return (a, b) => compareByteRanges(bytes, a * width, width, bytes, b * width, width)
-  }
-  const { bytes, offsets } = v
-  return (a, b) => compareByteRanges(bytes, offsets[a], offsets[a + 1] - offsets[a], bytes, offsets[b], offsets[b + 1] - offsets[b])
-}
-
 /** PLAIN values of the non-null rows [start, end), as `writePlain` writes them (a binary value after its u32 length). */
 export function writeVectorPlain(out: ByteWriter, v: PackedChunk, start: number, end: number): void {
-  if (v.valid === null && v.type !== 'binary' && (v.type === 'fixed' || LITTLE_ENDIAN)) {
+  // a run of u64s is PLAIN INT64 as it lies: a vector's words are little-endian (vector.ts)
+  if (v.valid === null && v.type !== 'binary') {
     const [bytes, width] = v.type === 'fixed' ? [v.bytes, v.width] : [new Uint8Array(v.values.buffer, v.values.byteOffset, 8 * v.length), 8]
     out.appendBytes(bytes.subarray(start * width, end * width))
     return

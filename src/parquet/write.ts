@@ -15,7 +15,7 @@ import { crc32 } from '../store/crc32.ts'
 import { writeRowGroups, type ColumnRows, type FlatColumn } from './row-groups.ts'
 import { ChunkedWriter } from './chunked-writer.ts'
 import { bloomFilterOf, type Hash64 } from './bloom.ts'
-import { isPackedChunk } from './dictionary.ts'
+import { isPackedChunk } from './vector-chunk.ts'
 
 export interface LayoutOptions {
   /** Rows per row group (default 10,000: chosen by `npm run bench -- layout`, see BENCHMARKS.md). */
