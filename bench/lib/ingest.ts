@@ -273,7 +273,7 @@ export const isDistinctOnChain = (f: FieldDecl): boolean =>
  * (distinct values differ early, which comparisons see, and late, which the index's hash of a
  * value's tail sees). Equal values stay equal across the copy's datasets: the same function of
  * the value everywhere, so a transaction's hash still joins its logs. The rows are packed, as
- * the source gives them; the copy's changed columns are new vectors.
+ * the source gives them, and changed where they lie.
  */
 export function distinctCopy(
   datasets: readonly DatasetDecl[],
@@ -294,19 +294,31 @@ export function distinctCopy(
   )
 }
 
-/** A copy of `v` with each byte value of four bytes or more xored with `copy` in its last four bytes, and of eight or more in its first four. */
+/**
+ * `v` with each byte value of four bytes or more xored with `copy` in its last four bytes, and of
+ * eight or more in its first four: in place, since each copy is a fetch of its own whose rows
+ * nothing else holds (a copy of the bytes was the harness's, not the ingester's, cost).
+ */
 function distinctVector(v: Vector, copy: number): Vector {
   if (v.type !== 'fixed' && v.type !== 'binary') return v
-  const bytes = v.bytes.slice()
+  const bytes = v.bytes
+  const b0 = copy & 0xff
+  const b1 = (copy >>> 8) & 0xff
+  const b2 = (copy >>> 16) & 0xff
+  const b3 = copy >>> 24
   const xorAt = (at: number) => {
-    for (let i = 0; i < 4; i++) bytes[at + i] ^= (copy >>> (8 * i)) & 0xff
+    bytes[at] ^= b0
+    bytes[at + 1] ^= b1
+    bytes[at + 2] ^= b2
+    bytes[at + 3] ^= b3
   }
   for (let i = 0; i < v.length; i++) {
     if (v.valid !== null && v.valid[i] === 0) continue
-    const [start, end] = v.type === 'fixed' ? [i * v.width, (i + 1) * v.width] : [v.offsets[i], v.offsets[i + 1]]
+    const start = v.type === 'fixed' ? i * v.width : v.offsets[i]
+    const end = v.type === 'fixed' ? start + v.width : v.offsets[i + 1]
     if (end - start < 4) continue
     xorAt(end - 4)
     if (end - start >= 8) xorAt(start)
   }
-  return { ...v, bytes }
+  return v
 }

@@ -11,7 +11,7 @@ import type { BlockRange } from '../manifest/types.ts'
 import { evmExtractor } from './extract.ts'
 import { semaphore, type RpcClient } from './rpc.ts'
 import type { ChainSource } from './source.ts'
-import { hexInterner, transformBlocks } from './transform.ts'
+import { transformBlocks } from './transform.ts'
 import { verifyBlock } from './verify.ts'
 import type { Keccak256 } from './keccak.ts'
 import { joinBatches, packBatch, type ColumnBatch, type PackedBatch } from '../columns/batch.ts'
@@ -57,9 +57,8 @@ export function evmSource(rpc: RpcClient, options: EvmSourceOptions = {}): Chain
   async function fetchStep(from: number, to: number) {
     const { id } = await chainOf()
     const raws = await extractor.extract(from, to)
-    const bytes = hexInterner()
-    for (const raw of raws) verifyBlock(raw, options.keccak, bytes)
-    const rows = transformBlocks(raws, bytes)
+    for (const raw of raws) verifyBlock(raw, options.keccak)
+    const rows = transformBlocks(raws)
     // packed now, while the step's values are young: a unit holds its rows to its end
     return {
       blocks: packed(blocks, rows.blocks),

@@ -1,19 +1,15 @@
 /**
  * Recursive-length-prefix encoding, the serialisation every Ethereum hash is taken
- * over (headers, transactions, receipts, trie nodes). Bytes in, bytes out; `rlpRaw`
- * embeds an already-encoded item, which trie nodes need for short children, and
+ * over (headers, transactions, receipts, trie nodes). Bytes in, bytes out, and
  * `hexData` / `hexQuantity` JSON-RPC hex text, decoded straight into the output.
  *
- * Two passes over the item: the first measures every list's payload, the second writes
- * the whole encoding into one buffer. Concatenating per level would copy a byte once
- * per list it is nested in, and verification encodes about 300 KB per mainnet block.
+ * Two passes: the first measures every list's payload, the second writes the whole
+ * encoding into one buffer. Concatenating per level would copy a byte once per list it
+ * is nested in, and verification encodes about 300 KB per mainnet block. `rlpEncode`
+ * takes an item tree (a header); `RlpWriter` takes a function that writes the items
+ * (transactions, receipts, trie nodes: thousands a block, so no tree and no buffer each).
  */
 import { digitsToBytes, hexInto } from '../schema/hex.ts'
-
-/** An already-encoded item, spliced in as is. */
-export interface RlpRaw {
-  raw: Uint8Array
-}
 
 /**
  * The bytes hex text spells (`hexData`, `hexQuantity`), decoded straight into the encoding:
@@ -28,9 +24,7 @@ export interface RlpHex {
   first: number
 }
 
-export type RlpItem = Uint8Array | RlpRaw | RlpHex | readonly RlpItem[]
-
-export const rlpRaw = (raw: Uint8Array): RlpRaw => ({ raw })
+export type RlpItem = Uint8Array | RlpHex | readonly RlpItem[]
 
 /** Encodes an item: byte strings and nested lists; with `type`, that byte first (a typed transaction's or receipt's envelope). */
 export function rlpEncode(item: RlpItem, type?: number): Uint8Array {
@@ -50,7 +44,6 @@ const prefixLength = (n: number): number => (n < 56 ? 1 : 1 + bytesOfLength(n))
 function measure(item: RlpItem, payloads: number[]): number {
   if (item instanceof Uint8Array) return item.length === 1 && item[0] < 0x80 ? 1 : prefixLength(item.length) + item.length
   if (!Array.isArray(item)) {
-    if ('raw' in item) return (item as RlpRaw).raw.length
     const { length, first } = item as RlpHex
     return length === 1 && first < 0x80 ? 1 : prefixLength(length) + length
   }
@@ -68,16 +61,10 @@ function write(item: RlpItem, out: Uint8Array, cursor: { at: number; list: numbe
     out.set(item, cursor.at)
     cursor.at += item.length
   } else if (!Array.isArray(item)) {
-    if ('raw' in item) {
-      const { raw } = item as RlpRaw
-      out.set(raw, cursor.at)
-      cursor.at += raw.length
-    } else {
-      const { hex, start, length, first } = item as RlpHex
-      if (length !== 1 || first >= 0x80) writePrefix(length, 0x80, out, cursor)
-      hexInto(hex, start, out, cursor.at)
-      cursor.at += length
-    }
+    const { hex, start, length, first } = item as RlpHex
+    if (length !== 1 || first >= 0x80) writePrefix(length, 0x80, out, cursor)
+    hexInto(hex, start, out, cursor.at)
+    cursor.at += length
   } else {
     writePrefix(payloads[cursor.list++], 0xc0, out, cursor)
     for (const child of item as readonly RlpItem[]) write(child, out, cursor, payloads)
@@ -92,6 +79,141 @@ function writePrefix(length: number, offset: number, out: Uint8Array, cursor: { 
   const n = bytesOfLength(length)
   out[cursor.at++] = offset + 55 + n
   for (let i = n - 1; i >= 0; i--) out[cursor.at++] = (length >>> (8 * i)) & 0xff
+}
+
+/**
+ * RLP written by a function rather than from an item: `encode` calls it twice, first to measure
+ * (each list's payload, in pre-order), then to write. A transaction or receipt so encoded makes
+ * no object a field or list (an item tree made ~15 a transaction, an eighth of the ingester's
+ * allocations); the function must write the same items both times. Encodings are cut from one
+ * arena the writer reuses after `reset`, where each had a backing store of its own to allocate,
+ * zero and collect: whoever resets must hold no encoding given before.
+ */
+export class RlpWriter {
+  private arena = new Uint8Array(1 << 16)
+  private used = 0
+  private measuring = true
+  /** Measuring: the length so far; writing: the cursor. */
+  private at = 0
+  private out: Uint8Array = new Uint8Array(0)
+  private readonly payloads: number[] = []
+  private slot = 0
+  /** Measuring: the payload slot and start of each open list. */
+  private readonly open: number[] = []
+
+  /** The encoding of what `write` writes; with `type`, that byte first (a typed envelope). */
+  encode(write: (w: RlpWriter) => void, type?: number): Uint8Array {
+    this.measuring = true
+    this.at = 0
+    this.payloads.length = 0
+    this.open.length = 0
+    write(this)
+    if (this.open.length) throw new Error('an RLP list was begun and not ended')
+    const lead = type === undefined ? 0 : 1
+    const out = (this.out = this.take(lead + this.at))
+    if (lead) out[0] = type!
+    this.measuring = false
+    this.at = lead
+    this.slot = 0
+    write(this)
+    this.out = new Uint8Array(0)
+    return out
+  }
+
+  /** Starts the arena over: every encoding given so far is spent. */
+  reset(): void {
+    this.used = 0
+  }
+
+  /** `n` bytes of the arena, a bigger one when it is full (what was cut from the old one stays valid). */
+  private take(n: number): Uint8Array {
+    if (this.used + n > this.arena.length) {
+      this.arena = new Uint8Array(Math.max(2 * this.arena.length, n))
+      this.used = 0
+    }
+    const out = this.arena.subarray(this.used, this.used + n)
+    this.used += n
+    return out
+  }
+
+  /** Opens a list; `end` closes it. */
+  begin(): void {
+    if (this.measuring) {
+      this.open.push(this.payloads.length, this.at)
+      this.payloads.push(0)
+    } else this.prefix(this.payloads[this.slot++], 0xc0)
+  }
+
+  end(): void {
+    if (!this.measuring) return
+    const start = this.open.pop()!
+    const slot = this.open.pop()!
+    const payload = this.at - start
+    this.payloads[slot] = payload
+    this.at += prefixLength(payload)
+  }
+
+  /** A byte string. */
+  bytes(b: Uint8Array): void {
+    if (this.measuring) this.at += b.length === 1 && b[0] < 0x80 ? 1 : prefixLength(b.length) + b.length
+    else {
+      if (b.length !== 1 || b[0] >= 0x80) this.prefix(b.length, 0x80)
+      this.out.set(b, this.at)
+      this.at += b.length
+    }
+  }
+
+  /** An item already encoded, spliced in as it is (a trie node's short child). */
+  raw(b: Uint8Array): void {
+    if (!this.measuring) this.out.set(b, this.at)
+    this.at += b.length
+  }
+
+  /** JSON-RPC data ("0x…" of even length): its bytes, leading zeros kept (`hexData`). */
+  hexData(hex: string): void {
+    const start = prefixed(hex) ? 2 : 0
+    if ((hex.length - start) % 2 !== 0) throw new Error(`odd-length hex: ${hex}`)
+    this.digits(hex, start)
+  }
+
+  /** A JSON-RPC quantity ("0x1a"): its minimal bytes, read from the digits (`hexQuantity`). */
+  hexQuantity(hex: string): void {
+    if (hex.length < 3 || !prefixed(hex)) return this.bytes(uintBytes(BigInt(hex)))
+    let start = 2
+    while (start < hex.length && hex.charCodeAt(start) === 48) start++
+    this.digits(hex, start)
+  }
+
+  /** The bytes hex digits from `start` spell (an odd count led by a 0), as a byte string. */
+  private digits(hex: string, start: number): void {
+    const length = (hex.length - start + 1) >> 1
+    // one byte below 0x80 is its own encoding: at most two digits, the first below 8
+    const single = length === 1 && (hex.length - start === 1 || hexDigit(hex, start) < 8)
+    if (this.measuring) {
+      this.at += single ? 1 : prefixLength(length) + length
+      return
+    }
+    if (!single) this.prefix(length, 0x80)
+    hexInto(hex, start, this.out, this.at)
+    this.at += length
+  }
+
+  private prefix(length: number, offset: number): void {
+    const out = this.out
+    if (length < 56) {
+      out[this.at++] = offset + length
+      return
+    }
+    const n = bytesOfLength(length)
+    out[this.at++] = offset + 55 + n
+    for (let i = n - 1; i >= 0; i--) out[this.at++] = (length >>> (8 * i)) & 0xff
+  }
+}
+
+/** The value of the hex digit at `i` (a digit that is not hex reads as 16: `hexInto` then refuses it). */
+function hexDigit(hex: string, i: number): number {
+  const c = hex.charCodeAt(i) | 0x20
+  return c >= 48 && c <= 57 ? c - 48 : c >= 97 && c <= 102 ? c - 87 : 16
 }
 
 /** Minimal big-endian bytes of an unsigned integer (zero is the empty string). */

@@ -88,8 +88,7 @@ type Bin = (hex: Hex) => Uint8Array
  * across rows (the block hash in every transaction and log, a transaction's hash in
  * each of its logs, hot contracts and topics): decoded once, and the Parquet writer
  * finds repeats by identity in its dictionary and bloom filters. Rows share the
- * arrays, which nothing writes into. The EVM source gives verification the same cache,
- * so an address or topic the RLP needed is not decoded again for its row.
+ * arrays, which nothing writes into.
  */
 export function hexInterner(): Bin {
   const seen = new Map<string, Uint8Array>()

@@ -4,18 +4,22 @@
  * receipt and log to the header hash, so a verified header verifies the rows.
  */
 import { jsKeccak256, type Keccak256 } from './keccak.ts'
-import { rlpEncode, rlpRaw, uintBytes, type RlpItem } from './rlp.ts'
+import { rlpEncode, RlpWriter, uintBytes } from './rlp.ts'
 
 interface Leaf {
   nibbles: number[]
   value: Uint8Array
 }
 
-const EMPTY = new Uint8Array(0)
+const EMPTY: Uint8Array = new Uint8Array(0)
+
+/** The trie's node writer; `orderedTrieRoot` resets its arena as it starts (no node outlives the root's hash). */
+const rlp = new RlpWriter()
 
 /** Root hash of the trie holding `values[i]` under key rlp(i). */
 export function orderedTrieRoot(values: readonly Uint8Array[], keccak: Keccak256 = jsKeccak256): Uint8Array {
   if (values.length === 0) return keccak(rlpEncode(EMPTY))
+  rlp.reset()
   const leaves = values.map((value, i) => ({ nibbles: keyNibbles(i), value }))
   return keccak(encodeNode(leaves, 0, keccak))
 }
@@ -42,30 +46,58 @@ function hexPrefix(nibbles: number[], leaf: boolean): Uint8Array {
   return out
 }
 
-/** A child is embedded when its encoding is shorter than a hash, else referenced by hash. */
-function reference(encoded: Uint8Array, keccak: Keccak256): RlpItem {
-  return encoded.length < 32 ? rlpRaw(encoded) : keccak(encoded)
+/**
+ * How a parent holds a child: its encoding when shorter than a hash (embedded), else its hash.
+ * The two are told apart by length (under 32 bytes, or 32).
+ */
+function reference(encoded: Uint8Array, keccak: Keccak256): Uint8Array {
+  return encoded.length < 32 ? encoded : keccak(encoded)
 }
 
+function writeReference(w: RlpWriter, ref: Uint8Array): void {
+  if (ref.length < 32) w.raw(ref)
+  else w.bytes(ref)
+}
+
+/** A node's encoding (a view of the writer's arena); its children are encoded, and hashed, before it. */
 function encodeNode(leaves: Leaf[], depth: number, keccak: Keccak256): Uint8Array {
   if (leaves.length === 1) {
-    return rlpEncode([hexPrefix(leaves[0].nibbles.slice(depth), true), leaves[0].value])
+    const path = hexPrefix(leaves[0].nibbles.slice(depth), true)
+    const value = leaves[0].value
+    return rlp.encode(w => {
+      w.begin()
+      w.bytes(path)
+      w.bytes(value)
+      w.end()
+    })
   }
   const shared = sharedPrefix(leaves, depth)
   if (shared > 0) {
-    const path = leaves[0].nibbles.slice(depth, depth + shared)
-    return rlpEncode([hexPrefix(path, false), reference(encodeNode(leaves, depth + shared, keccak), keccak)])
+    const path = hexPrefix(leaves[0].nibbles.slice(depth, depth + shared), false)
+    const child = reference(encodeNode(leaves, depth + shared, keccak), keccak)
+    return rlp.encode(w => {
+      w.begin()
+      w.bytes(path)
+      writeReference(w, child)
+      w.end()
+    })
   }
   const groups: Leaf[][] = Array.from({ length: 16 }, () => [])
-  const branch: RlpItem[] = Array.from({ length: 17 }, () => EMPTY)
+  let value = EMPTY
   for (const leaf of leaves) {
-    if (leaf.nibbles.length === depth) branch[16] = leaf.value
+    if (leaf.nibbles.length === depth) value = leaf.value
     else groups[leaf.nibbles[depth]].push(leaf)
   }
-  for (let nibble = 0; nibble < 16; nibble++) {
-    if (groups[nibble].length) branch[nibble] = reference(encodeNode(groups[nibble], depth + 1, keccak), keccak)
-  }
-  return rlpEncode(branch)
+  const children = groups.map(group => (group.length ? reference(encodeNode(group, depth + 1, keccak), keccak) : undefined))
+  return rlp.encode(w => {
+    w.begin()
+    for (const child of children) {
+      if (child) writeReference(w, child)
+      else w.bytes(EMPTY)
+    }
+    w.bytes(value)
+    w.end()
+  })
 }
 
 function sharedPrefix(leaves: Leaf[], depth: number): number {

@@ -5,9 +5,9 @@
  * consistent with the block. The header hash binds the roots, so rows that pass are
  * the chain's rows. Pure: no I/O.
  */
-import { bytesToHex, hexToBytes, smallQuantity } from '../schema/hex.ts'
+import { bytesToHex, smallQuantity } from '../schema/hex.ts'
 import type { Hex, RawBlock, RpcBlock, RpcLog, RpcReceipt, RpcTransaction, RpcWithdrawal } from './evm-json.ts'
-import { hexData, hexQuantity, rlpEncode, type RlpItem } from './rlp.ts'
+import { hexData, hexQuantity, rlpEncode, RlpWriter, type RlpItem } from './rlp.ts'
 import { jsKeccak256, type Keccak256 } from './keccak.ts'
 import { orderedTrieRoot } from './trie.ts'
 
@@ -74,88 +74,143 @@ export function computeBlockHash(header: Omit<RpcBlock, 'transactions'>, keccak:
   return bytesToHex(keccak(rlpEncode(headerFields(header))))
 }
 
-const accessListItems = (list: RpcTransaction['accessList'] = []): RlpItem[] =>
-  list.map(a => [hexData(a.address), a.storageKeys.map(hexData)])
+/**
+ * One writer for every transaction, receipt and withdrawal of the thread (`encode` is not
+ * reentrant, and none nests another). `checkBlock` resets its arena as it starts: nothing it
+ * encoded outlives it.
+ */
+const rlp = new RlpWriter()
 
-/** Bytes of a hash or address: `hexToBytes`, or the transform's cache of it (transform.ts `hexInterner`), so both decode each once. */
-export type HexBytes = (hex: Hex) => Uint8Array
+function accessList(w: RlpWriter, list: RpcTransaction['accessList'] = []): void {
+  w.begin()
+  for (const a of list) {
+    w.begin()
+    w.hexData(a.address)
+    w.begin()
+    for (const key of a.storageKeys) w.hexData(key)
+    w.end()
+    w.end()
+  }
+  w.end()
+}
 
 /** The signed transaction as the chain hashes it (typed envelope: type byte + rlp). Throws on a type it cannot encode. */
-export function encodeTransaction(tx: RpcTransaction, bytes: HexBytes = hexToBytes): Uint8Array {
-  const toField = (to: Hex | null | undefined) => (to ? bytes(to) : new Uint8Array(0))
+export function encodeTransaction(tx: RpcTransaction): Uint8Array {
   const type = Number(num(tx.type ?? '0x0'))
-  const q = hexQuantity
   if (type === 0) {
     if (!present(tx.v)) throw new Error('legacy transaction without v')
-    return rlpEncode([
-      q(tx.nonce),
-      q(tx.gasPrice ?? '0x0'),
-      q(tx.gas),
-      toField(tx.to),
-      q(tx.value),
-      hexData(tx.input),
-      q(tx.v),
-      q(tx.r),
-      q(tx.s),
-    ])
+    return rlp.encode(w => {
+      w.begin()
+      w.hexQuantity(tx.nonce)
+      w.hexQuantity(tx.gasPrice ?? '0x0')
+      common(w, tx)
+      w.hexQuantity(tx.v!)
+      w.hexQuantity(tx.r)
+      w.hexQuantity(tx.s)
+      w.end()
+    })
   }
   if (!present(tx.chainId)) throw new Error(`type ${type} transaction without chainId`)
   const parity = tx.yParity ?? tx.v
   if (!present(parity)) throw new Error(`type ${type} transaction without yParity`)
-  const signature = [q(parity), q(tx.r), q(tx.s)]
-  const fees = () => [q(tx.maxPriorityFeePerGas ?? '0x0'), q(tx.maxFeePerGas ?? '0x0')]
-  const common = () => [q(tx.gas), toField(tx.to), q(tx.value), hexData(tx.input), accessListItems(tx.accessList)]
-  let body: RlpItem[]
-  if (type === 1) body = [q(tx.chainId), q(tx.nonce), q(tx.gasPrice ?? '0x0'), ...common()]
-  else if (type === 2) body = [q(tx.chainId), q(tx.nonce), ...fees(), ...common()]
-  else if (type === 3) {
-    body = [
-      q(tx.chainId),
-      q(tx.nonce),
-      ...fees(),
-      ...common(),
-      q(tx.maxFeePerBlobGas ?? '0x0'),
-      (tx.blobVersionedHashes ?? []).map(hexData),
-    ]
-  } else if (type === 4) {
-    const auths = (tx.authorizationList ?? []).map(a => [q(a.chainId), hexData(a.address), q(a.nonce), q(a.yParity), q(a.r), q(a.s)])
-    body = [q(tx.chainId), q(tx.nonce), ...fees(), ...common(), auths]
-  } else {
-    throw new Error(`transaction type ${type} is not known to the verifier`)
-  }
-  return rlpEncode([...body, ...signature], type)
+  if (type > 4) throw new Error(`transaction type ${type} is not known to the verifier`)
+  return rlp.encode(w => {
+    w.begin()
+    w.hexQuantity(tx.chainId!)
+    w.hexQuantity(tx.nonce)
+    if (type === 1) w.hexQuantity(tx.gasPrice ?? '0x0')
+    else {
+      w.hexQuantity(tx.maxPriorityFeePerGas ?? '0x0')
+      w.hexQuantity(tx.maxFeePerGas ?? '0x0')
+    }
+    common(w, tx)
+    accessList(w, tx.accessList)
+    if (type === 3) {
+      w.hexQuantity(tx.maxFeePerBlobGas ?? '0x0')
+      w.begin()
+      for (const h of tx.blobVersionedHashes ?? []) w.hexData(h)
+      w.end()
+    } else if (type === 4) {
+      w.begin()
+      for (const a of tx.authorizationList ?? []) {
+        w.begin()
+        w.hexQuantity(a.chainId)
+        w.hexData(a.address)
+        w.hexQuantity(a.nonce)
+        w.hexQuantity(a.yParity)
+        w.hexQuantity(a.r)
+        w.hexQuantity(a.s)
+        w.end()
+      }
+      w.end()
+    }
+    w.hexQuantity(parity)
+    w.hexQuantity(tx.r)
+    w.hexQuantity(tx.s)
+    w.end()
+  }, type)
 }
 
-const encodeLog = (log: RpcLog, bytes: HexBytes): RlpItem => [bytes(log.address), log.topics.map(bytes), hexData(log.data)]
+/** Gas, recipient (empty for a creation), value and calldata: in every transaction type, in this order. */
+function common(w: RlpWriter, tx: RpcTransaction): void {
+  w.hexQuantity(tx.gas)
+  if (tx.to) w.hexData(tx.to)
+  else w.bytes(EMPTY)
+  w.hexQuantity(tx.value)
+  w.hexData(tx.input)
+}
+
+const EMPTY = new Uint8Array(0)
 
 /** The receipt as the receipts trie holds it (typed envelope for typed transactions). */
-export function encodeReceipt(receipt: RpcReceipt, txType: Hex | undefined, bytes: HexBytes = hexToBytes): Uint8Array {
-  let outcome: RlpItem
-  if (present(receipt.status)) outcome = hexQuantity(receipt.status)
-  else if (present(receipt.root)) outcome = hexData(receipt.root)
-  else throw new Error(`receipt ${receipt.transactionHash} has neither status nor root`)
+export function encodeReceipt(receipt: RpcReceipt, txType: Hex | undefined): Uint8Array {
+  if (!present(receipt.status) && !present(receipt.root)) throw new Error(`receipt ${receipt.transactionHash} has neither status nor root`)
   const type = Number(num(receipt.type ?? txType ?? '0x0'))
-  return rlpEncode(
-    [outcome, hexQuantity(receipt.cumulativeGasUsed), hexData(receipt.logsBloom), receipt.logs.map(l => encodeLog(l, bytes))],
+  return rlp.encode(
+    w => {
+      w.begin()
+      if (present(receipt.status)) w.hexQuantity(receipt.status)
+      else w.hexData(receipt.root!)
+      w.hexQuantity(receipt.cumulativeGasUsed)
+      w.hexData(receipt.logsBloom)
+      w.begin()
+      for (const log of receipt.logs) {
+        w.begin()
+        w.hexData(log.address)
+        w.begin()
+        for (const topic of log.topics) w.hexData(topic)
+        w.end()
+        w.hexData(log.data)
+        w.end()
+      }
+      w.end()
+      w.end()
+    },
     type === 0 ? undefined : type,
   )
 }
 
-export const encodeWithdrawal = (w: RpcWithdrawal): Uint8Array =>
-  rlpEncode([hexQuantity(w.index), hexQuantity(w.validatorIndex), hexData(w.address), hexQuantity(w.amount)])
+export const encodeWithdrawal = (wd: RpcWithdrawal): Uint8Array =>
+  rlp.encode(w => {
+    w.begin()
+    w.hexQuantity(wd.index)
+    w.hexQuantity(wd.validatorIndex)
+    w.hexData(wd.address)
+    w.hexQuantity(wd.amount)
+    w.end()
+  })
 
 /** How a failure names a log (built only when one fails). */
 const logName = (log: RpcLog, tx: RpcTransaction) => `log ${log.logIndex} of ${tx.hash}`
 
 /**
  * Verifies one extracted block; throws IngestVerificationError naming the block. The
- * hash function is injected (keccak.ts): every check is the same whichever is given;
- * so is the hex decoding of addresses and topics (`bytes`).
+ * hash function is injected (keccak.ts): every check is the same whichever is given.
  */
-export function verifyBlock(raw: RawBlock, keccak: Keccak256 = jsKeccak256, bytes: HexBytes = hexToBytes): void {
+export function verifyBlock(raw: RawBlock, keccak: Keccak256 = jsKeccak256): void {
   const n = Number(num(raw.block.number))
   try {
-    checkBlock(raw, n, keccak, bytes)
+    checkBlock(raw, n, keccak)
   } catch (e) {
     // a field no check expected (not hex, missing, of another type) still names its block
     if (e instanceof IngestVerificationError) throw e
@@ -163,7 +218,7 @@ export function verifyBlock(raw: RawBlock, keccak: Keccak256 = jsKeccak256, byte
   }
 }
 
-function checkBlock({ block, receipts }: RawBlock, n: number, keccak: Keccak256, bytes: HexBytes): void {
+function checkBlock({ block, receipts }: RawBlock, n: number, keccak: Keccak256): void {
   const fail = (detail: string): never => {
     throw new IngestVerificationError(n, detail)
   }
@@ -175,6 +230,7 @@ function checkBlock({ block, receipts }: RawBlock, n: number, keccak: Keccak256,
     }
   }
 
+  rlp.reset()
   const hash = attempt('header', () => computeBlockHash(block, keccak))
   if (!same(hash, block.hash)) fail(`header hash ${hash} does not match the block's hash ${block.hash}`)
 
@@ -187,7 +243,7 @@ function checkBlock({ block, receipts }: RawBlock, n: number, keccak: Keccak256,
     if (present(tx.blockHash) && !same(tx.blockHash, block.hash)) fail(`transaction ${tx.hash} names block hash ${tx.blockHash}`)
     if (present(tx.blockNumber) && !isQuantity(tx.blockNumber, n)) fail(`transaction ${tx.hash} names block ${tx.blockNumber}`)
   })
-  const encodedTxs = txs.map((tx, i) => attempt(`transaction ${i}`, () => encodeTransaction(tx, bytes)))
+  const encodedTxs = txs.map((tx, i) => attempt(`transaction ${i}`, () => encodeTransaction(tx)))
   encodedTxs.forEach((bytes, i) => {
     const h = bytesToHex(keccak(bytes))
     if (!same(h, txs[i].hash)) fail(`transaction ${i} hashes to ${h}, not ${txs[i].hash}`)
@@ -226,7 +282,7 @@ function checkBlock({ block, receipts }: RawBlock, n: number, keccak: Keccak256,
   if (cumulative !== num(block.gasUsed)) fail(`receipts use ${cumulative} gas, header says ${num(block.gasUsed)}`)
   const receiptsRoot = bytesToHex(
     orderedTrieRoot(
-      receipts.map((r, i) => attempt(`receipt ${i}`, () => encodeReceipt(r, txs[i].type, bytes))),
+      receipts.map((r, i) => attempt(`receipt ${i}`, () => encodeReceipt(r, txs[i].type))),
       keccak,
     ),
   )

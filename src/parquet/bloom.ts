@@ -10,6 +10,7 @@
  * refuses: the Worker keeps the writer's own hashing.
  */
 import type { SchemaElement } from 'hyparquet'
+import type { BinaryVector, FixedVector } from '../columns/vector.ts'
 import { hashParquetValue } from 'hyparquet/src/bloom.js'
 import { optimalNumBytes, sbbfInsert } from 'hyparquet-writer/src/bloom.js'
 
@@ -36,7 +37,7 @@ export async function wasmXxhash64(): Promise<Hash64> {
  * hashed again: transformed rows share one array for a repeated hash or address.
  */
 export function bloomFilterOf(values: ArrayLike<unknown>, element: SchemaElement, fpp: number, hash: Hash64): Uint32Array | undefined {
-  const bytesHashed = hashParquetValue(new Uint8Array(element.type_length ?? 0), element) !== undefined
+  const bytesHashed = hashesBytes(element)
   const hashes = new Set<bigint>()
   let previous: unknown = undefined
   for (let i = 0; i < values.length; i++) {
@@ -47,6 +48,36 @@ export function bloomFilterOf(values: ArrayLike<unknown>, element: SchemaElement
     if (h === undefined) return undefined
     hashes.add(h)
   }
+  return filterOf(hashes, fpp)
+}
+
+/**
+ * `bloomFilterOf` for the values of a packed byte column at `rows` (`distinctRows`: the first
+ * row of each distinct value), hashed where they lie: the same filter, since equal values hash
+ * alike, with a hash a distinct value where the chunk's values had a view and a hash each.
+ */
+export function vectorBloomFilter(
+  v: FixedVector | BinaryVector,
+  rows: readonly number[],
+  element: SchemaElement,
+  fpp: number,
+  hash: Hash64,
+): Uint32Array | undefined {
+  if (!hashesBytes(element)) return undefined // as there: a value the column cannot hash writes no filter
+  const hashes = new Set<bigint>()
+  for (const r of rows) {
+    const start = v.type === 'fixed' ? r * v.width : v.offsets[r]
+    const end = v.type === 'fixed' ? start + v.width : v.offsets[r + 1]
+    hashes.add(hash(v.bytes.subarray(start, end)))
+  }
+  return filterOf(hashes, fpp)
+}
+
+/** Whether hyparquet hashes a byte value of this column as it is (what a probe with an empty value tells). */
+const hashesBytes = (element: SchemaElement): boolean => hashParquetValue(new Uint8Array(element.type_length ?? 0), element) !== undefined
+
+/** BloomBuilder's filter of these distinct hashes: none for none, or when it would pass 1 MiB. */
+function filterOf(hashes: ReadonlySet<bigint>, fpp: number): Uint32Array | undefined {
   if (!hashes.size) return undefined
   let numBytes = optimalNumBytes(hashes.size, fpp)
   while (numBytes > MAX_BYTES && numBytes > MIN_BYTES) numBytes >>= 1

@@ -9,6 +9,7 @@
  * (`release`): a unit writes several partitions of hundreds of megabytes one after another.
  */
 import { ByteWriter } from 'hyparquet-writer'
+import { NativeBuffer } from '../schema/hex.ts'
 
 /** Most bytes a chunk holds, unless one write needs more: chunks double up to it, so a small partition allocates little. */
 export const CHUNK_BYTES = 4 << 20
@@ -16,6 +17,11 @@ export const CHUNK_BYTES = 4 << 20
 /** Released chunks of CHUNK_BYTES kept for the next writers of this thread, at most SPARE_CHUNKS (64 MiB: 256 MiB gave no more speed and ~250 MB more peak RSS in the partition row). */
 const spare: ArrayBuffer[] = []
 const SPARE_CHUNKS = 16
+
+/** A buffer of `size` bytes, all of which the caller writes: Node's is not zeroed first (a pass over a partition's size). */
+function unfilled(size: number): Uint8Array<ArrayBuffer> {
+  return NativeBuffer ? new Uint8Array(NativeBuffer.allocUnsafeSlow(size).buffer as ArrayBuffer, 0, size) : new Uint8Array(size)
+}
 
 export class ChunkedWriter extends ByteWriter {
   /** Full chunks before the current one (`buffer` up to `index`). */
@@ -43,7 +49,7 @@ export class ChunkedWriter extends ByteWriter {
       this.given = this.buffer
       return new Uint8Array(this.buffer)
     }
-    const out = new Uint8Array(this.offset)
+    const out = unfilled(this.offset)
     let at = 0
     for (const chunk of [...this.chunks, new Uint8Array(this.buffer, 0, this.index)]) {
       out.set(chunk, at)

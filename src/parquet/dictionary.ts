@@ -4,13 +4,13 @@
  * `Map` by each byte value's object to find a hash already taken; that lookup cost more than
  * hashing 32 bytes again, and an ingest unit's lookup copies sample nearly every value of
  * their 1,024-row groups (12–14 % of a worker's CPU went here, BENCHMARKS.md). Here the
- * sample hashes each value (FNV-1a, as there, since colliding values count once in the
- * sample's estimate), and the dictionary of byte values is an open-addressing table over
- * typed arrays.
+ * sample and the dictionary tell byte values apart by their bytes in an open-addressing table
+ * over typed arrays.
  */
 import type { DecodedArray, Encoding, ParquetType } from 'hyparquet'
 import { estimateValueSize } from 'hyparquet-writer/src/dictionary.js'
 import { bytesEqual, rangesEqual } from '../columns/compare.ts'
+import type { BinaryVector, FixedVector } from '../columns/vector.ts'
 import type { PackedChunk } from './vector-chunk.ts'
 
 /** Sampled distinct bytes past this share of sampled bytes: plain (hyparquet-writer's rule). */
@@ -90,10 +90,17 @@ function dictionaryPays(entries: number, dictSize: number, nonNull: number, tota
   return 2 * (dictSize + entries * prefix + indexSize) <= totalSize + nonNull * prefix
 }
 
-/** The sample's verdict: up to 1,000 values spread over the chunk, whether distinct bytes are at most 90 % of their bytes. */
+/**
+ * The sample's verdict: up to 1,000 values spread over the chunk, whether distinct bytes are at
+ * most 90 % of their bytes. Byte values are told apart by their bytes (`ByteTable`, which hashes
+ * at most 64 of them): hyparquet-writer keys each by an FNV-1a hash of all its bytes, so only two
+ * different sampled values of equal hash (a 32-bit collision) could count otherwise, and calldata
+ * and log data, mostly distinct, are no longer hashed whole.
+ */
 function sampleKeeps(values: DecodedArray, type: ParquetType, typeLength: number | undefined, prefix: number): boolean {
   const n = Math.min(values.length, SAMPLE_SIZE)
-  const hashes = SampleTable.reset()
+  const table = new ByteTable(n)
+  const seen: Uint8Array[] = []
   const sizes = new Map<unknown, number>()
   let distinct = 0
   let total = 0
@@ -101,10 +108,10 @@ function sampleKeeps(values: DecodedArray, type: ParquetType, typeLength: number
     const value = values[n === 1 ? 0 : Math.floor((i * (values.length - 1)) / (n - 1))]
     let size: number
     if (value instanceof Uint8Array) {
-      const slot = hashes.slot(fnv1a(value, 0, value.length))
-      size = hashes.sizes[slot]
-      if (size < 0) {
-        size = hashes.sizes[slot] = estimateValueSize(value, type, typeLength) + prefix
+      size = estimateValueSize(value, type, typeLength) + prefix
+      if (table.find(value, seen) < 0) {
+        table.insert(seen.length)
+        seen.push(value)
         distinct += size
       }
     } else {
@@ -119,34 +126,6 @@ function sampleKeeps(values: DecodedArray, type: ParquetType, typeLength: number
     total += size
   }
   return total > 0 && distinct / total <= SAMPLE_REJECTION
-}
-
-/** The sample's byte values by hash (as hyparquet-writer keys them), each with the size of its first: one table for every chunk. */
-class SampleTable {
-  private static table = new SampleTable()
-  readonly keys = new Uint32Array(1 << 12)
-  readonly sizes = new Int32Array(1 << 12)
-
-  static reset(): SampleTable {
-    SampleTable.table.sizes.fill(-1)
-    return SampleTable.table
-  }
-
-  /** The slot of `hash`: its own, or the empty one (size -1) where it goes. */
-  slot(hash: number): number {
-    const mask = this.keys.length - 1
-    let s = Math.imul(hash, 0x9e3779b1) >>> 20 // the top 12 bits
-    while (this.sizes[s] >= 0 && this.keys[s] !== hash) s = (s + 1) & mask
-    this.keys[s] = hash
-    return s
-  }
-}
-
-/** FNV-1a of `bytes[start, end)`: the sample's key, as hyparquet-writer takes it. */
-function fnv1a(bytes: Uint8Array, start: number, end: number): number {
-  let h = 0x811c9dc5
-  for (let i = start; i < end; i++) h = Math.imul(h ^ bytes[i], 0x01000193)
-  return h >>> 0
 }
 
 /**
@@ -306,12 +285,14 @@ export function chooseVectorDictionary(
   return { dictionary, indexes }
 }
 
-/** `sampleKeeps` over a packed chunk: the same rows sampled, bytes keyed by FNV-1a, integers by value; a null counts nothing. */
+/** `sampleKeeps` over a packed chunk: the same rows sampled, bytes told apart where they lie, integers by value; a null counts nothing. */
 function vectorSampleKeeps(v: PackedChunk, type: ParquetType, typeLength: number | undefined, prefix: number): boolean {
   const length = v.length
   const n = Math.min(length, SAMPLE_SIZE)
-  const hashes = SampleTable.reset()
   const words = v.type === 'u64' ? new WordTable(n) : undefined
+  const bytes = v.type === 'u64' ? undefined : new ByteTable(n)
+  const layout = v.type === 'fixed' ? v.width : v.type === 'binary' ? v.offsets : 0
+  const seen: number[] = []
   let distinct = 0
   let total = 0
   for (let k = 0; k < n; k++) {
@@ -327,13 +308,30 @@ function vectorSampleKeeps(v: PackedChunk, type: ParquetType, typeLength: number
     }
     const start = v.type === 'fixed' ? i * v.width : v.offsets[i]
     const end = v.type === 'fixed' ? start + v.width : v.offsets[i + 1]
-    const slot = hashes.slot(fnv1a(v.bytes, start, end))
-    let size = hashes.sizes[slot]
-    if (size < 0) {
-      size = hashes.sizes[slot] = (type === 'FIXED_LEN_BYTE_ARRAY' ? (typeLength ?? 0) : end - start) + prefix
+    const size = (type === 'FIXED_LEN_BYTE_ARRAY' ? (typeLength ?? 0) : end - start) + prefix
+    if (bytes!.findRange(v.bytes, start, end, seen, layout) < 0) {
+      bytes!.insert(seen.length)
+      seen.push(i)
       distinct += size
     }
     total += size
   }
   return total > 0 && distinct / total <= SAMPLE_REJECTION
+}
+
+/** The first row of each distinct non-null value among rows [start, end) of a byte column, in row order (a chunk's bloom filter hashes each once). */
+export function distinctRows(v: FixedVector | BinaryVector, start: number, end: number): number[] {
+  const table = new ByteTable(end - start)
+  const layout = v.type === 'fixed' ? v.width : v.offsets
+  const rows: number[] = []
+  for (let i = start; i < end; i++) {
+    if (v.valid !== null && v.valid[i] === 0) continue
+    const from = v.type === 'fixed' ? i * v.width : v.offsets[i]
+    const to = v.type === 'fixed' ? from + v.width : v.offsets[i + 1]
+    if (table.findRange(v.bytes, from, to, rows, layout) < 0) {
+      table.insert(rows.length)
+      rows.push(i)
+    }
+  }
+  return rows
 }

@@ -14,7 +14,8 @@ import type { ByteSpan, PartitionEntry, RowGroupEntry } from '../manifest/types.
 import { crc32 } from '../store/crc32.ts'
 import { writeRowGroups, type ColumnRows, type FlatColumn } from './row-groups.ts'
 import { ChunkedWriter } from './chunked-writer.ts'
-import { bloomFilterOf, type Hash64 } from './bloom.ts'
+import { bloomFilterOf, vectorBloomFilter, type Hash64 } from './bloom.ts'
+import { distinctRows } from './dictionary.ts'
 import { isPackedChunk } from './vector-chunk.ts'
 
 export interface LayoutOptions {
@@ -185,13 +186,14 @@ function addBlooms(
     const group = groups.get(name) ?? 0
     groups.set(name, group + 1)
     if (!fields.some(f => f.bloom && columnOf(f) === name)) continue
-    const values = rows.get(name)!.slice(group * rowGroupSize, (group + 1) * rowGroupSize)
-    pending.bloomFilter = bloomFilterOf(
-      values,
-      schema.find(e => e.name === name)!,
-      fpp,
-      hash,
-    )
+    const column = rows.get(name)!
+    const [start, end] = [group * rowGroupSize, Math.min((group + 1) * rowGroupSize, column.length)]
+    const element = schema.find(e => e.name === name)!
+    const v = column.vector
+    pending.bloomFilter =
+      v && v.type !== 'u64'
+        ? vectorBloomFilter(v, distinctRows(v, start, end), element, fpp, hash)
+        : bloomFilterOf(column.slice(start, end), element, fpp, hash)
   }
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { hexData, hexQuantity, rlpEncode, rlpRaw, uintBytes } from '../../src/ingest/rlp.ts'
+import { hexData, hexQuantity, rlpEncode, RlpWriter, uintBytes, type RlpItem } from '../../src/ingest/rlp.ts'
 
 const text = (s: string) => new TextEncoder().encode(s)
 const hex = (b: Uint8Array) => Buffer.from(b).toString('hex')
@@ -26,11 +26,6 @@ describe('rlpEncode', () => {
     expect(out[0]).toBe(0xf8)
     expect(out[1]).toBe(80)
     expect(out.length).toBe(82)
-  })
-
-  it('splices raw items in unchanged', () => {
-    const inner = rlpEncode([text('cat')])
-    expect(hex(rlpEncode([rlpRaw(inner), text('dog')]))).toBe(hex(rlpEncode([[text('cat')], text('dog')])))
   })
 })
 
@@ -70,5 +65,56 @@ describe('hex items', () => {
     for (const d of ['0xzz', long.slice(0, 300) + 'g' + long.slice(301), long.slice(0, -1) + 'é'])
       expect(() => rlpEncode([hexData(d)])).toThrow(/invalid hex/)
     expect(() => hexData('0xabc')).toThrow(/odd-length/)
+  })
+})
+
+describe('RlpWriter', () => {
+  const enc = (f: (w: RlpWriter) => void, type?: number) => hex(new RlpWriter().encode(f, type))
+  const long = '0x' + 'ab'.repeat(70)
+  const cases: [string, RlpItem, (w: RlpWriter) => void][] = [
+    ['a one-byte string below 0x80', hexQuantity('0x7f'), w => w.hexQuantity('0x7f')],
+    ['a one-byte string of 0x80', hexQuantity('0x80'), w => w.hexQuantity('0x80')],
+    ['one digit', hexQuantity('0x5'), w => w.hexQuantity('0x5')],
+    ['zero', hexQuantity('0x0'), w => w.hexQuantity('0x0')],
+    ['leading zeros', hexQuantity('0x000400'), w => w.hexQuantity('0x000400')],
+    ['capital digits', hexQuantity('0xABC'), w => w.hexQuantity('0xABC')],
+    ['data with leading zeros', hexData('0x0001'), w => w.hexData('0x0001')],
+    ['a single data byte below 0x80', hexData('0x00'), w => w.hexData('0x00')],
+    ['empty data', hexData('0x'), w => w.hexData('0x')],
+    ['a long string', hexData(long), w => w.hexData(long)],
+    ['bytes', Uint8Array.of(1, 2, 0x90), w => w.bytes(Uint8Array.of(1, 2, 0x90))],
+    [
+      'nested lists, one past 55 bytes',
+      [hexQuantity('0x1'), [hexData(long), [[]], Uint8Array.of(0x81)], []],
+      w => {
+        w.begin()
+        w.hexQuantity('0x1')
+        w.begin()
+        w.hexData(long)
+        w.begin()
+        w.begin()
+        w.end()
+        w.end()
+        w.bytes(Uint8Array.of(0x81))
+        w.end()
+        w.begin()
+        w.end()
+        w.end()
+      },
+    ],
+  ]
+
+  it('writes what rlpEncode writes of the same items, with or without a type byte', () => {
+    for (const [what, item, write] of cases) {
+      expect(enc(write), what).toBe(hex(rlpEncode(item)))
+      expect(enc(write, 2), what).toBe(hex(rlpEncode(item, 2)))
+    }
+  })
+
+  it('refuses odd-length data, digits that are not hex, and a list left open', () => {
+    expect(() => enc(w => w.hexData('0x123'))).toThrow(/odd-length/)
+    expect(() => enc(w => w.hexData('0x12zz'))).toThrow()
+    expect(() => enc(w => w.hexQuantity('0xg1'))).toThrow()
+    expect(() => enc(w => w.begin())).toThrow(/not ended/)
   })
 })

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest'
 import { jsKeccak256, wasmKeccak256, type Keccak256 } from '../../src/ingest/keccak.ts'
-import { rlpEncode, rlpRaw, uintBytes, type RlpItem } from '../../src/ingest/rlp.ts'
+import { rlpEncode, uintBytes } from '../../src/ingest/rlp.ts'
 import { orderedTrieRoot } from '../../src/ingest/trie.ts'
 import { randomBytes, rng } from '../query/lake.ts'
 
@@ -18,21 +18,33 @@ const compact = (nibbles: number[], leaf: boolean) => {
   return Uint8Array.from({ length: all.length / 2 }, (_, i) => (all[2 * i] << 4) | all[2 * i + 1])
 }
 
+/** A list of items already encoded: the payload's prefix, then the items as they are. */
+function listOf(encoded: Uint8Array[]): Uint8Array {
+  const payload = Buffer.concat(encoded)
+  const n = payload.length
+  const length = [...uintBytes(BigInt(n))]
+  return Uint8Array.from([...(n < 56 ? [0xc0 + n] : [0xf7 + length.length, ...length]), ...payload])
+}
+
 function referenceNode(leaves: Leaf[], depth: number, keccak: Keccak256): Uint8Array {
-  const ref = (encoded: Uint8Array): RlpItem => (encoded.length < 32 ? rlpRaw(encoded) : keccak(encoded))
+  // a child shorter than a hash is embedded as it is, else its hash is a string item
+  const ref = (encoded: Uint8Array): Uint8Array => (encoded.length < 32 ? encoded : rlpEncode(keccak(encoded)))
   if (leaves.length === 1) return rlpEncode([compact(leaves[0].nibbles.slice(depth), true), leaves[0].value])
   let shared = 0
   while (leaves.every(l => l.nibbles.length > depth + shared && l.nibbles[depth + shared] === leaves[0].nibbles[depth + shared])) shared++
   if (shared)
-    return rlpEncode([compact(leaves[0].nibbles.slice(depth, depth + shared), false), ref(referenceNode(leaves, depth + shared, keccak))])
-  const branch: RlpItem[] = Array.from({ length: 17 }, () => new Uint8Array(0))
+    return listOf([
+      rlpEncode(compact(leaves[0].nibbles.slice(depth, depth + shared), false)),
+      ref(referenceNode(leaves, depth + shared, keccak)),
+    ])
+  const branch: Uint8Array[] = Array.from({ length: 17 }, () => rlpEncode(new Uint8Array(0)))
   for (let n = 0; n < 16; n++) {
     const group = leaves.filter(l => l.nibbles.length > depth && l.nibbles[depth] === n)
     if (group.length) branch[n] = ref(referenceNode(group, depth + 1, keccak))
   }
   const here = leaves.find(l => l.nibbles.length === depth)
-  if (here) branch[16] = here.value
-  return rlpEncode(branch)
+  if (here) branch[16] = rlpEncode(here.value)
+  return listOf(branch)
 }
 
 const referenceRoot = (values: Uint8Array[], keccak: Keccak256) =>

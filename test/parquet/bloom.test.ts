@@ -3,7 +3,9 @@ import { BloomBuilder } from 'hyparquet-writer/src/bloom.js'
 import type { SchemaElement } from 'hyparquet'
 import { blocks, logs, transactions } from '../../src/datasets/evm.ts'
 import { transformBlocks } from '../../src/ingest/transform.ts'
-import { bloomFilterOf, wasmXxhash64 } from '../../src/parquet/bloom.ts'
+import { bloomFilterOf, vectorBloomFilter, wasmXxhash64 } from '../../src/parquet/bloom.ts'
+import { distinctRows } from '../../src/parquet/dictionary.ts'
+import { sliceVector, valueAt, valuesOf, vectorOf, type Vector } from '../../src/columns/vector.ts'
 import { writePartition } from '../../src/parquet/write.ts'
 import type { DatasetDecl } from '../../src/schema/dataset.ts'
 import { recordedBlock, recordedReceipts, WITH_RECEIPTS } from '../ingest/fixtures.ts'
@@ -57,6 +59,32 @@ describe('bloom filters with xxhash-wasm', () => {
     // The JSON column cannot be hashed and the all-null one has nothing: no filter, as the writer.
     expect(bloomFilterOf(['{}'], cases[4][0], 0.01, hash)).toBeUndefined()
     expect(bloomFilterOf([null], cases[5][0], 0.01, hash)).toBeUndefined()
+  })
+
+  it("builds a packed column's filter from each distinct value's rows, as from its values", () => {
+    const b = (n: number, len: number) => new Uint8Array(len).fill(n)
+    const cases: [SchemaElement, Vector][] = [
+      [
+        { name: 'a', type: 'FIXED_LEN_BYTE_ARRAY', type_length: 20 },
+        vectorOf('address', [b(7, 20), b(7, 20), null, b(1, 20), b(7, 20), null, b(2, 20), b(1, 20)]),
+      ],
+      [{ name: 'h', type: 'BYTE_ARRAY' }, vectorOf('bytes', [b(1, 3), b(1, 0), b(1, 3), b(2, 64), b(2, 64), b(1, 4), null])],
+      [{ name: 'z', type: 'FIXED_LEN_BYTE_ARRAY', type_length: 20 }, vectorOf('address', [null, null])],
+      [{ name: 'd', type: 'FIXED_LEN_BYTE_ARRAY', type_length: 20, converted_type: 'DECIMAL' }, vectorOf('address', [b(3, 20)])],
+    ]
+    for (const [element, v] of cases) {
+      if (v.type !== 'fixed' && v.type !== 'binary') throw new Error(`${element.name}: not a byte vector`)
+      // every window of rows, as a row group's chunk takes them
+      for (let start = 0; start < v.length; start++) {
+        for (let end = start; end <= v.length; end++) {
+          const values = valuesOf(sliceVector(v, start, end))
+          const rows = distinctRows(v, start, end)
+          expect(new Set(rows.map(r => Buffer.from(valueAt(v, r) as Uint8Array).toString('hex'))).size).toBe(rows.length)
+          expect(vectorBloomFilter(v, rows, element, 0.01, hash)).toEqual(bloomFilterOf(values, element, 0.01, hash))
+          expect(vectorBloomFilter(v, rows, element, 0.01, hash)).toEqual(writersFilter(values, element, 0.01))
+        }
+      }
+    }
   })
 
   it('gives partitions of a dataset with a text and an integer bloom column the same bytes', () => {
