@@ -165,18 +165,39 @@ class ByteTable extends SlotTable {
     this.slot = s
     return -1
   }
+}
 
-  /**
-   * `find` for `bytes[start, end)` of a packed chunk, whose dictionary entries are rows: of
-   * `layout` bytes each (fixed), or between its offsets (binary).
-   */
-  findRange(bytes: Uint8Array, start: number, end: number, rows: readonly number[], layout: number | Int32Array): number {
+/**
+ * Byte ranges of one packed chunk's buffer → entry, equal bytes one entry; entries are rows, of
+ * `layout` bytes each (fixed) or between its offsets (binary). Where the buffer is 4-byte
+ * aligned, values are hashed and compared a 32-bit word at a time (a hash or an address is 8 or
+ * 5 words, not 32 or 20 bytes); the hash only spreads the slots, so the entries are the same.
+ */
+class RangeTable extends SlotTable {
+  private readonly bytes: Uint8Array
+  private readonly layout: number | Int32Array
+  private readonly words: Uint32Array | null
+
+  constructor(values: number, bytes: Uint8Array, layout: number | Int32Array) {
+    super(values)
+    this.bytes = bytes
+    this.layout = layout
+    this.words = bytes.byteOffset % 4 === 0 ? new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.length >> 2) : null
+  }
+
+  /** The entry of `bytes[start, end)`, or -1, leaving the slot where `insert` puts it. */
+  find(start: number, end: number, rows: readonly number[]): number {
+    const { bytes, layout, words } = this
     const n = end - start
-    let s = tableHash(bytes, start, end) & this.mask
+    let s = (words === null ? tableHash(bytes, start, end) : wordHash(bytes, words, start, end)) & this.mask
     for (let d = this.slots[s]; d >= 0; d = this.slots[s]) {
       const r = rows[d]
       const at = typeof layout === 'number' ? r * layout : layout[r]
-      if ((typeof layout === 'number' || layout[r + 1] - at === n) && rangesEqual(bytes, at, bytes, start, n)) return d
+      if (
+        (typeof layout === 'number' || layout[r + 1] - at === n) &&
+        (words !== null && ((at | start) & 3) === 0 ? wordsEqual(bytes, words, at, start, n) : rangesEqual(bytes, at, bytes, start, n))
+      )
+        return d
       s = (s + 1) & this.mask
     }
     this.slot = s
@@ -207,6 +228,48 @@ class WordTable extends SlotTable {
     this.insert(index)
     this.rows[index] = row
   }
+}
+
+/**
+ * `tableHash` over `words` (the 4-byte aligned buffer of `bytes`): the same bytes taken, four at
+ * a time (a different hash, to spread the same slots).
+ */
+function wordHash(bytes: Uint8Array, words: Uint32Array, start: number, end: number): number {
+  const n = end - start
+  let h = Math.imul(0x811c9dc5 ^ n, 0x01000193)
+  const head = start + Math.min(n, 32)
+  h = mixWords(h, bytes, words, start, head)
+  h = mixWords(h, bytes, words, Math.max(head, end - 32), end)
+  h ^= h >>> 16
+  h = Math.imul(h, 0x85ebca6b)
+  return (h ^ (h >>> 13)) >>> 0
+}
+
+/**
+ * `h` with `bytes[from, to)` mixed in as little-endian 32-bit words from `from` on, then the bytes
+ * left: equal bytes mix alike wherever they lie (loaded whole when `from` is aligned).
+ */
+function mixWords(h: number, bytes: Uint8Array, words: Uint32Array, from: number, to: number): number {
+  let i = from
+  if ((i & 3) === 0) for (; i + 4 <= to; i += 4) h = Math.imul((h << 5) ^ (h >>> 27) ^ words[i >> 2], 0x9e3779b1)
+  else {
+    for (; i + 4 <= to; i += 4) {
+      const w = bytes[i] | (bytes[i + 1] << 8) | (bytes[i + 2] << 16) | (bytes[i + 3] << 24)
+      h = Math.imul((h << 5) ^ (h >>> 27) ^ w, 0x9e3779b1)
+    }
+  }
+  for (; i < to; i++) h = Math.imul(h ^ bytes[i], 0x01000193)
+  return h
+}
+
+/** `rangesEqual` of `bytes[a, a + n)` and `bytes[b, b + n)`, both 4-byte aligned: the odd bytes at the end, then whole words from the end. */
+function wordsEqual(bytes: Uint8Array, words: Uint32Array, a: number, b: number, n: number): boolean {
+  const whole = n & ~3
+  for (let i = n - 1; i >= whole; i--) if (bytes[a + i] !== bytes[b + i]) return false
+  const wa = a >> 2
+  const wb = b >> 2
+  for (let i = (whole >> 2) - 1; i >= 0; i--) if (words[wa + i] !== words[wb + i]) return false
+  return true
 }
 
 /** The table's hash of `bytes[start, end)`: FNV-1a of at most the first and last 32 bytes and the length (equality is checked in full). */
@@ -260,17 +323,16 @@ export function chooseVectorDictionary(
       totalSize += 8
     }
   } else {
-    const table = new ByteTable(n)
     const fixed = v.type === 'fixed'
     const width = fixed ? v.width : 0
     const offsets = fixed ? undefined : v.offsets
-    const { bytes } = v
+    const table = new RangeTable(n, v.bytes, fixed ? width : offsets!)
     for (let i = 0; i < n; i++) {
       if (v.valid !== null && v.valid[i] === 0) continue
       nonNull++
       const start = fixed ? i * width : offsets![i]
       const end = fixed ? start + width : offsets![i + 1]
-      const found = table.findRange(bytes, start, end, dictionary, fixed ? width : offsets!)
+      const found = table.find(start, end, dictionary)
       totalSize += end - start
       if (found >= 0) indexes[i] = found
       else {
@@ -290,8 +352,7 @@ function vectorSampleKeeps(v: PackedChunk, type: ParquetType, typeLength: number
   const length = v.length
   const n = Math.min(length, SAMPLE_SIZE)
   const words = v.type === 'u64' ? new WordTable(n) : undefined
-  const bytes = v.type === 'u64' ? undefined : new ByteTable(n)
-  const layout = v.type === 'fixed' ? v.width : v.type === 'binary' ? v.offsets : 0
+  const bytes = v.type === 'u64' ? undefined : new RangeTable(n, v.bytes, v.type === 'fixed' ? v.width : v.offsets)
   const seen: number[] = []
   let distinct = 0
   let total = 0
@@ -309,7 +370,7 @@ function vectorSampleKeeps(v: PackedChunk, type: ParquetType, typeLength: number
     const start = v.type === 'fixed' ? i * v.width : v.offsets[i]
     const end = v.type === 'fixed' ? start + v.width : v.offsets[i + 1]
     const size = (type === 'FIXED_LEN_BYTE_ARRAY' ? (typeLength ?? 0) : end - start) + prefix
-    if (bytes!.findRange(v.bytes, start, end, seen, layout) < 0) {
+    if (bytes!.find(start, end, seen) < 0) {
       bytes!.insert(seen.length)
       seen.push(i)
       distinct += size
@@ -321,14 +382,13 @@ function vectorSampleKeeps(v: PackedChunk, type: ParquetType, typeLength: number
 
 /** The first row of each distinct non-null value among rows [start, end) of a byte column, in row order (a chunk's bloom filter hashes each once). */
 export function distinctRows(v: FixedVector | BinaryVector, start: number, end: number): number[] {
-  const table = new ByteTable(end - start)
-  const layout = v.type === 'fixed' ? v.width : v.offsets
+  const table = new RangeTable(end - start, v.bytes, v.type === 'fixed' ? v.width : v.offsets)
   const rows: number[] = []
   for (let i = start; i < end; i++) {
     if (v.valid !== null && v.valid[i] === 0) continue
     const from = v.type === 'fixed' ? i * v.width : v.offsets[i]
     const to = v.type === 'fixed' ? from + v.width : v.offsets[i + 1]
-    if (table.findRange(v.bytes, from, to, rows, layout) < 0) {
+    if (table.find(from, to, rows) < 0) {
       table.insert(rows.length)
       rows.push(i)
     }
