@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { type RpcRetry, createRpcClient, RpcError, type RpcOptions } from '../../src/ingest/rpc.ts'
-import { nodeHttpFetch } from '../../src/ingest/http-fetch.ts'
+import { decodeBody, nodeHttpFetch } from '../../src/ingest/http-fetch.ts'
 import { recordedResult, startFakeNode, type FakeNode, type FakeNodeOptions } from './fixtures.ts'
 
 /** Every case over both transports: the global fetch, and the Node ingester's node:http one. */
@@ -176,5 +176,16 @@ describe.each(TRANSPORTS)('createRpcClient over %s', (_, transport) => {
     expect(settled[0].ok).toBe(true)
     expect(settled[1].ok).toBe(false)
     if (!settled[1].ok) expect(settled[1].error.kind).toBe('unsupported')
+  })
+})
+
+describe('decodeBody', () => {
+  it('decodes an ASCII body and one with multi-byte UTF-8 as UTF-8 would', () => {
+    for (const text of ['{"jsonrpc":"2.0","id":1,"result":"0x1b4"}', '{"error":{"message":"Blöck nöt föund ✗ 🧱"}}', '']) {
+      const body = Buffer.from(text, 'utf8')
+      expect(decodeBody(body)).toBe(text)
+    }
+    // a lone byte past ASCII is not latin1's character but UTF-8's replacement
+    expect(decodeBody(Buffer.from([0x7b, 0xe9, 0x7d]))).toBe('{\ufffd}')
   })
 })
