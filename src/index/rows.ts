@@ -211,12 +211,19 @@ export const sliceNumbers = (
  * costs a cache miss a value (objects scattered through the heap) and a byte compare.
  */
 export interface SliceIds {
-  of: readonly (readonly (Int32Array | undefined)[])[]
+  /**
+   * Per batch, row by row, the id of each field: `of[p][row * stride + f]` (-1 where the field
+   * has none). Row by row because a slice writes its rows' fields one after another: a row's ids
+   * then share a cache line, where a column each cost a cache miss a field.
+   */
+  of: readonly Int32Array[]
+  stride: number
   counts: readonly number[]
 }
 
 export function sliceIds(fields: readonly RowField[], batches: readonly (ColumnBatch | PackedBatch)[]): SliceIds {
-  const of: (Int32Array | undefined)[][] = batches.map(() => [])
+  const stride = fields.length
+  const of = batches.map(b => new Int32Array(b.length * stride).fill(-1))
   const counts = fields.map((field, f) => {
     const wire = wireOf(field.kind)
     if (wire === 'u64' || wire === 'bool') return 0
@@ -226,26 +233,25 @@ export function sliceIds(fields: readonly RowField[], batches: readonly (ColumnB
     batches.forEach((b, p) => {
       const values: RowColumn | undefined = b.columns[field.column]
       if (!values) return
-      const out = new Int32Array(b.length)
+      const out = of[p]
       if (bytes && isVectorColumn(values) && (values.type === 'fixed' || (values.type === 'binary' && !values.text))) {
         // byte values read where they lie: no view of each
         const { valid } = values
-        for (let i = 0; i < b.length; i++) {
-          if (valid !== null && valid[i] === 0) out[i] = -1
-          else if (values.type === 'fixed') out[i] = width === values.width ? bytes.idAt(values.bytes, i * width, (i + 1) * width) : -2
-          else out[i] = bytes.idAt(values.bytes, values.offsets[i], values.offsets[i + 1], width)
+        for (let i = 0, at = f; i < b.length; i++, at += stride) {
+          if (valid !== null && valid[i] === 0) out[at] = -1
+          else if (values.type === 'fixed') out[at] = width === values.width ? bytes.idAt(values.bytes, i * width, (i + 1) * width) : -2
+          else out[at] = bytes.idAt(values.bytes, values.offsets[i], values.offsets[i + 1], width)
         }
       } else {
-        for (let i = 0; i < b.length; i++) {
+        for (let i = 0, at = f; i < b.length; i++, at += stride) {
           const v = cell(values, i)
-          out[i] = v === null ? -1 : text ? text.id(v) : bytes!.id(v, width)
+          out[at] = v === null ? -1 : text ? text.id(v) : bytes!.id(v, width)
         }
       }
-      of[p][f] = out
     })
     return (text ?? bytes)!.count()
   })
-  return { of, counts }
+  return { of, stride, counts }
 }
 
 /** Ids of text values, by a map. */
@@ -478,7 +484,7 @@ export function sliceWriter(
     serial++
     let seen = 0
     for (let j = lo; j < hi; j++) {
-      const id = ids.of[part[j]][f]?.[row[j]] ?? -1
+      const id = ids.of[part[j]][row[j] * ids.stride + f]
       if (id === -1) {
         w.byte(0)
         continue
@@ -555,9 +561,9 @@ function commonCheck(rows: SliceRows, lookup: number): number | null {
   const { columns, ids, part, row, lo, hi } = rows
   const first = cell(columns[part[lo]][lookup], row[lo])
   if (!(first instanceof Uint8Array) && typeof first !== 'string') return null
-  const id = ids?.of[part[lo]][lookup]?.[row[lo]] ?? -1
+  const id = ids ? ids.of[part[lo]][row[lo] * ids.stride + lookup] : -1
   if (id >= 0) {
-    for (let j = lo + 1; j < hi; j++) if (ids!.of[part[j]][lookup]?.[row[j]] !== id) return null
+    for (let j = lo + 1; j < hi; j++) if (ids!.of[part[j]][row[j] * ids!.stride + lookup] !== id) return null
     return valueCheck(first)
   }
   for (let j = lo + 1; j < hi; j++) {
