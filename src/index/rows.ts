@@ -468,19 +468,14 @@ export function sliceWriter(
     w.uint(end - start)
     w.bytesOf(b, start, end)
   }
-  // with the build's ids (`sliceIds`): per field, the slice (`serial`) an id was last new in
-  // and its place among that slice's new values
+  // with the build's ids (`sliceIds`): per field and id, side by side (one cache line), the slice
+  // (`serial`) the id was last new in and its place among that slice's new values
   let serial = 0
   const stamps: Int32Array[] = []
-  const places: Int32Array[] = []
   const byIds = (w: ByteWriter, rows: SliceRows, ids: SliceIds, f: number, wire: number) => {
     const { columns, part, row, lo, hi } = rows
     let stamp = stamps[f]
-    let place = places[f]
-    if (!stamp || stamp.length < ids.counts[f]) {
-      stamp = stamps[f] = new Int32Array(ids.counts[f])
-      place = places[f] = new Int32Array(ids.counts[f])
-    }
+    if (!stamp || stamp.length < 2 * ids.counts[f]) stamp = stamps[f] = new Int32Array(2 * ids.counts[f])
     serial++
     let seen = 0
     for (let j = lo; j < hi; j++) {
@@ -492,12 +487,12 @@ export function sliceWriter(
       const column = columns[part[j]][f]!
       const r = row[j]
       if (id < 0) return fail(f, cell(column, r)!)
-      if (stamp[id] === serial) {
-        w.uint(place[id] + 2)
+      if (stamp[2 * id] === serial) {
+        w.uint(stamp[2 * id + 1] + 2)
         continue
       }
-      stamp[id] = serial
-      place[id] = seen++
+      stamp[2 * id] = serial
+      stamp[2 * id + 1] = seen++
       if (isVectorColumn(column)) {
         // written from where the value lies (a packed column's ids are only ever of its kind)
         if (column.type === 'fixed') newBytesAt(w, column.bytes, r * column.width, (r + 1) * column.width, wire, widths[f])
