@@ -89,26 +89,32 @@ function writePrefix(length: number, offset: number, out: Uint8Array, cursor: { 
  * arena the writer reuses after `reset`, where each had a backing store of its own to allocate,
  * zero and collect: whoever resets must hold no encoding given before.
  */
+/** The writer's output between encodings. */
+const NOTHING = new Uint8Array(0)
+
 export class RlpWriter {
   private arena = new Uint8Array(1 << 16)
   private used = 0
   private measuring = true
   /** Measuring: the length so far; writing: the cursor. */
   private at = 0
-  private out: Uint8Array = new Uint8Array(0)
+  private out: Uint8Array = NOTHING
   private readonly payloads: number[] = []
   private slot = 0
-  /** Measuring: the payload slot and start of each open list. */
+  /** Measuring: the lists begun so far (their payloads' count). */
+  private lists = 0
+  /** Measuring: the payload slot and start of each open list, `depth` entries (arrays kept at their size: no allocation an encoding). */
   private readonly open: number[] = []
+  private depth = 0
 
   /** The encoding of what `write` writes; with `type`, that byte first (a typed envelope). */
   encode(write: (w: RlpWriter) => void, type?: number): Uint8Array {
     this.measuring = true
     this.at = 0
-    this.payloads.length = 0
-    this.open.length = 0
+    this.lists = 0
+    this.depth = 0
     write(this)
-    if (this.open.length) throw new Error('an RLP list was begun and not ended')
+    if (this.depth) throw new Error('an RLP list was begun and not ended')
     const lead = type === undefined ? 0 : 1
     const out = (this.out = this.take(lead + this.at))
     if (lead) out[0] = type!
@@ -116,7 +122,7 @@ export class RlpWriter {
     this.at = lead
     this.slot = 0
     write(this)
-    this.out = new Uint8Array(0)
+    this.out = NOTHING
     return out
   }
 
@@ -139,15 +145,17 @@ export class RlpWriter {
   /** Opens a list; `end` closes it. */
   begin(): void {
     if (this.measuring) {
-      this.open.push(this.payloads.length, this.at)
-      this.payloads.push(0)
+      this.open[this.depth++] = this.lists
+      this.open[this.depth++] = this.at
+      this.payloads[this.lists++] = 0
     } else this.prefix(this.payloads[this.slot++], 0xc0)
   }
 
   end(): void {
     if (!this.measuring) return
-    const start = this.open.pop()!
-    const slot = this.open.pop()!
+    if (this.depth === 0) throw new Error('an RLP list was ended and not begun')
+    const start = this.open[--this.depth]
+    const slot = this.open[--this.depth]
     const payload = this.at - start
     this.payloads[slot] = payload
     this.at += prefixLength(payload)

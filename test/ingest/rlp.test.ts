@@ -111,10 +111,11 @@ describe('RlpWriter', () => {
     }
   })
 
-  it('refuses odd-length data, digits that are not hex, and a list left open', () => {
+  it('refuses odd-length data, digits that are not hex, and a list left open or closed twice', () => {
     expect(() => enc(w => w.hexData('0x123'))).toThrow(/odd-length/)
     expect(() => enc(w => w.hexData('0x12zz'))).toThrow()
     expect(() => enc(w => w.hexQuantity('0xg1'))).toThrow()
     expect(() => enc(w => w.begin())).toThrow(/not ended/)
+    expect(() => enc(w => w.end())).toThrow(/not begun/)
   })
 })
