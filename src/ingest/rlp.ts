@@ -57,28 +57,30 @@ function measure(item: RlpItem, payloads: number[]): number {
 
 function write(item: RlpItem, out: Uint8Array, cursor: { at: number; list: number }, payloads: number[]): void {
   if (item instanceof Uint8Array) {
-    if (item.length !== 1 || item[0] >= 0x80) writePrefix(item.length, 0x80, out, cursor)
+    if (item.length !== 1 || item[0] >= 0x80) cursor.at = writePrefix(item.length, 0x80, out, cursor.at)
     out.set(item, cursor.at)
     cursor.at += item.length
   } else if (!Array.isArray(item)) {
     const { hex, start, length, first } = item as RlpHex
-    if (length !== 1 || first >= 0x80) writePrefix(length, 0x80, out, cursor)
+    if (length !== 1 || first >= 0x80) cursor.at = writePrefix(length, 0x80, out, cursor.at)
     hexInto(hex, start, out, cursor.at)
     cursor.at += length
   } else {
-    writePrefix(payloads[cursor.list++], 0xc0, out, cursor)
+    cursor.at = writePrefix(payloads[cursor.list++], 0xc0, out, cursor.at)
     for (const child of item as readonly RlpItem[]) write(child, out, cursor, payloads)
   }
 }
 
-function writePrefix(length: number, offset: number, out: Uint8Array, cursor: { at: number }): void {
+/** Writes the prefix of a string (`offset` 0x80) or list (0xc0) of `length` bytes at `at`; returns where it ends. */
+function writePrefix(length: number, offset: number, out: Uint8Array, at: number): number {
   if (length < 56) {
-    out[cursor.at++] = offset + length
-    return
+    out[at++] = offset + length
+    return at
   }
   const n = bytesOfLength(length)
-  out[cursor.at++] = offset + 55 + n
-  for (let i = n - 1; i >= 0; i--) out[cursor.at++] = (length >>> (8 * i)) & 0xff
+  out[at++] = offset + 55 + n
+  for (let i = n - 1; i >= 0; i--) out[at++] = (length >>> (8 * i)) & 0xff
+  return at
 }
 
 /**
@@ -207,14 +209,7 @@ export class RlpWriter {
   }
 
   private prefix(length: number, offset: number): void {
-    const out = this.out
-    if (length < 56) {
-      out[this.at++] = offset + length
-      return
-    }
-    const n = bytesOfLength(length)
-    out[this.at++] = offset + 55 + n
-    for (let i = n - 1; i >= 0; i--) out[this.at++] = (length >>> (8 * i)) & 0xff
+    this.at = writePrefix(length, offset, this.out, this.at)
   }
 }
 
