@@ -9,19 +9,18 @@
  * takes an item tree (a header); `RlpWriter` takes a function that writes the items
  * (transactions, receipts, trie nodes: thousands a block, so no tree and no buffer each).
  */
-import { digitsToBytes, hexInto } from '../schema/hex.ts'
+import { hexInto } from '../schema/hex.ts'
 
 /**
  * The bytes hex text spells (`hexData`, `hexQuantity`), decoded straight into the encoding:
  * verification encodes every field of a block once, so a Uint8Array per field would be
- * garbage the moment it was copied. `first` is the value of a one-byte string (RLP writes
- * one below 0x80 as itself).
+ * garbage the moment it was copied. `single`: one byte below 0x80, which RLP writes as itself.
  */
 export interface RlpHex {
   hex: string
   start: number
   length: number
-  first: number
+  single: boolean
 }
 
 export type RlpItem = Uint8Array | RlpHex | readonly RlpItem[]
@@ -44,8 +43,8 @@ const prefixLength = (n: number): number => (n < 56 ? 1 : 1 + bytesOfLength(n))
 function measure(item: RlpItem, payloads: number[]): number {
   if (item instanceof Uint8Array) return item.length === 1 && item[0] < 0x80 ? 1 : prefixLength(item.length) + item.length
   if (!Array.isArray(item)) {
-    const { length, first } = item as RlpHex
-    return length === 1 && first < 0x80 ? 1 : prefixLength(length) + length
+    const { length, single } = item as RlpHex
+    return single ? 1 : prefixLength(length) + length
   }
   const slot = payloads.length
   payloads.push(0)
@@ -61,8 +60,8 @@ function write(item: RlpItem, out: Uint8Array, cursor: { at: number; list: numbe
     out.set(item, cursor.at)
     cursor.at += item.length
   } else if (!Array.isArray(item)) {
-    const { hex, start, length, first } = item as RlpHex
-    if (length !== 1 || first >= 0x80) cursor.at = writePrefix(length, 0x80, out, cursor.at)
+    const { hex, start, length, single } = item as RlpHex
+    if (!single) cursor.at = writePrefix(length, 0x80, out, cursor.at)
     hexInto(hex, start, out, cursor.at)
     cursor.at += length
   } else {
@@ -83,6 +82,9 @@ function writePrefix(length: number, offset: number, out: Uint8Array, at: number
   return at
 }
 
+/** The writer's output between encodings. */
+const NOTHING = new Uint8Array(0)
+
 /**
  * RLP written by a function rather than from an item: `encode` calls it twice, first to measure
  * (each list's payload, in pre-order), then to write. A transaction or receipt so encoded makes
@@ -91,9 +93,6 @@ function writePrefix(length: number, offset: number, out: Uint8Array, at: number
  * arena the writer reuses after `reset`, where each had a backing store of its own to allocate,
  * zero and collect: whoever resets must hold no encoding given before.
  */
-/** The writer's output between encodings. */
-const NOTHING = new Uint8Array(0)
-
 export class RlpWriter {
   private arena = new Uint8Array(1 << 16)
   private used = 0
@@ -181,24 +180,20 @@ export class RlpWriter {
 
   /** JSON-RPC data ("0x…" of even length): its bytes, leading zeros kept (`hexData`). */
   hexData(hex: string): void {
-    const start = prefixed(hex) ? 2 : 0
-    if ((hex.length - start) % 2 !== 0) throw new Error(`odd-length hex: ${hex}`)
-    this.digits(hex, start)
+    this.digits(hex, dataStart(hex))
   }
 
   /** A JSON-RPC quantity ("0x1a"): its minimal bytes, read from the digits (`hexQuantity`). */
   hexQuantity(hex: string): void {
-    if (hex.length < 3 || !prefixed(hex)) return this.bytes(uintBytes(BigInt(hex)))
-    let start = 2
-    while (start < hex.length && hex.charCodeAt(start) === 48) start++
-    this.digits(hex, start)
+    const start = quantityStart(hex)
+    if (start < 0) this.bytes(uintBytes(BigInt(hex)))
+    else this.digits(hex, start)
   }
 
   /** The bytes hex digits from `start` spell (an odd count led by a 0), as a byte string. */
   private digits(hex: string, start: number): void {
     const length = (hex.length - start + 1) >> 1
-    // one byte below 0x80 is its own encoding: at most two digits, the first below 8
-    const single = length === 1 && (hex.length - start === 1 || hexDigit(hex, start) < 8)
+    const single = selfEncoded(hex, start)
     if (this.measuring) {
       this.at += single ? 1 : prefixLength(length) + length
       return
@@ -219,6 +214,25 @@ function hexDigit(hex: string, i: number): number {
   return c >= 48 && c <= 57 ? c - 48 : c >= 97 && c <= 102 ? c - 87 : 16
 }
 
+/** Whether the digits from `start` spell one byte below 0x80, its own encoding: one digit, or two, the first below 8. */
+const selfEncoded = (hex: string, start: number): boolean =>
+  hex.length - start === 1 || (hex.length - start === 2 && hexDigit(hex, start) < 8)
+
+/** Where JSON-RPC data's digits start ("0x…" of even length, the prefix optional); throws on an odd count. */
+function dataStart(hex: string): number {
+  const start = prefixed(hex) ? 2 : 0
+  if ((hex.length - start) % 2 !== 0) throw new Error(`odd-length hex: ${hex}`)
+  return start
+}
+
+/** Where a JSON-RPC quantity's digits start past "0x" and its leading zeros; -1 when it is not plain 0x-hex (then read by BigInt). */
+function quantityStart(hex: string): number {
+  if (hex.length < 3 || !prefixed(hex)) return -1
+  let start = 2
+  while (start < hex.length && hex.charCodeAt(start) === 48) start++
+  return start
+}
+
 /** Minimal big-endian bytes of an unsigned integer (zero is the empty string). */
 export function uintBytes(n: bigint): Uint8Array {
   if (n < 0n) throw new Error(`negative integer: ${n}`)
@@ -229,22 +243,18 @@ export function uintBytes(n: bigint): Uint8Array {
 
 const prefixed = (hex: string) => hex.length >= 2 && hex.charCodeAt(0) === 48 && (hex.charCodeAt(1) | 0x20) === 120
 
-function hexItem(hex: string, start: number): RlpHex {
-  const length = (hex.length - start + 1) >> 1
-  return { hex, start, length, first: length === 1 ? digitsToBytes(hex, start)[0] : 0 }
-}
+const hexItem = (hex: string, start: number): RlpHex => ({
+  hex,
+  start,
+  length: (hex.length - start + 1) >> 1,
+  single: selfEncoded(hex, start),
+})
 
 /** A JSON-RPC quantity ("0x1a") as the minimal bytes RLP expects, read straight from the hex digits. */
 export function hexQuantity(hex: string): RlpItem {
-  if (hex.length < 3 || !prefixed(hex)) return uintBytes(BigInt(hex))
-  let start = 2
-  while (start < hex.length && hex.charCodeAt(start) === 48) start++
-  return hexItem(hex, start)
+  const start = quantityStart(hex)
+  return start < 0 ? uintBytes(BigInt(hex)) : hexItem(hex, start)
 }
 
 /** JSON-RPC data ("0x…" of even length) as its bytes, leading zeros kept. */
-export function hexData(hex: string): RlpHex {
-  const start = prefixed(hex) ? 2 : 0
-  if ((hex.length - start) % 2 !== 0) throw new Error(`odd-length hex: ${hex}`)
-  return hexItem(hex, start)
-}
+export const hexData = (hex: string): RlpHex => hexItem(hex, dataStart(hex))
