@@ -83,6 +83,10 @@ const utf8Encoder = new TextEncoder()
 const U64_MAX = 2n ** 64n - 1n
 const utf8Decoder = new TextDecoder('utf-8', { ignoreBOM: true })
 
+/** Where row `i`'s bytes start in a fixed-width or binary vector (`rowEnd`: where they end): its value where it lies. */
+export const rowStart = (v: FixedVector | BinaryVector, i: number): number => (v.type === 'fixed' ? i * v.width : v.offsets[i])
+export const rowEnd = (v: FixedVector | BinaryVector, i: number): number => (v.type === 'fixed' ? (i + 1) * v.width : v.offsets[i + 1])
+
 /** The value of row `i` (null for a null row). Fixed and binary values are views into the vector. */
 export function valueAt(v: Vector, i: number): StoredValue | null {
   if (v.valid !== null && v.valid[i] === 0) return null

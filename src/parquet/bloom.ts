@@ -10,7 +10,7 @@
  * refuses: the Worker keeps the writer's own hashing.
  */
 import type { SchemaElement } from 'hyparquet'
-import type { BinaryVector, FixedVector } from '../columns/vector.ts'
+import { rowEnd, rowStart, type BinaryVector, type FixedVector } from '../columns/vector.ts'
 import { hashParquetValue } from 'hyparquet/src/bloom.js'
 import { optimalNumBytes, sbbfInsert } from 'hyparquet-writer/src/bloom.js'
 
@@ -65,11 +65,7 @@ export function vectorBloomFilter(
 ): Uint32Array | undefined {
   if (!hashesBytes(element)) return undefined // as there: a value the column cannot hash writes no filter
   const hashes = new Set<bigint>()
-  for (const r of rows) {
-    const start = v.type === 'fixed' ? r * v.width : v.offsets[r]
-    const end = v.type === 'fixed' ? start + v.width : v.offsets[r + 1]
-    hashes.add(hash(v.bytes.subarray(start, end)))
-  }
+  for (const r of rows) hashes.add(hash(v.bytes.subarray(rowStart(v, r), rowEnd(v, r))))
   return filterOf(hashes, fpp)
 }
 

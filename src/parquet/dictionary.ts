@@ -10,7 +10,7 @@
 import type { DecodedArray, Encoding, ParquetType } from 'hyparquet'
 import { estimateValueSize } from 'hyparquet-writer/src/dictionary.js'
 import { bytesEqual, rangesEqual } from '../columns/compare.ts'
-import type { BinaryVector, FixedVector } from '../columns/vector.ts'
+import { rowEnd, rowStart, type BinaryVector, type FixedVector } from '../columns/vector.ts'
 import type { PackedChunk } from './vector-chunk.ts'
 
 /** Sampled distinct bytes past this share of sampled bytes: plain (hyparquet-writer's rule). */
@@ -157,7 +157,7 @@ abstract class SlotTable {
 class ByteTable extends SlotTable {
   /** The index of `value`'s bytes, or -1, leaving the slot where `insert` puts them. */
   find(value: Uint8Array, dictionary: Uint8Array[]): number {
-    let s = tableHash(value, 0, value.length) & this.mask
+    let s = tableHash(value, null, 0, value.length) & this.mask
     for (let d = this.slots[s]; d >= 0; d = this.slots[s]) {
       if (bytesEqual(dictionary[d], value)) return d
       s = (s + 1) & this.mask
@@ -168,33 +168,33 @@ class ByteTable extends SlotTable {
 }
 
 /**
- * Byte ranges of one packed chunk's buffer → entry, equal bytes one entry; entries are rows, of
- * `layout` bytes each (fixed) or between its offsets (binary). Where the buffer is 4-byte
- * aligned, values are hashed and compared a 32-bit word at a time (a hash or an address is 8 or
- * 5 words, not 32 or 20 bytes); the hash only spreads the slots, so the entries are the same.
+ * The rows of one packed byte chunk → entry, equal bytes one entry; an entry is named by a row
+ * that holds it. Where the buffer is 4-byte aligned, values are read and compared a 32-bit word
+ * at a time (a hash or an address is 8 or 5 words, not 32 or 20 bytes).
  */
 class RangeTable extends SlotTable {
-  private readonly bytes: Uint8Array
-  private readonly layout: number | Int32Array
+  private readonly v: FixedVector | BinaryVector
   private readonly words: Uint32Array | null
 
-  constructor(values: number, bytes: Uint8Array, layout: number | Int32Array) {
+  constructor(values: number, v: FixedVector | BinaryVector) {
     super(values)
-    this.bytes = bytes
-    this.layout = layout
+    this.v = v
+    const { bytes } = v
     this.words = bytes.byteOffset % 4 === 0 ? new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.length >> 2) : null
   }
 
-  /** The entry of `bytes[start, end)`, or -1, leaving the slot where `insert` puts it. */
-  find(start: number, end: number, rows: readonly number[]): number {
-    const { bytes, layout, words } = this
-    const n = end - start
-    let s = (words === null ? tableHash(bytes, start, end) : wordHash(bytes, words, start, end)) & this.mask
+  /** The entry of row `i`'s value (of the rows `rows` names), or -1, leaving the slot where `insert` puts it. */
+  find(i: number, rows: readonly number[]): number {
+    const { v, words } = this
+    const { bytes } = v
+    const start = rowStart(v, i)
+    const n = rowEnd(v, i) - start
+    let s = tableHash(bytes, words, start, start + n) & this.mask
     for (let d = this.slots[s]; d >= 0; d = this.slots[s]) {
       const r = rows[d]
-      const at = typeof layout === 'number' ? r * layout : layout[r]
+      const at = rowStart(v, r)
       if (
-        (typeof layout === 'number' || layout[r + 1] - at === n) &&
+        rowEnd(v, r) - at === n &&
         (words !== null && ((at | start) & 3) === 0 ? wordsEqual(bytes, words, at, start, n) : rangesEqual(bytes, at, bytes, start, n))
       )
         return d
@@ -231,10 +231,11 @@ class WordTable extends SlotTable {
 }
 
 /**
- * `tableHash` over `words` (the 4-byte aligned buffer of `bytes`): the same bytes taken, four at
- * a time (a different hash, to spread the same slots).
+ * The tables' hash of `bytes[start, end)`: at most its first and last 32 bytes and its length
+ * (equality is checked in full), mixed four bytes at a time; `words` is the buffer as 32-bit
+ * words when it is 4-byte aligned (the hash only spreads the slots).
  */
-function wordHash(bytes: Uint8Array, words: Uint32Array, start: number, end: number): number {
+function tableHash(bytes: Uint8Array, words: Uint32Array | null, start: number, end: number): number {
   const n = end - start
   let h = Math.imul(0x811c9dc5 ^ n, 0x01000193)
   const head = start + Math.min(n, 32)
@@ -247,11 +248,11 @@ function wordHash(bytes: Uint8Array, words: Uint32Array, start: number, end: num
 
 /**
  * `h` with `bytes[from, to)` mixed in as little-endian 32-bit words from `from` on, then the bytes
- * left: equal bytes mix alike wherever they lie (loaded whole when `from` is aligned).
+ * left: equal bytes mix alike wherever they lie (loaded whole when `from` is aligned and `words` given).
  */
-function mixWords(h: number, bytes: Uint8Array, words: Uint32Array, from: number, to: number): number {
+function mixWords(h: number, bytes: Uint8Array, words: Uint32Array | null, from: number, to: number): number {
   let i = from
-  if ((i & 3) === 0) for (; i + 4 <= to; i += 4) h = Math.imul((h << 5) ^ (h >>> 27) ^ words[i >> 2], 0x9e3779b1)
+  if (words !== null && (i & 3) === 0) for (; i + 4 <= to; i += 4) h = Math.imul((h << 5) ^ (h >>> 27) ^ words[i >> 2], 0x9e3779b1)
   else {
     for (; i + 4 <= to; i += 4) {
       const w = bytes[i] | (bytes[i + 1] << 8) | (bytes[i + 2] << 16) | (bytes[i + 3] << 24)
@@ -270,16 +271,6 @@ function wordsEqual(bytes: Uint8Array, words: Uint32Array, a: number, b: number,
   const wb = b >> 2
   for (let i = (whole >> 2) - 1; i >= 0; i--) if (words[wa + i] !== words[wb + i]) return false
   return true
-}
-
-/** The table's hash of `bytes[start, end)`: FNV-1a of at most the first and last 32 bytes and the length (equality is checked in full). */
-function tableHash(bytes: Uint8Array, start: number, end: number): number {
-  const n = end - start
-  let h = Math.imul(0x811c9dc5 ^ n, 0x01000193)
-  const head = start + Math.min(n, 32)
-  for (let i = start; i < head; i++) h = Math.imul(h ^ bytes[i], 0x01000193)
-  for (let i = Math.max(head, end - 32); i < end; i++) h = Math.imul(h ^ bytes[i], 0x01000193)
-  return (h ^ (h >>> 15)) >>> 0
 }
 
 /**
@@ -323,21 +314,17 @@ export function chooseVectorDictionary(
       totalSize += 8
     }
   } else {
-    const fixed = v.type === 'fixed'
-    const width = fixed ? v.width : 0
-    const offsets = fixed ? undefined : v.offsets
-    const table = new RangeTable(n, v.bytes, fixed ? width : offsets!)
+    const table = new RangeTable(n, v)
     for (let i = 0; i < n; i++) {
       if (v.valid !== null && v.valid[i] === 0) continue
       nonNull++
-      const start = fixed ? i * width : offsets![i]
-      const end = fixed ? start + width : offsets![i + 1]
-      const found = table.find(start, end, dictionary)
-      totalSize += end - start
+      const size = rowEnd(v, i) - rowStart(v, i)
+      const found = table.find(i, dictionary)
+      totalSize += size
       if (found >= 0) indexes[i] = found
       else {
         indexes[i] = dictionary.length
-        dictSize += end - start
+        dictSize += size
         table.insert(dictionary.length)
         dictionary.push(i)
       }
@@ -352,7 +339,7 @@ function vectorSampleKeeps(v: PackedChunk, type: ParquetType, typeLength: number
   const length = v.length
   const n = Math.min(length, SAMPLE_SIZE)
   const words = v.type === 'u64' ? new WordTable(n) : undefined
-  const bytes = v.type === 'u64' ? undefined : new RangeTable(n, v.bytes, v.type === 'fixed' ? v.width : v.offsets)
+  const bytes = v.type === 'u64' ? undefined : new RangeTable(n, v)
   const seen: number[] = []
   let distinct = 0
   let total = 0
@@ -367,10 +354,8 @@ function vectorSampleKeeps(v: PackedChunk, type: ParquetType, typeLength: number
       total += 8
       continue
     }
-    const start = v.type === 'fixed' ? i * v.width : v.offsets[i]
-    const end = v.type === 'fixed' ? start + v.width : v.offsets[i + 1]
-    const size = (type === 'FIXED_LEN_BYTE_ARRAY' ? (typeLength ?? 0) : end - start) + prefix
-    if (bytes!.find(start, end, seen) < 0) {
+    const size = (type === 'FIXED_LEN_BYTE_ARRAY' ? (typeLength ?? 0) : rowEnd(v, i) - rowStart(v, i)) + prefix
+    if (bytes!.find(i, seen) < 0) {
       bytes!.insert(seen.length)
       seen.push(i)
       distinct += size
@@ -382,13 +367,11 @@ function vectorSampleKeeps(v: PackedChunk, type: ParquetType, typeLength: number
 
 /** The first row of each distinct non-null value among rows [start, end) of a byte column, in row order (a chunk's bloom filter hashes each once). */
 export function distinctRows(v: FixedVector | BinaryVector, start: number, end: number): number[] {
-  const table = new RangeTable(end - start, v.bytes, v.type === 'fixed' ? v.width : v.offsets)
+  const table = new RangeTable(end - start, v)
   const rows: number[] = []
   for (let i = start; i < end; i++) {
     if (v.valid !== null && v.valid[i] === 0) continue
-    const from = v.type === 'fixed' ? i * v.width : v.offsets[i]
-    const to = v.type === 'fixed' ? from + v.width : v.offsets[i + 1]
-    if (table.find(from, to, rows) < 0) {
+    if (table.find(i, rows) < 0) {
       table.insert(rows.length)
       rows.push(i)
     }

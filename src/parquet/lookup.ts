@@ -9,7 +9,7 @@
 import type { DatasetDecl, LookupDecl } from '../schema/dataset.ts'
 import { storedFields, writePartition, type WrittenPartition } from './write.ts'
 import { isPacked, packBatch, takeBatch, type ColumnBatch, type PackedBatch } from '../columns/batch.ts'
-import type { Vector } from '../columns/vector.ts'
+import { rowEnd, rowStart, type Vector } from '../columns/vector.ts'
 import { rowComparator } from '../columns/compare.ts'
 
 /**
@@ -95,7 +95,8 @@ function bytePrefixes(v: Vector & { type: 'fixed' | 'binary' }): Float64Array {
       out[i] = -1
       continue
     }
-    const [start, end] = v.type === 'fixed' ? [i * v.width, (i + 1) * v.width] : [v.offsets[i], v.offsets[i + 1]]
+    const start = rowStart(v, i)
+    const end = rowEnd(v, i)
     let key = 0
     for (let k = 0; k < 6; k++) key = key * 256 + (start + k < end ? v.bytes[start + k] : 0)
     out[i] = key
