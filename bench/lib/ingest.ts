@@ -23,7 +23,7 @@ import type { UnitBuilder } from '../../src/ingest/unit.ts'
 import { putEncoded } from '../../src/parquet/put.ts'
 import type { ChainSource } from '../../src/ingest/source.ts'
 import { joinBatches, type PackedBatch } from '../../src/columns/batch.ts'
-import type { Vector } from '../../src/columns/vector.ts'
+import { rowEnd, rowStart, type Vector } from '../../src/columns/vector.ts'
 import { columnOf, type DatasetDecl, type FieldDecl } from '../../src/schema/dataset.ts'
 
 export interface DatasetFigures {
@@ -314,8 +314,8 @@ function distinctVector(v: Vector, copy: number): Vector {
   }
   for (let i = 0; i < v.length; i++) {
     if (v.valid !== null && v.valid[i] === 0) continue
-    const start = v.type === 'fixed' ? i * v.width : v.offsets[i]
-    const end = v.type === 'fixed' ? start + v.width : v.offsets[i + 1]
+    const start = rowStart(v, i)
+    const end = rowEnd(v, i)
     if (end - start < 4) continue
     xorAt(end - 4)
     if (end - start >= 8) xorAt(start)

@@ -86,9 +86,8 @@ type Bin = (hex: Hex) => Uint8Array
 /**
  * `bin` with one array per distinct text, for the hashes and addresses that repeat
  * across rows (the block hash in every transaction and log, a transaction's hash in
- * each of its logs, hot contracts and topics): decoded once, and the Parquet writer
- * finds repeats by identity in its dictionary and bloom filters. Rows share the
- * arrays, which nothing writes into.
+ * each of its logs, hot contracts and topics): decoded once a step. Rows share the
+ * arrays, which nothing writes into (packing copies their bytes).
  */
 export function hexInterner(): Bin {
   const seen = new Map<string, Uint8Array>()
