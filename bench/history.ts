@@ -50,10 +50,11 @@ const TX_PER_BLOCK = 8
 
 /**
  * Values the lake holds beyond the planted needles, picked by DuckDB over its files
- * (deterministic): the busiest wallet as topic1, and the contracts of 65–256 and of 257–1,024
- * logs spread over the most partitions (the values between a needle and a hot contract).
+ * (deterministic): the busiest wallet as topic1, the contracts of 65–256 and of 257–1,024
+ * logs spread over the most partitions (the values between a needle and a hot contract), and
+ * the 20 contracts of at most 64 logs spread over the most partitions, in one `address__in`.
  */
-async function otherValues(dir: string, partitionBlocks: number): Promise<{ name: string; column: string; value: Uint8Array }[]> {
+async function otherValues(dir: string, partitionBlocks: number): Promise<{ name: string; column: string; values: Uint8Array[] }[]> {
   const { DuckDBInstance } = await import('@duckdb/node-api')
   const instance = await DuckDBInstance.create(':memory:', { threads: '2' })
   const connection = await instance.connect()
@@ -66,6 +67,14 @@ async function otherValues(dir: string, partitionBlocks: number): Promise<{ name
     return { value: Uint8Array.from(Buffer.from(row.h, 'hex')), logs: Number(row.n), partitions: Number(row.p) }
   }
   try {
+    const spread = (
+      (
+        await connection.runAndReadAll(
+          `SELECT hex(address) AS h, count(*) AS n FROM ${files} GROUP BY 1 HAVING count(*) <= 64 ` +
+            `ORDER BY count(DISTINCT block_number // ${partitionBlocks}) DESC, h LIMIT 20`,
+        )
+      ).getRowObjectsJS() as { h: string; n: bigint }[]
+    ).map(r => ({ value: Uint8Array.from(Buffer.from(r.h, 'hex')), logs: Number(r.n) }))
     const wallet = await pick('topic1', 'true', 'n DESC')
     const mid = await pick('address', 'count(*) BETWEEN 65 AND 256', 'p DESC')
     const busy = await pick('address', 'count(*) BETWEEN 257 AND 1024', 'p DESC')
@@ -73,10 +82,15 @@ async function otherValues(dir: string, partitionBlocks: number): Promise<{ name
       {
         name: `other: the busiest wallet as topic1 (${wallet.logs} logs in ${wallet.partitions} partitions)`,
         column: 'topic1',
-        value: wallet.value,
+        values: [wallet.value],
       },
-      { name: `other: a contract of ${mid.logs} logs in ${mid.partitions} partitions`, column: 'address', value: mid.value },
-      { name: `other: a contract of ${busy.logs} logs in ${busy.partitions} partitions`, column: 'address', value: busy.value },
+      { name: `other: a contract of ${mid.logs} logs in ${mid.partitions} partitions`, column: 'address', values: [mid.value] },
+      { name: `other: a contract of ${busy.logs} logs in ${busy.partitions} partitions`, column: 'address', values: [busy.value] },
+      {
+        name: `other: 20 contracts in address__in, all present (those of ≤ 64 logs in the most partitions: ${spread.reduce((n, c) => n + c.logs, 0)} logs)`,
+        column: 'address',
+        values: spread.map(c => c.value),
+      },
     ]
   } finally {
     connection.closeSync()
@@ -154,7 +168,13 @@ export const history: Section = {
       { name: 'wallet as from', spec: { ...txs, predicates: [eq('from', TX_WALLET, transactions)] } },
       { name: 'wallet as to', spec: { ...txs, predicates: [eq('to', TX_RECIPIENT, transactions)] } },
       { name: 'block by hash, 5 % in', spec: { ...over(blocks), predicates: [eq('hash', OLD_BLOCK_HASH, blocks)] } },
-      ...(await otherValues(dir, BLOCKS)).map(o => ({ name: o.name, spec: { ...base, predicates: [eq(o.column, o.value)] } })),
+      ...(await otherValues(dir, BLOCKS)).map(o => ({
+        name: o.name,
+        spec: {
+          ...base,
+          predicates: [o.values.length === 1 ? eq(o.column, o.values[0]) : { field: field(o.column), op: 'in' as const, values: o.values }],
+        },
+      })),
     ]
     const fs = fsStore(dir)
     const rowsOut: (string | number)[][] = []
@@ -210,9 +230,10 @@ export const history: Section = {
       const columns = segments.flatMap(s => Object.values(s.columns))
       const postings = columns.reduce((n, c) => n + c.bytes, 0)
       const inline = columns.reduce((n, c) => n + (c.rows?.bytes ?? 0), 0)
+      const packs = columns.reduce((n, c) => n + (c.pack ?? 0), 0)
       return (
         `${storage}: ${int(ds.rows)} rows in ${int(PARTITIONS)} partitions (${bytes(ds.bytes)} of Parquet); index: ${segments.length} segments, ` +
-        `${bytes(postings)} of buckets, ${bytes(inline)} of inline rows ` +
+        `${bytes(postings)} of buckets (and ${bytes(packs)} of packs), ${bytes(inline)} of inline rows ` +
         `(per million rows: ${bytes((postings * 1e6) / ds.rows)} and ${bytes((inline * 1e6) / ds.rows)}; inline rows ${((100 * inline) / ds.bytes).toFixed(0)} % of the Parquet).`
       )
     }

@@ -8,7 +8,19 @@ import type { ColumnBatch, PackedBatch } from '../columns/batch.ts'
 import type { PartitionEntry } from '../manifest/types.ts'
 import { crc32 } from '../store/crc32.ts'
 import { ByteWriter } from './bytes.ts'
-import { bucketKey, encodeBucket, encodeEntries, encodeTable, KEY_BITS, log2, rowsKey, seal, tableKey } from './format.ts'
+import {
+  bucketKey,
+  encodeBucket,
+  encodeEntries,
+  encodePack,
+  encodeTable,
+  KEY_BITS,
+  log2,
+  packKey,
+  rowsKey,
+  seal,
+  tableKey,
+} from './format.ts'
 import { hashHex, valueKey, valueKeyAt } from './hash.ts'
 import type { Vector } from '../columns/vector.ts'
 import { unionRanges } from './ranges.ts'
@@ -23,6 +35,8 @@ export interface SegmentSpec {
   columns: readonly string[]
   /** Target bucket size: a column gets the most buckets that keep them at least this big (so 1–2× this). Default 16 KiB. */
   bucketBytes?: number
+  /** Most bytes of buckets a column of several buckets may have and still get a pack. Default `PACK_BYTES`. */
+  packBytes?: number
   /**
    * Store the rows of rare values beside the buckets (inline rows): every stored field of
    * the dataset, for each value in at most `max` (default `INLINE_ROWS`) rows of the segment
@@ -77,6 +91,16 @@ export const INLINE_BYTES = 16 * 1024
 
 /** Default target bucket size: a whole-history lookup of one value reads a few 16–32 KB buckets. */
 export const BUCKET_BYTES = 16 * 1024
+
+/**
+ * A column of several buckets and at most this many bytes of them also stores them all in one
+ * object, its pack: a lookup of many values (an `__in`) reads it instead of a bucket each.
+ * A lookup reads a pack for n buckets when it is at most n × `READ_BYTES` (256 KiB), so a
+ * 4 MiB pack pays from 16 buckets up: lists of tens of contracts; a bigger one would pay only
+ * for hundreds. Bounded, so packs cost at most this much a column of a segment; the big
+ * columns of a real chain's large segments keep only their buckets (README "Packs").
+ */
+export const PACK_BYTES = 4 * 1024 * 1024
 
 /** A value in more row groups than this (of a segment of `rowGroups`) is hot: the index keeps its key, not its postings. */
 export const hotCap = (rowGroups: number): number => Math.max(64, Math.floor(rowGroups / 8))
@@ -293,7 +317,7 @@ export function* splitBuckets(c: ColumnEntries, log2Buckets: number, table: Uint
   }
 }
 
-/** The objects of one column of a segment from its bucket bodies; fills in `c` (bytes, rows bytes). */
+/** The objects of one column of a segment from its bucket bodies, the bucket first; fills in `c` (bytes, rows bytes). */
 export function columnObjects(
   prefix: string,
   d: SegmentDescriptor,
@@ -312,6 +336,33 @@ export function columnObjects(
     out.push({ key: rowsKey(prefix, d, column, b), bytes: rows })
   }
   return out
+}
+
+/** Gathers a column's stored buckets, in order, while they fit in a pack; then its pack object, if it gets one. */
+export class PackBuilder {
+  private parts: Uint8Array[] | null = []
+  private size = 0
+  private readonly max: number
+
+  constructor(spec: SegmentSpec) {
+    this.max = spec.packBytes ?? PACK_BYTES
+  }
+
+  add(bucket: Uint8Array): void {
+    if (!this.parts) return
+    this.size += bucket.length
+    if (this.size > this.max) this.parts = null
+    else this.parts.push(bucket)
+  }
+
+  /** The pack of `column` (setting `c.pack`), or undefined for a single bucket or more than the cap. */
+  object(prefix: string, d: SegmentDescriptor, column: string, c: ColumnSegment): IndexObject | undefined {
+    if (!this.parts || c.buckets === 1) return undefined
+    if (this.parts.length !== c.buckets) throw new RangeError(`pack of ${column}: ${this.parts.length} of ${c.buckets} buckets added`)
+    const bytes = seal(encodePack(this.parts), { kind: 'pack', id: c.id, bucket: 0, log2Buckets: log2(c.buckets) })
+    c.pack = bytes.length
+    return { key: packKey(prefix, d, column), bytes }
+  }
 }
 
 /** The content id of a column segment from what determines its bytes. */
@@ -369,7 +420,14 @@ export function buildSegment(spec: SegmentSpec, partitions: readonly PartitionIn
     )
     const c: ColumnSegment = { id, buckets: 2 ** k, bytes: 0, ...(codec ? { rows: { codec, bytes: 0 } } : {}) }
     descriptor.columns[column] = c
-    bodies.forEach((body, b) => objects.push(...columnObjects(spec.prefix, descriptor, column, c, b, body)))
+    const pack = new PackBuilder(spec)
+    bodies.forEach((body, b) => {
+      const written = columnObjects(spec.prefix, descriptor, column, c, b, body)
+      pack.add(written[0].bytes)
+      objects.push(...written)
+    })
+    const packed = pack.object(spec.prefix, descriptor, column, c)
+    if (packed) objects.push(packed)
   }
   return { descriptor, objects }
 }

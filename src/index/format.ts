@@ -40,9 +40,12 @@ const TRAILER = 26
 const INLINE_TABLE = 1
 const HAS_ROWS = 2
 
-/** A bucket of one column of a segment, a segment's partition table, or the inline rows beside a bucket. */
-export type ObjectKind = 'bucket' | 'table' | 'rows'
-const KIND_CODE: Record<ObjectKind, number> = { bucket: 1, table: 2, rows: 3 }
+/**
+ * A bucket of one column of a segment, a segment's partition table, the inline rows beside a
+ * bucket, or a column's pack (every bucket of a small column in one object).
+ */
+export type ObjectKind = 'bucket' | 'table' | 'rows' | 'pack'
+const KIND_CODE: Record<ObjectKind, number> = { bucket: 1, table: 2, rows: 3, pack: 4 }
 
 /** What an object must be: checked against its trailer. */
 export interface ObjectIdentity {
@@ -80,6 +83,30 @@ export function bucketKey(prefix: string, d: SegmentDescriptor, column: string, 
 /** Key of the rows object beside bucket `b` of `column` in segment `d` (columns that store rows). */
 export const rowsKey = (prefix: string, d: SegmentDescriptor, column: string, b: number): string =>
   bucketKey(prefix, d, column, b).replace(/\.idx$/, '.rows')
+
+/** Key of the pack of `column` in segment `d` (columns with `pack` set): its buckets, sealed as stored, in one object. */
+export const packKey = (prefix: string, d: SegmentDescriptor, column: string): string =>
+  `${prefix}/${column}/${span(d)}-${d.columns[column].id}.pack`
+
+/** A pack body: the count of the stored bucket objects, their lengths, then their bytes in bucket order. */
+export function encodePack(buckets: readonly Uint8Array[]): Uint8Array {
+  const w = new ByteWriter(buckets.reduce((n, b) => n + b.length + 5, 8))
+  w.uint(buckets.length)
+  for (const b of buckets) w.uint(b.length)
+  for (const b of buckets) w.bytes(b)
+  return w.finish()
+}
+
+/** The stored bucket objects in a pack body (views into it), still sealed: each is verified as its own object when opened. */
+export function decodePack(body: Uint8Array): Uint8Array[] {
+  const r = new ByteReader(body)
+  const count = r.uint()
+  if (count > body.length) throw new IndexFormatError(`${count} buckets in ${body.length} bytes`)
+  const lengths = Array.from({ length: count }, () => r.uint())
+  const parts = lengths.map(n => r.bytes(n))
+  if (r.at !== body.length) throw new IndexFormatError(`${body.length - r.at} bytes after the last bucket`)
+  return parts
+}
 
 /** Bucket of `key` among 2^log2Buckets. */
 export const bucketOf = (key: number, log2Buckets: number): number => Math.floor(key / 2 ** (KEY_BITS - log2Buckets))

@@ -6,13 +6,25 @@
  */
 import type { BlockRange } from '../manifest/types.ts'
 import type { ObjectStore } from '../store/types.ts'
-import { bucketKey, bucketOf, findKey, log2, rowsKey, tableKey, type Bucket, type ObjectKind, type PartitionTable } from './format.ts'
+import {
+  bucketKey,
+  bucketOf,
+  findKey,
+  log2,
+  packKey,
+  rowsKey,
+  tableKey,
+  type Bucket,
+  type ObjectKind,
+  type PartitionTable,
+} from './format.ts'
 import { valueKey } from './hash.ts'
 import { intersectRanges, meets, unionRanges } from './ranges.ts'
-import { IndexCache, readBucket, readTable, storeReader } from './read.ts'
+import { IndexCache, openBucket, readBucket, readPack, readTable, storeReader } from './read.ts'
 import type {
   Candidate,
   Candidates,
+  ColumnSegment,
   HotValue,
   IndexValue,
   InlineSegment,
@@ -28,9 +40,21 @@ export interface PlannedRead {
   kind: ObjectKind
   /** Index of the segment in the index's list. */
   segment: number
-  /** The bucket read (0 for a table). */
+  /** The bucket read (0 for a table or a pack). */
   bucket: number
+  /** For a pack: the buckets the lookup opens from it. */
+  buckets?: number[]
 }
+
+/**
+ * What one read is worth in bytes: a lookup reads a column's pack instead of n of its buckets
+ * when the pack is at most n times this. A read's first byte costs ~30 ms, in which one
+ * connection moves ~256 KiB at ~8 MB/s; and n reads queue on a Worker's 6 connections.
+ */
+export const READ_BYTES = 256 * 1024
+
+/** Whether reading `c`'s pack beats reading `n` of its buckets (see `READ_BYTES`). */
+export const packPays = (c: ColumnSegment, n: number): boolean => c.pack !== undefined && n > 1 && c.pack <= n * READ_BYTES
 
 /** The blocks `column` is indexed over: where a lookup answers; the planner scans the rest of a query's range. */
 export function indexCoverage(segments: readonly SegmentDescriptor[], column: string): BlockRange[] {
@@ -41,8 +65,8 @@ const inRange = (s: { from: number; to: number }, range?: BlockRange) => !range 
 
 /**
  * Every read a lookup of `keys` in `column` makes, cold: per segment meeting `range`, one per
- * distinct bucket of the keys, and its partition table when kept apart. Pure, so a plan's
- * reads are counted without I/O.
+ * distinct bucket of the keys (or the column's pack, when that pays), and its partition table
+ * when kept apart. Pure, so a plan's reads are counted without I/O.
  */
 export function planLookup(index: ValueIndex, column: string, keys: readonly number[], range?: BlockRange): PlannedRead[] {
   const reads: PlannedRead[] = []
@@ -51,9 +75,9 @@ export function planLookup(index: ValueIndex, column: string, keys: readonly num
     if (!c || !inRange(s, range)) return
     if (s.table) reads.push({ key: tableKey(index.prefix, s, s.table), kind: 'table', segment, bucket: 0 })
     const k = log2(c.buckets)
-    for (const bucket of [...new Set(keys.map(key => bucketOf(key, k)))].sort((a, b) => a - b)) {
-      reads.push({ key: bucketKey(index.prefix, s, column, bucket), kind: 'bucket', segment, bucket })
-    }
+    const buckets = [...new Set(keys.map(key => bucketOf(key, k)))].sort((a, b) => a - b)
+    if (packPays(c, buckets.length)) reads.push({ key: packKey(index.prefix, s, column), kind: 'pack', segment, bucket: 0, buckets })
+    else for (const bucket of buckets) reads.push({ key: bucketKey(index.prefix, s, column, bucket), kind: 'bucket', segment, bucket })
   })
   return reads
 }
@@ -104,20 +128,44 @@ export async function lookupValues(
   if (keys.length === 0) return { partitions: [], scan: [], hot: [], inline: [], reads: 0, bytes: 0 }
   const plan = planLookup(index, column, keys, range)
   const loaded = new Map<string, Bucket | PartitionTable>()
+  // a bucket opened from its pack's stored bytes is cached as if read alone
+  const fromPack = (s: SegmentDescriptor, parts: readonly Uint8Array[], b: number) => {
+    const key = bucketKey(index.prefix, s, column, b)
+    return cache.get(key, async () => {
+      const bucket = openBucket(key, parts[b], s, column, b)
+      return { value: bucket, size: entriesSize(bucket) }
+    })
+  }
   await Promise.all(
     plan.map(async r => {
       const s = index.segments[r.segment]
-      const value =
-        r.kind === 'table'
-          ? await cache.get(r.key, async () => {
-              const t = await readTable(read, index.prefix, { ...s, table: s.table! })
-              return { value: t, size: tableSize(t) }
+      if (r.kind === 'table') {
+        const table = await cache.get(r.key, async () => {
+          const t = await readTable(read, index.prefix, { ...s, table: s.table! })
+          return { value: t, size: tableSize(t) }
+        })
+        loaded.set(r.key, table)
+      } else if (r.kind === 'pack') {
+        const keys = r.buckets!.map(b => bucketKey(index.prefix, s, column, b))
+        const held = keys.map(key => cache.peek<Bucket>(key))
+        // every bucket wanted already decoded: the pack is not read again
+        const parts = held.every(b => b)
+          ? []
+          : await cache.get(r.key, async () => {
+              const p = await readPack(read, index.prefix, s, column)
+              return { value: p, size: p.reduce((n, x) => n + x.length, 0) }
             })
+        for (const [i, b] of r.buckets!.entries()) loaded.set(keys[i], held[i] ?? (await fromPack(s, parts, b)))
+      } else {
+        const held = s.columns[column].pack === undefined ? undefined : cache.peek<Uint8Array[]>(packKey(index.prefix, s, column))
+        const bucket = held
+          ? await fromPack(s, held, r.bucket)
           : await cache.get(r.key, async () => {
               const b = await readBucket(read, index.prefix, s, column, r.bucket)
               return { value: b, size: entriesSize(b) }
             })
-      loaded.set(r.key, value)
+        loaded.set(r.key, bucket)
+      }
     }),
   )
 

@@ -7,9 +7,11 @@ import type { ObjectStore } from '../store/types.ts'
 import {
   bucketKey,
   decodeBucket,
+  decodePack,
   decodeTable,
   IndexObjectError,
   log2,
+  packKey,
   parsing,
   rowsKey,
   tableKey,
@@ -43,10 +45,17 @@ export function storeReader(
 
 /** Reads and decodes bucket `b` of `column` in segment `d`. */
 export async function readBucket(read: ObjectReader, prefix: string, d: SegmentDescriptor, column: string, b: number): Promise<Bucket> {
-  const key = bucketKey(prefix, d, column, b)
+  return openBucket(bucketKey(prefix, d, column, b), await read(bucketKey(prefix, d, column, b)), d, column, b)
+}
+
+/**
+ * The verified, decoded bucket `b` of `column` in segment `d` from its stored bytes (its own
+ * object, or its part of the column's pack), named `key` in errors.
+ */
+export function openBucket(key: string, stored: Uint8Array, d: SegmentDescriptor, column: string, b: number): Bucket {
   const c = d.columns[column]
   const k = log2(c.buckets)
-  const body = unseal(key, await read(key), { kind: 'bucket', id: c.id, bucket: b, log2Buckets: k })
+  const body = unseal(key, stored, { kind: 'bucket', id: c.id, bucket: b, log2Buckets: k })
   const bucket = parsing(key, () => decodeBucket(body, b, k))
   if (Boolean(bucket.table) === Boolean(d.table))
     throw new IndexObjectError(
@@ -54,6 +63,20 @@ export async function readBucket(read: ObjectReader, prefix: string, d: SegmentD
       `is damaged: ${d.table ? 'carries a partition table its segment keeps apart' : 'lacks its partition table'}`,
     )
   return bucket
+}
+
+/**
+ * Reads the pack of `column` in segment `d`: its stored bucket objects, in bucket order,
+ * each still sealed (`openBucket` verifies the ones a lookup uses). The pack is verified
+ * whole first: a flipped bit anywhere in it is an IndexObjectError naming the pack.
+ */
+export async function readPack(read: ObjectReader, prefix: string, d: SegmentDescriptor, column: string): Promise<Uint8Array[]> {
+  const key = packKey(prefix, d, column)
+  const c = d.columns[column]
+  const body = unseal(key, await read(key), { kind: 'pack', id: c.id, bucket: 0, log2Buckets: log2(c.buckets) })
+  const parts = parsing(key, () => decodePack(body))
+  if (parts.length !== c.buckets) throw new IndexObjectError(key, `is damaged: ${parts.length} buckets, not ${c.buckets}`)
+  return parts
 }
 
 /** Reads and decodes segment `d`'s separate partition table. */
@@ -149,6 +172,11 @@ export class IndexCache {
   /** A view that shares this cache's values and keeps its loads in flight to itself. */
   scoped(): IndexCache {
     return new IndexCache(this.maxBytes, this.held)
+  }
+
+  /** The value held under `key`, if any (no load, no change of recency). */
+  peek<T>(key: string): T | undefined {
+    return this.held.values.get(key)?.value as T | undefined
   }
 
   async get<T>(key: string, load: () => Promise<{ value: T; size: number }>): Promise<T> {

@@ -8,7 +8,7 @@
  */
 import type { ObjectStore } from '../store/types.ts'
 import type { BuiltSegment, SegmentSpec } from './build.ts'
-import { bucketKey, rowsKey, tableKey } from './format.ts'
+import { bucketKey, packKey, rowsKey, tableKey } from './format.ts'
 import { mergeSegments } from './merge.ts'
 import { intersectRanges, unionRanges } from './ranges.ts'
 import { segmentSource, storeReader } from './read.ts'
@@ -31,8 +31,10 @@ export function mergeCount(sizes: readonly number[], factor = MERGE_FACTOR): num
 /** Every object key of segment `d`: what to delete once no published root lists it. */
 export function segmentKeys(prefix: string, d: SegmentDescriptor): string[] {
   const keys = d.table ? [tableKey(prefix, d, d.table)] : []
-  for (const [column, c] of Object.entries(d.columns))
+  for (const [column, c] of Object.entries(d.columns)) {
     for (let b = 0; b < c.buckets; b++) keys.push(bucketKey(prefix, d, column, b), ...(c.rows ? [rowsKey(prefix, d, column, b)] : []))
+    if (c.pack !== undefined) keys.push(packKey(prefix, d, column))
+  }
   return keys
 }
 

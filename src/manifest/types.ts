@@ -84,6 +84,12 @@ export interface ColumnSegment {
    * src/index/README.md "Inline rows"): the row codec they are written in and their bytes.
    */
   rows?: { codec: string; bytes: number }
+  /**
+   * Bytes of the column's pack, when it has one: every bucket object again, back to back in
+   * one object, so a lookup of many values reads one object instead of a bucket each
+   * (columns of several buckets and at most `PACK_BYTES`; src/index/README.md "Packs").
+   */
+  pack?: number
 }
 
 /**

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import { buildSegment, hotCap, type SegmentSpec } from '../../src/index/build.ts'
-import { lookupValues } from '../../src/index/lookup.ts'
-import { IndexObjectError } from '../../src/index/format.ts'
+import { lookupValues, planLookup } from '../../src/index/lookup.ts'
+import { bucketKey, decodePack, encodePack, IndexObjectError, log2, packKey, seal, unseal } from '../../src/index/format.ts'
+import { valueKey } from '../../src/index/hash.ts'
 import type { IndexObject } from '../../src/index/types.ts'
 import { mulberry32 } from '../../scripts/dev/random.ts'
 import { address, candidateSet, entryOf, hex, memoryStore, randomLake, type Lake } from './helpers.ts'
@@ -158,15 +159,41 @@ describe('buildSegment → bytes → lookupValues', () => {
     expect(() => buildSegment({ ...spec(), columns: ['a', 'c'] }, lake.inputs)).toThrow(/no values for indexed column c/)
   })
 
-  it('keeps a descriptor small: ~140 bytes of JSON and ~60 more per column (logs: 5 columns, < 100 a column)', () => {
+  it('keeps a descriptor small: ~140 bytes of JSON and ~60–75 more per column (logs: 5 columns, < 110 a column)', () => {
     const lake = randomLake(8, { partitions: 40, groups: 4, rows: 50, universe: 2000, firstBlock: 24_000_000, blocksPerPartition: 10_000 })
     const d = buildSegment(spec(), lake.inputs).descriptor
     expect(d.table).toBeDefined()
+    expect(d.columns.a.pack).toBeDefined()
     const column = JSON.stringify(d.columns.a).length + ',"a":'.length
     const segment = JSON.stringify({ ...d, columns: {} }).length
     expect(segment).toBeLessThan(150)
-    expect(column).toBeLessThan(65)
-    expect((segment + 5 * column) / 5).toBeLessThan(100)
+    expect(column).toBeLessThan(80)
+    expect((segment + 5 * column) / 5).toBeLessThan(110)
+  })
+
+  it('packs the buckets of a column of several buckets up to the cap, as stored, and no column of one bucket', () => {
+    const lake = randomLake(8, { partitions: 40, groups: 4, rows: 50, universe: 2000 })
+    const built = buildSegment(spec(), lake.inputs)
+    const object = (key: string) => built.objects.find(o => o.key === key)!.bytes
+    for (const column of ['a', 'b']) {
+      const c = built.descriptor.columns[column]
+      expect(c.buckets).toBeGreaterThan(1)
+      const pack = object(packKey(spec().prefix, built.descriptor, column))
+      expect(c.pack).toBe(pack.length)
+      const parts = decodePack(unseal('pack', pack, { kind: 'pack', id: c.id, bucket: 0, log2Buckets: log2(c.buckets) }))
+      expect(parts).toEqual(Array.from({ length: c.buckets }, (_, b) => object(bucketKey(spec().prefix, built.descriptor, column, b))))
+      expect(c.bytes).toBe(parts.reduce((n, p) => n + p.length, 0))
+    }
+    // over the cap, or in one bucket: buckets only
+    const capped = buildSegment({ ...spec(), packBytes: built.descriptor.columns.a.bytes - 1 }, lake.inputs)
+    expect(capped.descriptor.columns.a.pack).toBeUndefined()
+    expect(capped.objects.filter(o => o.key.endsWith('.pack')).length).toBe(
+      capped.descriptor.columns.b.bytes <= built.descriptor.columns.a.bytes - 1 ? 1 : 0,
+    )
+    const single = buildSegment(spec(1 << 20), lake.inputs)
+    expect(single.descriptor.columns.a.buckets).toBe(1)
+    expect(single.descriptor.columns.a.pack).toBeUndefined()
+    expect(single.objects.some(o => o.key.endsWith('.pack'))).toBe(false)
   })
 })
 
@@ -210,6 +237,35 @@ describe('damaged index objects', () => {
     await expect(lookup()).rejects.toThrow(`index object ${tableKey} is missing`)
     store.objects.set(tableKey, table)
     expect((await lookup()).partitions.length).toBeGreaterThan(0)
+  })
+
+  it('throws an error naming the pack for a flipped byte or truncation, and the bucket for a wrong bucket inside it', async () => {
+    const { store, index } = await setup()
+    const d = index.segments[0]
+    const key = packKey(index.prefix, d, 'a')
+    const values = Array.from({ length: 40 }, (_, i) => address(i))
+    expect(planLookup(index, 'a', values.map(valueKey)).some(r => r.kind === 'pack')).toBe(true)
+    const lookup = () => lookupValues(store, index, 'a', values)
+    const truth = (await lookup()).partitions
+    const pack = store.objects.get(key)!
+    for (const at of [0, 3, pack.length >> 1, pack.length - 30, pack.length - 3]) {
+      store.objects.set(key, flip(pack, at))
+      await expect(lookup()).rejects.toThrow(new RegExp(`index object ${key} is damaged`))
+    }
+    store.objects.set(key, pack.subarray(0, pack.length - 100))
+    await expect(lookup()).rejects.toThrow(new RegExp(`index object ${key} is damaged`))
+    // a pack sealed over its buckets in another order: each bucket's own trailer refuses it
+    const c = d.columns.a
+    const parts = decodePack(unseal(key, pack, { kind: 'pack', id: c.id, bucket: 0, log2Buckets: log2(c.buckets) }))
+    store.objects.set(
+      key,
+      seal(encodePack([parts[1], parts[0], ...parts.slice(2)]), { kind: 'pack', id: c.id, bucket: 0, log2Buckets: log2(c.buckets) }),
+    )
+    await expect(lookup()).rejects.toThrow(new RegExp(`index object ${bucketKey(index.prefix, d, 'a', 0)} is damaged: its trailer names`))
+    store.objects.delete(key)
+    await expect(lookup()).rejects.toThrow(`index object ${key} is missing`)
+    store.objects.set(key, pack)
+    expect((await lookup()).partitions).toEqual(truth)
   })
 })
 

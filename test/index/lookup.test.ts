@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest'
 import { buildSegment, type SegmentSpec } from '../../src/index/build.ts'
 import { bucketOf, log2 } from '../../src/index/format.ts'
 import { valueKey } from '../../src/index/hash.ts'
-import { intersectCandidates, lookupValues, planLookup } from '../../src/index/lookup.ts'
+import { intersectCandidates, lookupValues, packPays, planLookup } from '../../src/index/lookup.ts'
 import { IndexCache } from '../../src/index/read.ts'
 import { maintainTiers } from '../../src/index/tiers.ts'
 import type { Candidates, SegmentDescriptor, ValueIndex } from '../../src/index/types.ts'
@@ -40,23 +40,60 @@ describe('a lookup over many segments', () => {
     expect(Math.max(...index.segments.map(s => s.columns.b.buckets))).toBeGreaterThanOrEqual(32)
   })
 
-  it.each([1, 20])('of %i values reads each (segment, distinct bucket) once and each table once, all in one round', async n => {
-    const values = someValues(n, n)
+  it.each([1, 20])(
+    'of %i values reads each (segment, distinct bucket) once, or its pack, and each table once, all in one round',
+    async n => {
+      const values = someValues(n, n)
+      const keys = values.map(valueKey)
+      const expected = index.segments.reduce((sum, s) => {
+        const buckets = new Set(keys.map(k => bucketOf(k, log2(s.columns.b.buckets)))).size
+        return sum + (packPays(s.columns.b, buckets) ? 1 : buckets) + (s.table ? 1 : 0)
+      }, 0)
+      const plan = planLookup(index, 'b', keys)
+      expect(plan.length).toBe(expected)
+      expect(plan.some(p => p.kind === 'pack')).toBe(n > 1)
+      store.reset()
+      const got = await lookupValues(store, index, 'b', values)
+      expect(got.reads).toBe(expected)
+      expect(store.gets.length).toBe(expected)
+      expect(new Set(store.gets)).toEqual(new Set(plan.map(p => p.key)))
+      expect(store.finishedBefore.every(f => f === 0)).toBe(true)
+      expect(got.bytes).toBe(plan.reduce((sum, p) => sum + store.objects.get(p.key)!.length, 0))
+      expect(candidateSet(got.partitions)).toEqual(new Set(values.flatMap(v => [...lake.truth.b.get(hex(v))!])))
+    },
+  )
+
+  it('of many values reads a pack per segment where it pays, and finds what the buckets alone find', async () => {
+    const values = [...someValues(7, 15), ...Array.from({ length: 5 }, (_, i) => address(9e6 + i))]
     const keys = values.map(valueKey)
-    const expected = index.segments.reduce(
-      (sum, s) => sum + new Set(keys.map(k => bucketOf(k, log2(s.columns.b.buckets)))).size + (s.table ? 1 : 0),
-      0,
-    )
-    const plan = planLookup(index, 'b', keys)
-    expect(plan.length).toBe(expected)
+    const unpacked: ValueIndex = {
+      prefix: index.prefix,
+      segments: index.segments.map(s => ({
+        ...s,
+        columns: Object.fromEntries(Object.entries(s.columns).map(([c, v]) => [c, { ...v, pack: undefined }])),
+      })),
+    }
+    const packs = planLookup(index, 'b', keys).filter(p => p.kind === 'pack')
+    // a pack pays only where it replaces several buckets; every multi-bucket segment here does
+    expect(packs.length).toBe(index.segments.filter(s => s.columns.b.buckets > 1).length)
+    expect(packs.every(p => p.buckets!.length > 1)).toBe(true)
     store.reset()
-    const got = await lookupValues(store, index, 'b', values)
-    expect(got.reads).toBe(expected)
-    expect(store.gets.length).toBe(expected)
-    expect(new Set(store.gets)).toEqual(new Set(plan.map(p => p.key)))
-    expect(store.finishedBefore.every(f => f === 0)).toBe(true)
-    expect(got.bytes).toBe(plan.reduce((sum, p) => sum + store.objects.get(p.key)!.length, 0))
-    expect(candidateSet(got.partitions)).toEqual(new Set(values.flatMap(v => [...lake.truth.b.get(hex(v))!])))
+    const packed = await lookupValues(store, index, 'b', values)
+    const packedReads = store.gets.length
+    store.reset()
+    const alone = await lookupValues(store, unpacked, 'b', values)
+    expect(packed.partitions).toEqual(alone.partitions)
+    expect(packed.reads).toBe(packedReads)
+    expect(packedReads).toBe(planLookup(index, 'b', keys).length)
+    expect(alone.reads).toBeGreaterThan(packedReads + packs.length)
+    // a bucket wanted later comes from the pack the cache holds: no read
+    const cache = new IndexCache()
+    await lookupValues(store, index, 'b', values, { cache })
+    store.reset()
+    const [later] = someValues(99, 1)
+    const one = await lookupValues(store, index, 'b', [later], { cache })
+    expect(one.reads).toBe(0)
+    expect(one.partitions).toEqual((await lookupValues(store, unpacked, 'b', [later])).partitions)
   })
 
   it('reads nothing warm, and two concurrent lookups (an AND) share their table reads in the one round', async () => {

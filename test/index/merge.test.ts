@@ -3,6 +3,7 @@ import { buildSegment, hotCap, type SegmentSpec } from '../../src/index/build.ts
 import { mergeSegments } from '../../src/index/merge.ts'
 import { segmentSource, storeReader } from '../../src/index/read.ts'
 import { lookupValues } from '../../src/index/lookup.ts'
+import { bucketKey, decodePack, log2, packKey, unseal } from '../../src/index/format.ts'
 import type { IndexObject, SegmentDescriptor } from '../../src/index/types.ts'
 import { address, candidateSet, entryOf, hex, memoryStore, randomLake, type MemoryStore } from './helpers.ts'
 
@@ -50,9 +51,22 @@ describe('mergeSegments', () => {
         outputs.push(o)
       },
     )
-    // every input object read once (an inline table comes from a bucket read once more)
-    expect(new Set(store.gets)).toEqual(new Set(built.flatMap(b => b.objects.map(o => o.key))))
-    expect(store.gets.length).toBe(built.reduce((n, b) => n + b.objects.length + (b.descriptor.table ? 0 : 1), 0))
+    // every input object but the packs read once (an inline table comes from a bucket read once more)
+    const inputs = built.map(b => b.objects.filter(o => !o.key.endsWith('.pack')))
+    expect(built.some((b, i) => inputs[i].length < b.objects.length)).toBe(true)
+    expect(new Set(store.gets)).toEqual(new Set(inputs.flatMap(o => o.map(x => x.key))))
+    expect(store.gets.length).toBe(inputs.reduce((n, o, i) => n + o.length + (built[i].descriptor.table ? 0 : 1), 0))
+    // the merged segment's packs hold its buckets as stored
+    for (const column of spec.columns) {
+      const c = merged.columns[column]
+      expect(c.buckets).toBeGreaterThan(1)
+      const pack = outputs.find(o => o.key === packKey(spec.prefix, merged, column))!
+      expect(c.pack).toBe(pack.bytes.length)
+      const parts = decodePack(unseal(pack.key, pack.bytes, { kind: 'pack', id: c.id, bucket: 0, log2Buckets: log2(c.buckets) }))
+      expect(parts).toEqual(
+        Array.from({ length: c.buckets }, (_, b) => outputs.find(o => o.key === bucketKey(spec.prefix, merged, column, b))!.bytes),
+      )
+    }
     await put(store, outputs)
     const whole = buildSegment(spec, lake.inputs)
     await put(store, whole.objects)
