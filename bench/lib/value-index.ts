@@ -13,10 +13,12 @@ import {
   hotCap,
   inlineTable,
   log2BucketsFor,
+  PACK_BYTES,
   type PartitionInput,
   type SegmentSpec,
 } from '../../src/index/build.ts'
 import { encodeTable } from '../../src/index/format.ts'
+import { READ_BYTES } from '../../src/index/lookup.ts'
 import { mergeSegments } from '../../src/index/merge.ts'
 import { segmentSource, storeReader } from '../../src/index/read.ts'
 import { MERGE_FACTOR, mergeCount } from '../../src/index/tiers.ts'
@@ -271,10 +273,14 @@ function lookupCost(
     const tableBytes = s.partitions * tableBytesPerPartition
     const apart = !inlineTable(new Uint8Array(tableBytes), { prefix: '', columns: [] })
     const bucketBytes = bytes / buckets + (apart ? 0 : tableBytes)
-    cost.warmReads += distinct
-    cost.warmBytes += distinct * bucketBytes
-    cost.coldReads += distinct + (apart ? 1 : 0)
-    cost.coldBytes += distinct * bucketBytes + (apart ? tableBytes : 0)
+    // a column of several buckets within PACK_BYTES has a pack, read where it pays (packPays)
+    const packed = buckets > 1 && bucketBytes * buckets <= PACK_BYTES && distinct > 1 && bucketBytes * buckets <= distinct * READ_BYTES
+    const reads = packed ? 1 : distinct
+    const read = packed ? bucketBytes * buckets : distinct * bucketBytes
+    cost.warmReads += reads
+    cost.warmBytes += read
+    cost.coldReads += reads + (apart ? 1 : 0)
+    cost.coldBytes += read + (apart ? tableBytes : 0)
   }
   return cost
 }
