@@ -15,6 +15,7 @@ import type { Chain } from '../chains/registry.ts'
 import { chainRefOf } from '../ingest/run.ts'
 import type { LayoutOptions } from '../parquet/write.ts'
 import { ManifestReader } from '../manifest/read.ts'
+import { IndexCache } from '../index/read.ts'
 import type { BlockRange, ChainRef } from '../manifest/types.ts'
 import { cellOf, type ColumnBatch } from '../columns/batch.ts'
 import { runQuery, type QueryResult } from '../query/engine.ts'
@@ -145,6 +146,8 @@ export class LiveChain implements ChainView {
   readonly users: UserLimiter
   private readonly opts: LiveChainOptions
   private readonly manifest: ManifestReader
+  /** Index objects this chain's history queries read, shared by its subscriptions (immutable: never stale). */
+  private readonly index = new IndexCache()
   private readonly finality: number
   private readonly compactEvery: number
   private win: UnfinalizedWindow | null = null
@@ -241,7 +244,7 @@ export class LiveChain implements ChainView {
   }
 
   query(spec: QuerySpec): Promise<QueryResult> {
-    return runQuery({ store: this.opts.store, manifest: this.manifest, scan: this.opts.scan }, spec)
+    return runQuery({ store: this.opts.store, manifest: this.manifest, scan: this.opts.scan, index: this.index }, spec)
   }
 
   rows(block: WindowBlock, storage: string): Promise<ColumnBatch> {
