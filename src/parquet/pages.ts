@@ -166,20 +166,19 @@ function walkPages(
     const rows = pageRows(header)
     if (row < to && row + rows > from) {
       const [a, b] = [Math.max(0, from - row), Math.min(rows, to - row)]
-      // The page's picked rows, as a mask over [a, b); a page with none is not decoded.
-      let keep: Uint8Array | null = null
+      // The page's picked rows (a run of `picks`); a page with none is not decoded.
+      let keep: Int32Array | null = null
       if (picks) {
-        keep = new Uint8Array(b - a)
         const first = picked
-        for (; picked < picks.length && picks[picked] < row + b; picked++) keep[picks[picked] - row - a] = 1
-        if (picked === first) keep = null
+        while (picked < picks.length && picks[picked] < row + b) picked++
+        if (picked > first) keep = picks.subarray(first, picked)
       }
       if (keep || !picks) {
         const body = pages.subarray(start, start + header.compressed_page_size)
         verifyPage(header, body)
         const encoding = header.data_page_header_v2?.encoding ?? header.data_page_header?.encoding
         if (check.encodings && !check.encodings.includes(encoding!)) throw new CorruptPageError(`a data page claims encoding ${encoding}`)
-        decodeDataPage(layout, header, body, rows, a, b, out, dictionary, keep)
+        decodeDataPage(layout, header, body, rows, a, b, out, dictionary, keep && { rows: keep, base: row + a })
       }
     }
     row += rows
@@ -234,7 +233,10 @@ function pageRows(header: PageHeader): number {
   throw new UnsupportedPageError(`unsupported page type ${header.type}`)
 }
 
-/** Decodes one data page's rows `[a, b)` (page-relative) into `out`; with `keep`, only those of them it marks. */
+/**
+ * Decodes one data page's rows `[a, b)` (page-relative) into `out`; with `keep`, only the rows
+ * it lists (ascending, numbered from `base`, the page's row `a`).
+ */
 function decodeDataPage(
   layout: ChunkLayout,
   header: PageHeader,
@@ -244,7 +246,7 @@ function decodeDataPage(
   b: number,
   out: PageSink,
   dictionary: Vector | undefined,
-  keep: Uint8Array | null = null,
+  keep: { rows: Int32Array; base: number } | null = null,
 ): void {
   let defined: Uint8Array | null = null
   let values: Uint8Array
@@ -328,32 +330,33 @@ function decodeDataPage(
 }
 
 /**
- * The rows `keep` marks among a page's rows `[a, b)`: how many, the page-relative indexes
- * of their values (defined rows only; row a's value is `skip`) and their definition flags
- * (null when every row is defined).
+ * The rows `keep` lists among a page's rows `[a, b)` (`window`: their definition flags, null
+ * when every row is defined): how many, the page-relative indexes of their values (defined
+ * rows only; row a's value is `skip`) and their flags. Costs the kept rows, plus the flags
+ * up to the last of them when some rows are null, never a pass over the whole page.
  */
 function keptRows(
-  keep: Uint8Array,
+  keep: { rows: Int32Array; base: number },
   window: Uint8Array | null,
   skip: number,
 ): { rows: number; values: Int32Array; window: Uint8Array | null } {
-  let kept = 0
-  for (let r = 0; r < keep.length; r++) kept += keep[r]
-  const values = new Int32Array(kept)
-  const flags = window ? new Uint8Array(kept) : null
-  let v = skip
-  let n = 0
-  let j = 0
-  for (let r = 0; r < keep.length; r++) {
-    const defined = window ? window[r] : 1
-    if (keep[r]) {
-      if (flags) flags[j] = defined
-      if (defined) values[n++] = v
-      j++
-    }
-    v += defined
+  const { rows, base } = keep
+  const values = new Int32Array(rows.length)
+  if (!window) {
+    for (let i = 0; i < rows.length; i++) values[i] = skip + rows[i] - base
+    return { rows: rows.length, values, window: null }
   }
-  return { rows: kept, values: values.subarray(0, n), window: flags }
+  const flags = new Uint8Array(rows.length)
+  let v = skip
+  let r = 0
+  let n = 0
+  for (let i = 0; i < rows.length; i++) {
+    const at = rows[i] - base
+    for (; r < at; r++) v += window[r]
+    flags[i] = window[at]
+    if (window[at]) values[n++] = v
+  }
+  return { rows: rows.length, values: values.subarray(0, n), window: flags }
 }
 
 /** `out[i] = from[at[i]]`. */
