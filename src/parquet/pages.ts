@@ -302,9 +302,9 @@ function decodeDataPage(
     if (encoding === 'PLAIN') {
       out.plain(gatherPlain(layout.shape, values, kept.values, skip + count), 0, kept.values.length, kept.window, kept.rows)
     } else if (encoding === 'RLE_DICTIONARY' || encoding === 'PLAIN_DICTIONARY') {
-      const indexes = new Int32Array(upTo)
-      if (values.length > 0) decodeHybrid(values, 1, values.length, values[0], indexes, upTo)
-      out.fromDictionary(dictionary, gather(indexes, kept.values, new Int32Array(kept.values.length)), kept.window, kept.rows)
+      const codes = new Int32Array(kept.values.length)
+      if (codes.length > 0) gatherHybrid(values, 1, values.length, values[0], kept.values, codes)
+      out.fromDictionary(dictionary, codes, kept.window, kept.rows)
     } else if (encoding === 'RLE' && layout.shape.type === 'bool') {
       const bits = new Uint8Array(upTo)
       const length = viewOf(values).getUint32(0, true)
@@ -451,6 +451,59 @@ export function decodeHybrid(
     }
   }
   if (seen < count) throw new Error(`RLE run ended after ${seen} of ${count} values`)
+}
+
+/**
+ * `out[j]` = value `at[j]` of an RLE/bit-packed hybrid run sequence (`at` ascending), reading
+ * only those values: a bit-packed value is found by its bit offset, so picking a few rows of a
+ * page costs the run headers and the picked values, not a decode of every value before them.
+ */
+export function gatherHybrid(bytes: Uint8Array, start: number, end: number, width: number, at: Int32Array, out: Int32Array): void {
+  let p = start
+  let seen = 0
+  let j = 0
+  const byteWidth = (width + 7) >> 3
+  const mask = width >= 32 ? 0xffffffff : (1 << width) - 1
+  while (j < at.length && p < end) {
+    let header = 0
+    let shift = 0
+    let b: number
+    do {
+      b = bytes[p++]
+      header |= (b & 0x7f) << shift
+      shift += 7
+    } while (b & 0x80)
+    if (header & 1) {
+      const values = (header >>> 1) * 8
+      for (; j < at.length && at[j] < seen + values; j++) out[j] = packedAt(bytes, p, width, at[j] - seen)
+      p += (values * width) >> 3
+      seen += values
+    } else {
+      const run = header >>> 1
+      let value = 0
+      for (let i = 0; i < byteWidth; i++) value |= bytes[p++] << (8 * i)
+      value &= mask
+      for (; j < at.length && at[j] < seen + run; j++) out[j] = value
+      seen += run
+    }
+  }
+  if (j < at.length) throw new Error(`RLE run ended after ${seen} values, before value ${at[j]}`)
+}
+
+/** Value `i` of a bit-packed run starting at byte `p`. */
+function packedAt(bytes: Uint8Array, p: number, width: number, i: number): number {
+  const bit = i * width
+  const first = p + (bit >>> 3)
+  const shift = bit & 7
+  if (width <= 24) {
+    // at most 31 bits span the value: four bytes, shifted down
+    let v = 0
+    for (let k = 0; 8 * k < shift + width; k++) v |= bytes[first + k] << (8 * k)
+    return (v >>> shift) & ((1 << width) - 1)
+  }
+  let v = 0
+  for (let k = 0; 8 * k < shift + width; k++) v += bytes[first + k] * 2 ** (8 * k)
+  return Math.floor(v / 2 ** shift) % 2 ** width
 }
 
 /** Bit-packed values of at most 24 bits: the accumulator never passes 31 bits. */

@@ -13,6 +13,7 @@ import {
   decodeCodes,
   decodeDictionary,
   decodeHybrid,
+  gatherHybrid,
   decodePageRows,
   decodePages,
   UnsupportedPageError,
@@ -575,6 +576,15 @@ describe('decodeHybrid', () => {
         expect(Array.from(small)).toEqual(w.values)
       }
       expect(() => decodeHybrid(bytes, prefix.length, end, width, new Int32Array(n + 8 * 10), n + 8 * 10)).toThrow(/RLE run ended/)
+
+      // gatherHybrid reads only the values asked for: every density, the first and last value
+      for (const density of [0.005, 0.1, 0.7, 1]) {
+        const at = Int32Array.from(Array.from({ length: n }, (_, i) => i).filter(i => i === 0 || i === n - 1 || r() < density))
+        const got = new Int32Array(at.length).fill(-1)
+        gatherHybrid(bytes, prefix.length, end, width, at, got)
+        expect(Array.from(got), `${at.length} values picked`).toEqual(Array.from(at, i => w.values[i]))
+      }
+      expect(() => gatherHybrid(bytes, prefix.length, end, width, Int32Array.of(3, n + 8 * 10), new Int32Array(2))).toThrow(/RLE run ended/)
     })
   }
 })
