@@ -420,35 +420,17 @@ export function decodeHybrid(
   out: Uint8Array | Int32Array,
   count: number,
 ): void {
-  let at = start
+  const runs = new HybridRuns(bytes, start, width)
   let seen = 0
-  const byteWidth = (width + 7) >> 3
-  const mask = width >= 32 ? 0xffffffff : (1 << width) - 1
-  while (seen < count && at < end) {
-    let header = 0
-    let shift = 0
-    let b: number
-    do {
-      b = bytes[at++]
-      header |= (b & 0x7f) << shift
-      shift += 7
-    } while (b & 0x80)
-    if (header & 1) {
-      const values = (header >>> 1) * 8
-      const n = Math.min(values, count - seen)
-      if (width <= 24) unpackSmall(bytes, at, width, out, seen, n)
-      else unpackWide(bytes, at, width, out, seen, n)
-      at += (values * width) >> 3
-      seen += n
-    } else {
-      const run = header >>> 1
-      let value = 0
-      for (let i = 0; i < byteWidth; i++) value |= bytes[at++] << (8 * i)
-      value &= mask
-      const n = Math.min(run, count - seen)
-      out.fill(value, seen, seen + n)
-      seen += n
-    }
+  while (seen < count && runs.at < end) {
+    runs.next()
+    const n = Math.min(runs.count, count - seen)
+    if (runs.packed) {
+      if (width <= 24) unpackSmall(bytes, runs.at, width, out, seen, n)
+      else unpackWide(bytes, runs.at, width, out, seen, n)
+      runs.at += (runs.count * width) >> 3
+    } else out.fill(runs.value, seen, seen + n)
+    seen += n
   }
   if (seen < count) throw new Error(`RLE run ended after ${seen} of ${count} values`)
 }
@@ -459,35 +441,60 @@ export function decodeHybrid(
  * page costs the run headers and the picked values, not a decode of every value before them.
  */
 export function gatherHybrid(bytes: Uint8Array, start: number, end: number, width: number, at: Int32Array, out: Int32Array): void {
-  let p = start
+  const runs = new HybridRuns(bytes, start, width)
   let seen = 0
   let j = 0
-  const byteWidth = (width + 7) >> 3
-  const mask = width >= 32 ? 0xffffffff : (1 << width) - 1
-  while (j < at.length && p < end) {
+  while (j < at.length && runs.at < end) {
+    runs.next()
+    const last = seen + runs.count
+    if (runs.packed) {
+      for (; j < at.length && at[j] < last; j++) out[j] = packedAt(bytes, runs.at, width, at[j] - seen)
+      runs.at += (runs.count * width) >> 3
+    } else for (; j < at.length && at[j] < last; j++) out[j] = runs.value
+    seen = last
+  }
+  if (j < at.length) throw new Error(`RLE run ended after ${seen} values, before value ${at[j]}`)
+}
+
+/** A cursor over a hybrid's runs: `next()` reads a run's header at `at`, and an RLE run's value. */
+class HybridRuns {
+  at: number
+  /** Values in the run. */
+  count = 0
+  /** Bit-packed, its values from `at` on; else `value` repeated. */
+  packed = false
+  value = 0
+  private readonly bytes: Uint8Array
+  private readonly byteWidth: number
+  private readonly mask: number
+
+  constructor(bytes: Uint8Array, start: number, width: number) {
+    this.bytes = bytes
+    this.at = start
+    this.byteWidth = (width + 7) >> 3
+    this.mask = width >= 32 ? 0xffffffff : (1 << width) - 1
+  }
+
+  next(): void {
+    const bytes = this.bytes
     let header = 0
     let shift = 0
     let b: number
     do {
-      b = bytes[p++]
+      b = bytes[this.at++]
       header |= (b & 0x7f) << shift
       shift += 7
     } while (b & 0x80)
-    if (header & 1) {
-      const values = (header >>> 1) * 8
-      for (; j < at.length && at[j] < seen + values; j++) out[j] = packedAt(bytes, p, width, at[j] - seen)
-      p += (values * width) >> 3
-      seen += values
-    } else {
-      const run = header >>> 1
-      let value = 0
-      for (let i = 0; i < byteWidth; i++) value |= bytes[p++] << (8 * i)
-      value &= mask
-      for (; j < at.length && at[j] < seen + run; j++) out[j] = value
-      seen += run
+    this.packed = (header & 1) === 1
+    if (this.packed) {
+      this.count = (header >>> 1) * 8
+      return
     }
+    this.count = header >>> 1
+    let value = 0
+    for (let i = 0; i < this.byteWidth; i++) value |= bytes[this.at++] << (8 * i)
+    this.value = value & this.mask
   }
-  if (j < at.length) throw new Error(`RLE run ended after ${seen} values, before value ${at[j]}`)
 }
 
 /** Value `i` of a bit-packed run starting at byte `p`. */

@@ -10,32 +10,24 @@ import { segmentKeys } from '../../src/index/tiers.ts'
 import { runQuery } from '../../src/query/engine.ts'
 import type { ObjectStore } from '../../src/store/types.ts'
 import type { QuerySpec } from '../../src/query/types.ts'
-import { batchRows, buildLake, collect, makePools, makeRows, rng, type PartSpec } from '../query/lake.ts'
+import { batchRows, buildLake, collect, partsOver, type PartSpec } from '../query/lake.ts'
 import { ETH } from '../support/chains.ts'
 import { removeTempDirs, tempStore } from '../support/stores.ts'
 
 const ROOT = resolve(import.meta.dirname, '../..')
 const LAYOUT = { rowGroupSize: 32, pageSize: 512 }
 
-function parts(): PartSpec[] {
-  const r = rng(3)
-  const pools = makePools(r)
-  return [
-    [0, 99],
-    [100, 199],
-    [300, 399],
-  ].map(([from, to]) => ({
-    from,
-    to,
-    rows: makeRows(
-      logs,
-      Array.from({ length: to - from + 1 }, (_, i) => from + i),
-      r,
-      pools,
-      6,
-    ),
-  }))
-}
+const parts = (): PartSpec[] =>
+  partsOver(
+    logs,
+    [
+      [0, 99],
+      [100, 199],
+      [300, 399],
+    ],
+    3,
+    6,
+  )
 
 const indexOf = async (store: ObjectStore) => parseRoot((await store.get(rootKey(ETH)))!.body).datasets.logs.index
 

@@ -2,7 +2,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { logs } from '../../src/datasets/evm.ts'
 import { LiveChain } from '../../src/live/hub.ts'
 import type { QuerySpec } from '../../src/query/types.ts'
-import { batchRows, buildLake, collect, makePools, makeRows, rng } from '../query/lake.ts'
+import { batchRows, buildLake, collect, partsOver } from '../query/lake.ts'
 import { recordingStore } from '../support/recording.ts'
 import { ETH } from '../support/chains.ts'
 import { removeTempDirs, tempStore } from '../support/stores.ts'
@@ -12,22 +12,15 @@ afterAll(removeTempDirs)
 describe("a chain's history queries", () => {
   it('share the index objects one of them read: the next subscription reads none, and gets the same rows', async () => {
     const { store } = await tempStore()
-    const r = rng(7)
-    const pools = makePools(r)
-    const parts = [
-      [100, 199],
-      [200, 299],
-      [300, 399],
-    ].map(([from, to]) => ({
-      from,
-      to,
-      rows: makeRows(
-        logs,
-        Array.from({ length: to - from + 1 }, (_, i) => from + i),
-        r,
-        pools,
-      ),
-    }))
+    const parts = partsOver(
+      logs,
+      [
+        [100, 199],
+        [200, 299],
+        [300, 399],
+      ],
+      7,
+    )
     await buildLake(store, ETH, logs, parts, { rowGroupSize: 16, pageSize: 256 }, { index: true })
     const rec = recordingStore(store)
     const live = new LiveChain({ chain: ETH, store: rec.store })

@@ -139,6 +139,23 @@ export interface PartSpec {
   rows: Row[]
 }
 
+/** Parts of `dataset` over `ranges`, every block's rows drawn from `seed` (at most `maxPerBlock` a block). */
+export function partsOver(dataset: DatasetDecl, ranges: readonly [number, number][], seed: number, maxPerBlock?: number): PartSpec[] {
+  const r = rng(seed)
+  const pools = makePools(r)
+  return ranges.map(([from, to]) => ({
+    from,
+    to,
+    rows: makeRows(
+      dataset,
+      Array.from({ length: to - from + 1 }, (_, i) => from + i),
+      r,
+      pools,
+      maxPerBlock,
+    ),
+  }))
+}
+
 export interface BuildOptions {
   /** Manifest shard span for a new chain (default: the publisher's). */
   shardSpan?: number
