@@ -18,7 +18,7 @@ import {
   type SegmentSpec,
 } from '../../src/index/build.ts'
 import { encodeTable } from '../../src/index/format.ts'
-import { READ_BYTES } from '../../src/index/lookup.ts'
+import { packPays } from '../../src/index/lookup.ts'
 import { mergeSegments } from '../../src/index/merge.ts'
 import { segmentSource, storeReader } from '../../src/index/read.ts'
 import { MERGE_FACTOR, mergeCount } from '../../src/index/tiers.ts'
@@ -273,10 +273,11 @@ function lookupCost(
     const tableBytes = s.partitions * tableBytesPerPartition
     const apart = !inlineTable(new Uint8Array(tableBytes), { prefix: '', columns: [] })
     const bucketBytes = bytes / buckets + (apart ? 0 : tableBytes)
-    // a column of several buckets within PACK_BYTES has a pack, read where it pays (packPays)
-    const packed = buckets > 1 && bucketBytes * buckets <= PACK_BYTES && distinct > 1 && bucketBytes * buckets <= distinct * READ_BYTES
+    // a column of several buckets within PACK_BYTES has a pack (ColumnWriter), read where it pays
+    const all = bucketBytes * buckets
+    const packed = packPays({ id: '', buckets, bytes: all, ...(buckets > 1 && all <= PACK_BYTES ? { pack: all } : {}) }, distinct)
     const reads = packed ? 1 : distinct
-    const read = packed ? bucketBytes * buckets : distinct * bucketBytes
+    const read = packed ? all : distinct * bucketBytes
     cost.warmReads += reads
     cost.warmBytes += read
     cost.coldReads += reads + (apart ? 1 : 0)

@@ -317,51 +317,58 @@ export function* splitBuckets(c: ColumnEntries, log2Buckets: number, table: Uint
   }
 }
 
-/** The objects of one column of a segment from its bucket bodies, the bucket first; fills in `c` (bytes, rows bytes). */
-export function columnObjects(
-  prefix: string,
-  d: SegmentDescriptor,
-  column: string,
-  c: ColumnSegment,
-  b: number,
-  bodies: BucketBodies,
-): IndexObject[] {
-  const k = log2(c.buckets)
-  const bytes = seal(bodies.body, { kind: 'bucket', id: c.id, bucket: b, log2Buckets: k })
-  c.bytes += bytes.length
-  const out = [{ key: bucketKey(prefix, d, column, b), bytes }]
-  if (bodies.rows && c.rows) {
-    const rows = seal(bodies.rows, { kind: 'rows', id: c.id, bucket: b, log2Buckets: k })
-    c.rows.bytes += rows.length
-    out.push({ key: rowsKey(prefix, d, column, b), bytes: rows })
-  }
-  return out
-}
-
-/** Gathers a column's stored buckets, in order, while they fit in a pack; then its pack object, if it gets one. */
-export class PackBuilder {
+/**
+ * Writes one column of a segment, bucket by bucket in order: each bucket's objects (the bucket,
+ * and its rows where the column stores them) as it comes, then the column's pack when it gets
+ * one (several buckets, at most `packBytes` of them). Fills in `c`: bytes, rows bytes, pack.
+ */
+export class ColumnWriter {
+  /** The stored buckets so far, while they fit in a pack. */
   private parts: Uint8Array[] | null = []
   private size = 0
-  private readonly max: number
+  private readonly spec: SegmentSpec
+  private readonly d: SegmentDescriptor
+  private readonly column: string
+  private readonly c: ColumnSegment
+  private readonly k: number
+  private readonly maxPack: number
 
-  constructor(spec: SegmentSpec) {
-    this.max = spec.packBytes ?? PACK_BYTES
+  constructor(spec: SegmentSpec, d: SegmentDescriptor, column: string, c: ColumnSegment) {
+    this.spec = spec
+    this.d = d
+    this.column = column
+    this.c = c
+    this.k = log2(c.buckets)
+    this.maxPack = spec.packBytes ?? PACK_BYTES
   }
 
-  add(bucket: Uint8Array): void {
-    if (!this.parts) return
-    this.size += bucket.length
-    if (this.size > this.max) this.parts = null
-    else this.parts.push(bucket)
+  /** The objects of bucket `b` from its bodies. */
+  bucket(b: number, bodies: BucketBodies): IndexObject[] {
+    const { spec, d, column, c, k } = this
+    const bytes = seal(bodies.body, { kind: 'bucket', id: c.id, bucket: b, log2Buckets: k })
+    c.bytes += bytes.length
+    if (this.parts) {
+      this.size += bytes.length
+      if (this.size > this.maxPack) this.parts = null
+      else this.parts.push(bytes)
+    }
+    const out = [{ key: bucketKey(spec.prefix, d, column, b), bytes }]
+    if (bodies.rows && c.rows) {
+      const rows = seal(bodies.rows, { kind: 'rows', id: c.id, bucket: b, log2Buckets: k })
+      c.rows.bytes += rows.length
+      out.push({ key: rowsKey(spec.prefix, d, column, b), bytes: rows })
+    }
+    return out
   }
 
-  /** The pack of `column` (setting `c.pack`), or undefined for a single bucket or more than the cap. */
-  object(prefix: string, d: SegmentDescriptor, column: string, c: ColumnSegment): IndexObject | undefined {
-    if (!this.parts || c.buckets === 1) return undefined
-    if (this.parts.length !== c.buckets) throw new RangeError(`pack of ${column}: ${this.parts.length} of ${c.buckets} buckets added`)
-    const bytes = seal(encodePack(this.parts), { kind: 'pack', id: c.id, bucket: 0, log2Buckets: log2(c.buckets) })
+  /** After the last bucket: the column's pack, if it gets one. */
+  finish(): IndexObject[] {
+    const { spec, d, column, c, parts } = this
+    if (!parts || c.buckets === 1) return []
+    if (parts.length !== c.buckets) throw new RangeError(`column ${column}: ${parts.length} of ${c.buckets} buckets written`)
+    const bytes = seal(encodePack(parts), { kind: 'pack', id: c.id, bucket: 0, log2Buckets: this.k })
     c.pack = bytes.length
-    return { key: packKey(prefix, d, column), bytes }
+    return [{ key: packKey(spec.prefix, d, column), bytes }]
   }
 }
 
@@ -420,14 +427,9 @@ export function buildSegment(spec: SegmentSpec, partitions: readonly PartitionIn
     )
     const c: ColumnSegment = { id, buckets: 2 ** k, bytes: 0, ...(codec ? { rows: { codec, bytes: 0 } } : {}) }
     descriptor.columns[column] = c
-    const pack = new PackBuilder(spec)
-    bodies.forEach((body, b) => {
-      const written = columnObjects(spec.prefix, descriptor, column, c, b, body)
-      pack.add(written[0].bytes)
-      objects.push(...written)
-    })
-    const packed = pack.object(spec.prefix, descriptor, column, c)
-    if (packed) objects.push(packed)
+    const writer = new ColumnWriter(spec, descriptor, column, c)
+    bodies.forEach((body, b) => objects.push(...writer.bucket(b, body)))
+    objects.push(...writer.finish())
   }
   return { descriptor, objects }
 }

@@ -128,11 +128,28 @@ export async function lookupValues(
   if (keys.length === 0) return { partitions: [], scan: [], hot: [], inline: [], reads: 0, bytes: 0 }
   const plan = planLookup(index, column, keys, range)
   const loaded = new Map<string, Bucket | PartitionTable>()
-  // a bucket opened from its pack's stored bytes is cached as if read alone
-  const fromPack = (s: SegmentDescriptor, parts: readonly Uint8Array[], b: number) => {
+  // a column's pack, read at most once by this lookup however many of its buckets it opens
+  const packs = new Map<string, Promise<Uint8Array[]>>()
+  const packOf = (s: SegmentDescriptor) => {
+    const key = packKey(index.prefix, s, column)
+    let parts = packs.get(key)
+    if (!parts) {
+      parts = cache.get(key, async () => {
+        const p = await readPack(read, index.prefix, s, column)
+        return { value: p, size: p.reduce((n, x) => n + x.length, 0) }
+      })
+      packs.set(key, parts)
+    }
+    return parts
+  }
+  // a bucket from the cache, else from its column's pack when the cache holds it or the plan
+  // reads it, else from its own object
+  const bucketAt = (s: SegmentDescriptor, b: number, viaPack: boolean) => {
     const key = bucketKey(index.prefix, s, column, b)
     return cache.get(key, async () => {
-      const bucket = openBucket(key, parts[b], s, column, b)
+      const held = s.columns[column].pack === undefined ? undefined : cache.peek<Uint8Array[]>(packKey(index.prefix, s, column))
+      const parts = held ?? (viaPack ? await packOf(s) : undefined)
+      const bucket = parts ? openBucket(key, parts[b], s, column, b) : await readBucket(read, index.prefix, s, column, b)
       return { value: bucket, size: entriesSize(bucket) }
     })
   }
@@ -145,26 +162,9 @@ export async function lookupValues(
           return { value: t, size: tableSize(t) }
         })
         loaded.set(r.key, table)
-      } else if (r.kind === 'pack') {
-        const keys = r.buckets!.map(b => bucketKey(index.prefix, s, column, b))
-        const held = keys.map(key => cache.peek<Bucket>(key))
-        // every bucket wanted already decoded: the pack is not read again
-        const parts = held.every(b => b)
-          ? []
-          : await cache.get(r.key, async () => {
-              const p = await readPack(read, index.prefix, s, column)
-              return { value: p, size: p.reduce((n, x) => n + x.length, 0) }
-            })
-        for (const [i, b] of r.buckets!.entries()) loaded.set(keys[i], held[i] ?? (await fromPack(s, parts, b)))
       } else {
-        const held = s.columns[column].pack === undefined ? undefined : cache.peek<Uint8Array[]>(packKey(index.prefix, s, column))
-        const bucket = held
-          ? await fromPack(s, held, r.bucket)
-          : await cache.get(r.key, async () => {
-              const b = await readBucket(read, index.prefix, s, column, r.bucket)
-              return { value: b, size: entriesSize(b) }
-            })
-        loaded.set(r.key, bucket)
+        const pack = r.kind === 'pack'
+        for (const b of pack ? r.buckets! : [r.bucket]) loaded.set(bucketKey(index.prefix, s, column, b), await bucketAt(s, b, pack))
       }
     }),
   )

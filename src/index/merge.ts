@@ -8,12 +8,11 @@ import {
   BUCKET_BYTES,
   columnId,
   columnHotCap,
-  columnObjects,
+  ColumnWriter,
   inlineCaps,
   inlineTable,
   log2BucketsFor,
   joinSlices,
-  PackBuilder,
   type ColumnEntries,
   type SegmentSpec,
 } from './build.ts'
@@ -278,7 +277,7 @@ export async function mergeSegments(
       readAhead(spec.prefix, s, column, 2 ** ks[i], codec !== undefined && columns[i].rows?.codec === codec),
     )
     const width = 2 ** (KEY_BITS - k)
-    const pack = new PackBuilder(spec)
+    const writer = new ColumnWriter(spec, descriptor, column, c)
     for (let b = 0; b < 2 ** k; b++) {
       const parts = await Promise.all(
         inputs.map(async (_, i) => {
@@ -295,12 +294,9 @@ export async function mergeSegments(
       const merged = mergeEntries(parts, cap, sliceCodec)
       const body = encodeBucket(merged.entries, 0, merged.entries.keys.length, b, k, inline ? table : undefined)
       const rows = merged.slices && joinSlices(merged.slices, 0, merged.entries.keys.length)
-      const written = columnObjects(spec.prefix, descriptor, column, c, b, { body, ...(rows ? { rows } : {}) })
-      pack.add(written[0].bytes)
-      for (const o of written) await put(o)
+      for (const o of writer.bucket(b, { body, ...(rows ? { rows } : {}) })) await put(o)
     }
-    const packed = pack.object(spec.prefix, descriptor, column, c)
-    if (packed) await put(packed)
+    for (const o of writer.finish()) await put(o)
   }
   return descriptor
 }

@@ -45,7 +45,8 @@ export function storeReader(
 
 /** Reads and decodes bucket `b` of `column` in segment `d`. */
 export async function readBucket(read: ObjectReader, prefix: string, d: SegmentDescriptor, column: string, b: number): Promise<Bucket> {
-  return openBucket(bucketKey(prefix, d, column, b), await read(bucketKey(prefix, d, column, b)), d, column, b)
+  const key = bucketKey(prefix, d, column, b)
+  return openBucket(key, await read(key), d, column, b)
 }
 
 /**
