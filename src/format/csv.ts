@@ -9,10 +9,10 @@
 import type { BinaryVector } from '../columns/vector.ts'
 import type { FieldDecl } from '../schema/dataset.ts'
 import type { Kind } from '../schema/kinds.ts'
-import { ByteSink, fieldColumns, requiredNull, type BatchEncoder } from './sink.ts'
-import { BARE_WRITERS, copyPlain, plainAscii, textAt, type FieldWriter } from './text.ts'
+import { recordWriter, type SinkWriter } from './record.ts'
+import { ByteSink, fieldColumns, type BatchEncoder } from './sink.ts'
+import { BARE_VALUES, copyPlain, plainAscii, textAt, type PlacedValue } from './text.ts'
 
-const COMMA = 44
 const NEWLINE = 10
 const NEEDS_QUOTES = /[",\r\n]/
 const CSV_PLAIN = plainAscii('",\r\n')
@@ -32,19 +32,24 @@ function writeTextCell(sink: ByteSink, v: BinaryVector, i: number): void {
 }
 
 /** Every kind's CSV cell writer: a new kind does not compile until it has one. */
-const CSV_WRITERS: Record<Kind, FieldWriter> = {
-  ...BARE_WRITERS,
-  string: writeTextCell as FieldWriter,
-  json: writeTextCell as FieldWriter,
+const CSV_WRITERS: Record<Kind, PlacedValue | SinkWriter> = {
+  ...BARE_VALUES,
+  string: writeTextCell as SinkWriter,
+  json: writeTextCell as SinkWriter,
 }
-
-const csvValueWriter = (field: FieldDecl): FieldWriter => CSV_WRITERS[field.kind]
 
 /** Encoder of the `csv` format. */
 export function csvEncoder(fields: readonly FieldDecl[]): BatchEncoder {
   const sink = new ByteSink()
-  const writers = fields.map(csvValueWriter)
-  const nullable = fields.map(f => f.nullable === true)
+  const writeRecord = recordWriter(
+    fields.map((f, j) => ({
+      name: f.name,
+      prefix: j === 0 ? '' : ',',
+      value: CSV_WRITERS[f.kind],
+      ...(f.nullable ? { nullText: '' } : {}),
+    })),
+    '\n',
+  )
   return {
     open: () => {
       sink.utf8(fields.map(f => csvCell(f.name)).join(','))
@@ -53,15 +58,7 @@ export function csvEncoder(fields: readonly FieldDecl[]): BatchEncoder {
     },
     batch: batch => {
       const cols = fieldColumns(batch, fields)
-      for (let i = 0; i < batch.length; i++) {
-        for (let j = 0; j < cols.length; j++) {
-          if (j > 0) sink.byte(COMMA)
-          const v = cols[j]
-          if (v.valid === null || v.valid[i] !== 0) writers[j](sink, v, i)
-          else if (!nullable[j]) throw requiredNull(fields[j].name)
-        }
-        sink.byte(NEWLINE)
-      }
+      for (let i = 0; i < batch.length; i++) writeRecord(sink, cols, i)
       return sink.flush()
     },
     close: () => sink.flush(),

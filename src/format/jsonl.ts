@@ -6,20 +6,15 @@ import type { FieldDecl } from '../schema/dataset.ts'
 import { ByteSink, fieldColumns, type BatchEncoder } from './sink.ts'
 import { jsonRecordWriter } from './json.ts'
 
-const NEWLINE = 10
-
 /** Encoder of the `json_stream` format. */
 export function jsonlEncoder(fields: readonly FieldDecl[]): BatchEncoder {
   const sink = new ByteSink()
-  const writeRecord = jsonRecordWriter(fields)
+  const writeRecord = jsonRecordWriter(fields, '}\n')
   return {
     open: () => [],
     batch: batch => {
       const cols = fieldColumns(batch, fields)
-      for (let i = 0; i < batch.length; i++) {
-        writeRecord(sink, cols, i)
-        sink.byte(NEWLINE)
-      }
+      for (let i = 0; i < batch.length; i++) writeRecord(sink, cols, i)
       return sink.flush()
     },
     close: () => sink.flush(),

@@ -73,6 +73,8 @@ const encoder = new TextEncoder()
  */
 export class ByteSink {
   buf: Uint8Array
+  /** `buf` as a DataView, for writers that store whole words (text.ts). */
+  view: DataView
   pos = 0
   private readonly chunkSize: number
   private done: Uint8Array[] = []
@@ -81,13 +83,19 @@ export class ByteSink {
   constructor(chunkSize = CHUNK_SIZE) {
     this.chunkSize = chunkSize
     this.buf = new Uint8Array(chunkSize)
+    this.view = new DataView(this.buf.buffer)
   }
 
   /** Makes room for `n` more bytes at `pos`, cutting a chunk when the buffer is full. */
   reserve(n: number): void {
     if (this.pos + n <= this.buf.length) return
     this.cut()
-    if (n > this.buf.length) this.buf = new Uint8Array(n)
+    if (n > this.buf.length) this.use(new Uint8Array(n))
+  }
+
+  private use(buf: Uint8Array): void {
+    this.buf = buf
+    this.view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength)
   }
 
   /**
@@ -101,7 +109,7 @@ export class ByteSink {
       this.done.push(this.buf.slice(0, this.pos))
     } else {
       this.done.push(this.buf.subarray(0, this.pos))
-      this.buf = new Uint8Array(this.chunkSize)
+      this.use(new Uint8Array(this.chunkSize))
     }
     this.pos = 0
   }

@@ -1,132 +1,211 @@
 /**
- * Value text shared by the JSON and CSV encoders: a field writer writes row i of
- * a packed vector (see vector.ts) as the text `KINDS[kind].toText` gives, reading
- * the vector's buffers directly so no value object is ever made. Hex is the hot
- * path of every text response, so it goes through a byte table instead of
- * building strings; u64 values under 2^32 are read as one 32-bit word.
+ * Value text shared by the JSON and CSV encoders: a placed writer writes row i of
+ * a packed vector (see vector.ts) as the text `KINDS[kind].toText` gives (or its
+ * JSON token), reading the vector's buffers directly so no value object is ever
+ * made, at a position of a buffer its record reserved (record.ts). Hex is most of
+ * every text response, so two bytes go out as four digits in one 32-bit store from
+ * a table; u64 values under 2^32 are read as one 32-bit word.
  */
 import type { BinaryVector, BoolVector, FixedVector, U64Vector, Vector } from '../columns/vector.ts'
-import { bytesToInt, type Kind } from '../schema/kinds.ts'
+import { bytesToInt, KINDS, type Kind } from '../schema/kinds.ts'
 import type { ByteSink } from './sink.ts'
 
 /**
  * Writes non-null row i of a vector laid out as the field's kind wants (the
- * encoder checked it); the caller adds any quoting.
+ * encoder checked it) at `out[p]`, and returns where its text ends. The caller
+ * has reserved the value's `room` (see PlacedValue); writers store whole 32-bit
+ * words through `view` (the same memory as `out`), never past that room.
  */
-export type FieldWriter = (sink: ByteSink, v: Vector, i: number) => void
+export type PlacedWriter = (out: Uint8Array, view: DataView, p: number, v: Vector, i: number) => number
+
+/** A kind's writer and the room its text takes at most: `room` bytes, plus two per byte of a binary value. */
+export interface PlacedValue {
+  write: PlacedWriter
+  room: number
+  binary: boolean
+}
 
 const HEX_DIGITS = '0123456789abcdef'
-/** ASCII codes of the two hex digits of each byte, at 2·byte and 2·byte + 1. */
-const HEX_PAIRS = new Uint8Array(512)
-for (let i = 0; i < 256; i++) {
-  HEX_PAIRS[2 * i] = HEX_DIGITS.charCodeAt(i >> 4)
-  HEX_PAIRS[2 * i + 1] = HEX_DIGITS.charCodeAt(i & 15)
+/**
+ * The four ASCII hex digits of each 16-bit big-endian value, packed little-endian
+ * so one 32-bit store writes them in order: two input bytes a store.
+ */
+const HEX_QUADS = new Uint32Array(65536)
+for (let i = 0; i < 65536; i++) {
+  const digit = (shift: number) => HEX_DIGITS.charCodeAt((i >> shift) & 15)
+  HEX_QUADS[i] = (digit(12) | (digit(8) << 8) | (digit(4) << 16) | (digit(0) << 24)) >>> 0
 }
 const ZERO = 48
 const X = 120
+const QUOTE = 34
+/** `"0x` and one byte more, which the value's first digit (or closing quote) replaces. */
+const QUOTE_0X = QUOTE | (ZERO << 8) | (X << 16)
+const TRUE = 0x65757274
+const FALSE = 0x736c6166
+
+/** Two digits per byte of `bytes[start, end)` at `p`. */
+function putHexDigits(out: Uint8Array, view: DataView, p: number, bytes: Uint8Array, start: number, end: number): number {
+  let i = start
+  for (; i + 1 < end; i += 2, p += 4) view.setUint32(p, HEX_QUADS[(bytes[i] << 8) | bytes[i + 1]], true)
+  if (i < end) {
+    const q = HEX_QUADS[bytes[i]]
+    out[p] = q >>> 16
+    out[p + 1] = q >>> 24
+    p += 2
+  }
+  return p
+}
 
 /** `0x` and two digits per byte of `bytes[start, end)`. */
-export function writeHex(sink: ByteSink, bytes: Uint8Array, start = 0, end = bytes.length): void {
-  sink.reserve(2 + 2 * (end - start))
-  sink.buf[sink.pos++] = ZERO
-  sink.buf[sink.pos++] = X
-  writeHexDigits(sink, bytes, start, end)
+export function putHex(out: Uint8Array, view: DataView, p: number, bytes: Uint8Array, start: number, end: number): number {
+  out[p] = ZERO
+  out[p + 1] = X
+  return putHexDigits(out, view, p + 2, bytes, start, end)
+}
+
+/** `"0x…"`: putHex in JSON quotes. */
+function putQuotedHex(out: Uint8Array, view: DataView, p: number, bytes: Uint8Array, start: number, end: number): number {
+  view.setUint32(p, QUOTE_0X, true)
+  p = putHexDigits(out, view, p + 3, bytes, start, end)
+  out[p] = QUOTE
+  return p + 1
 }
 
 /** Big-endian `bytes[start, end)` as a minimal JSON-RPC quantity: `0x0`, `0x1a`, never a leading zero digit. */
-export function writeQuantity(sink: ByteSink, bytes: Uint8Array, start = 0, end = bytes.length): void {
+export function putQuantity(out: Uint8Array, view: DataView, p: number, bytes: Uint8Array, start: number, end: number): number {
   let i = start
   while (i < end && bytes[i] === 0) i++
+  out[p] = ZERO
+  out[p + 1] = X
   if (i === end) {
-    sink.ascii('0x0')
-    return
+    out[p + 2] = ZERO
+    return p + 3
   }
-  if (bytes[i] >= 16) {
-    writeHex(sink, bytes, i, end)
-    return
-  }
-  sink.reserve(1 + 2 * (end - i))
-  sink.buf[sink.pos++] = ZERO
-  sink.buf[sink.pos++] = X
-  sink.buf[sink.pos++] = HEX_DIGITS.charCodeAt(bytes[i])
-  writeHexDigits(sink, bytes, i + 1, end)
+  if (bytes[i] >= 16) return putHexDigits(out, view, p + 2, bytes, i, end)
+  out[p + 2] = HEX_DIGITS.charCodeAt(bytes[i])
+  return putHexDigits(out, view, p + 3, bytes, i + 1, end)
 }
 
-/** Two digits per byte of `bytes[start, end)`; the caller has reserved the room. */
-function writeHexDigits(sink: ByteSink, bytes: Uint8Array, start: number, end: number): void {
-  const b = sink.buf
-  let p = sink.pos
-  for (let i = start; i < end; i++) {
-    const x = bytes[i] << 1
-    b[p++] = HEX_PAIRS[x]
-    b[p++] = HEX_PAIRS[x + 1]
-  }
-  sink.pos = p
+/** ASCII text (a BigInt's digits). */
+function putAscii(out: Uint8Array, p: number, s: string): number {
+  for (let k = 0; k < s.length; k++) out[p++] = s.charCodeAt(k)
+  return p
 }
 
 /** A number below 2^32 as `0x` hex without leading zeros. */
-function writeU32Hex(sink: ByteSink, n: number): void {
+function putU32Hex(out: Uint8Array, p: number, n: number): number {
   let digits = 1
   while (n >>> (4 * digits) !== 0 && digits < 8) digits++
-  sink.reserve(2 + digits)
-  const b = sink.buf
-  b[sink.pos] = ZERO
-  b[sink.pos + 1] = X
-  let p = (sink.pos += 2 + digits)
-  for (let d = 0; d < digits; d++) {
-    b[--p] = HEX_DIGITS.charCodeAt(n & 15)
-    n >>>= 4
-  }
+  out[p] = ZERO
+  out[p + 1] = X
+  const end = p + 2 + digits
+  for (let q = end; q > p + 2; n >>>= 4) out[--q] = HEX_DIGITS.charCodeAt(n & 15)
+  return end
 }
 
 /** A number below 2^32 in decimal. */
-function writeU32Decimal(sink: ByteSink, n: number): void {
+function putU32Decimal(out: Uint8Array, p: number, n: number): number {
   let digits = 1
   for (let t = 10; t <= n; t *= 10) digits++
-  sink.reserve(digits)
-  const b = sink.buf
-  let p = (sink.pos += digits)
+  const end = p + digits
+  let q = end
   do {
-    b[--p] = ZERO + (n % 10)
+    out[--q] = ZERO + (n % 10)
     n = Math.floor(n / 10)
   } while (n > 0)
+  return end
 }
 
 /** Row i of a u64 vector as `0x` hex without leading zeros; a BigInt only from 2^32 up. */
-export function writeU64Hex(sink: ByteSink, v: U64Vector, i: number): void {
-  if (v.words[2 * i + 1] === 0) writeU32Hex(sink, v.words[2 * i])
-  else sink.ascii('0x' + v.values[i].toString(16))
+export function putU64Hex(out: Uint8Array, _view: DataView, p: number, v: U64Vector, i: number): number {
+  return v.words[2 * i + 1] === 0 ? putU32Hex(out, p, v.words[2 * i]) : putAscii(out, p, '0x' + v.values[i].toString(16))
 }
 
 /** Row i of a u64 vector in decimal, exact over the whole range; a BigInt only from 2^32 up. */
-export function writeU64Decimal(sink: ByteSink, v: U64Vector, i: number): void {
-  if (v.words[2 * i + 1] === 0) writeU32Decimal(sink, v.words[2 * i])
-  else sink.ascii(v.values[i].toString())
+export function putU64Decimal(out: Uint8Array, _view: DataView, p: number, v: U64Vector, i: number): number {
+  return v.words[2 * i + 1] === 0 ? putU32Decimal(out, p, v.words[2 * i]) : putAscii(out, p, v.values[i].toString())
 }
 
-const writeFixedHex = (sink: ByteSink, v: FixedVector, i: number) => writeHex(sink, v.bytes, i * v.width, (i + 1) * v.width)
-const writeFixedQuantity = (sink: ByteSink, v: FixedVector, i: number) => writeQuantity(sink, v.bytes, i * v.width, (i + 1) * v.width)
-const writeFixedInt = (sink: ByteSink, v: FixedVector, i: number) => sink.ascii(bytesToInt(v.bytes, i * v.width).toString())
-const writeBinaryHex = (sink: ByteSink, v: BinaryVector, i: number) => writeHex(sink, v.bytes, v.offsets[i], v.offsets[i + 1])
-const writeBool = (sink: ByteSink, v: BoolVector, i: number) => sink.ascii(v.values[i] === 1 ? 'true' : 'false')
+const putFixedHex = (out: Uint8Array, view: DataView, p: number, v: FixedVector, i: number) =>
+  putHex(out, view, p, v.bytes, i * v.width, (i + 1) * v.width)
+const putFixedQuantity = (out: Uint8Array, view: DataView, p: number, v: FixedVector, i: number) =>
+  putQuantity(out, view, p, v.bytes, i * v.width, (i + 1) * v.width)
+const putFixedInt = (out: Uint8Array, _view: DataView, p: number, v: FixedVector, i: number) =>
+  putAscii(out, p, bytesToInt(v.bytes, i * v.width).toString())
+const putBinaryHex = (out: Uint8Array, view: DataView, p: number, v: BinaryVector, i: number) =>
+  putHex(out, view, p, v.bytes, v.offsets[i], v.offsets[i + 1])
+function putBool(out: Uint8Array, view: DataView, p: number, v: BoolVector, i: number): number {
+  if (v.values[i] === 1) {
+    view.setUint32(p, TRUE, true)
+    return p + 4
+  }
+  view.setUint32(p, FALSE, true)
+  out[p + 4] = 101
+  return p + 5
+}
+
+const placed = (write: PlacedWriter, room: number, binary = false): PlacedValue => ({ write, room, binary })
+/** Hex digits of a fixed width: `0x` and two a byte. */
+const hexRoom = (kind: Kind) => 2 + 2 * KINDS[kind].width!
 
 /**
  * Bare text writers: kinds whose text never needs quoting or escaping in CSV and is a
  * valid JSON token once wrapped in `"` where the JSON format wants it. `string` and
  * `json` have none: each format escapes them its own way.
  */
-export const BARE_WRITERS = {
-  u64hex: writeU64Hex as FieldWriter,
-  u64int: writeU64Decimal as FieldWriter,
-  u256hex: writeFixedQuantity as FieldWriter,
-  u256pad: writeFixedHex as FieldWriter,
-  int: writeFixedInt as FieldWriter,
-  hash: writeFixedHex as FieldWriter,
-  address: writeFixedHex as FieldWriter,
-  address32: writeFixedHex as FieldWriter,
-  bytes: writeBinaryHex as FieldWriter,
-  bool: writeBool as FieldWriter,
-} satisfies Record<Exclude<Kind, 'string' | 'json'>, FieldWriter>
+export const BARE_VALUES = {
+  u64hex: placed(putU64Hex as PlacedWriter, 18),
+  u64int: placed(putU64Decimal as PlacedWriter, 20),
+  u256hex: placed(putFixedQuantity as PlacedWriter, hexRoom('u256hex')),
+  u256pad: placed(putFixedHex as PlacedWriter, hexRoom('u256pad')),
+  // Two's complement of up to 33 bytes: a sign and at most 80 digits.
+  int: placed(putFixedInt as PlacedWriter, 81),
+  hash: placed(putFixedHex as PlacedWriter, hexRoom('hash')),
+  address: placed(putFixedHex as PlacedWriter, hexRoom('address')),
+  address32: placed(putFixedHex as PlacedWriter, hexRoom('address32')),
+  bytes: placed(putBinaryHex as PlacedWriter, 2, true),
+  bool: placed(putBool as PlacedWriter, 5),
+} satisfies Record<Exclude<Kind, 'string' | 'json'>, PlacedValue>
+
+/** A bare value in JSON quotes. */
+function quoted(value: PlacedValue): PlacedValue {
+  const write = value.write
+  return placed(
+    (out, view, p, v, i) => {
+      out[p] = QUOTE
+      p = write(out, view, p + 1, v, i)
+      out[p] = QUOTE
+      return p + 1
+    },
+    value.room + 2,
+    value.binary,
+  )
+}
+
+/** Hex kinds in JSON quotes, written without a wrapper: they are most of a text response. */
+const quotedFixedHex = (kind: Kind) =>
+  placed(
+    ((out, view, p, v: FixedVector, i) => putQuotedHex(out, view, p, v.bytes, i * v.width, (i + 1) * v.width)) as PlacedWriter,
+    hexRoom(kind) + 2,
+  )
+
+/** Every bare kind's JSON token: quoted where `KINDS[kind].toJson` gives a string. */
+export const JSON_VALUES = {
+  u64hex: quoted(BARE_VALUES.u64hex),
+  u64int: BARE_VALUES.u64int,
+  u256hex: quoted(BARE_VALUES.u256hex),
+  u256pad: quotedFixedHex('u256pad'),
+  int: quoted(BARE_VALUES.int),
+  hash: quotedFixedHex('hash'),
+  address: quotedFixedHex('address'),
+  address32: quotedFixedHex('address32'),
+  bytes: placed(
+    ((out, view, p, v: BinaryVector, i) => putQuotedHex(out, view, p, v.bytes, v.offsets[i], v.offsets[i + 1])) as PlacedWriter,
+    4,
+    true,
+  ),
+  bool: BARE_VALUES.bool,
+} satisfies Record<Exclude<Kind, 'string' | 'json'>, PlacedValue>
 
 /** A BOM at the start of a value is text like any other, not a marker to drop. */
 const utf8 = new TextDecoder('utf-8', { ignoreBOM: true })

@@ -84,7 +84,7 @@ export function rowsMessages(
   removed = false,
   maxBytes = MESSAGE_BYTES,
 ): string[] {
-  const writeRecord = jsonRecordWriter(fields)
+  const writeRecord = jsonRecordWriter(fields, '}')
   const columns = fieldColumns(batch, fields)
   const out: string[] = []
   for (let start = 0; start < batch.length;) {

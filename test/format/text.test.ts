@@ -1,15 +1,30 @@
 import { describe, expect, it } from 'vitest'
-import { BARE_WRITERS, writeHex, writeQuantity, writeU64Decimal, writeU64Hex } from '../../src/format/text.ts'
+import { BARE_VALUES, JSON_VALUES, putHex, putQuantity, putU64Decimal, putU64Hex, type PlacedValue } from '../../src/format/text.ts'
 import { ByteSink } from '../../src/format/sink.ts'
-import { vectorOf, type U64Vector } from '../../src/columns/vector.ts'
+import { vectorOf, type BinaryVector, type U64Vector, type Vector } from '../../src/columns/vector.ts'
 import { KINDS, type Kind, type StoredValue } from '../../src/schema/kinds.ts'
 import { rng, u256 } from './cases.ts'
 
-/** Runs a writer into a small sink (so chunk cuts happen) and returns the text. */
-function written(write: (sink: ByteSink) => void): string {
-  const sink = new ByteSink(16)
-  write(sink)
-  return Buffer.concat(sink.flush()).toString('latin1')
+/** Marks the bytes a writer leaves alone, to see that it wrote only its text and its slack. */
+const UNTOUCHED = 0xee
+
+/**
+ * Runs a placed writer at an odd offset of a buffer with `room` bytes for it, and returns
+ * its text; fails if it ends past its room or wrote outside it.
+ */
+function written(room: number, write: (out: Uint8Array, view: DataView, p: number) => number): string {
+  const out = new Uint8Array(1 + room + 8).fill(UNTOUCHED)
+  const end = write(out, new DataView(out.buffer), 1)
+  expect(end - 1).toBeLessThanOrEqual(room)
+  expect(out[0]).toBe(UNTOUCHED)
+  expect([...out.subarray(1 + room)].every(b => b === UNTOUCHED)).toBe(true)
+  return Buffer.from(out.subarray(1, end)).toString('latin1')
+}
+
+/** Row i's text by a kind's placed value, in the room it asks for. */
+function valueText(value: PlacedValue, v: Vector, i: number): string {
+  const bytes = value.binary ? (v as BinaryVector).offsets[i + 1] - (v as BinaryVector).offsets[i] : 0
+  return written(value.room + 2 * bytes, (out, view, p) => value.write(out, view, p, v, i))
 }
 
 /** Every power of 2, 10 and 16 in u64 range, and its neighbours. */
@@ -35,21 +50,27 @@ describe('u64 text', () => {
   })
 
   it('decimal is exact at every digit-count boundary', () => {
-    BOUNDARIES.forEach((n, i) => expect(written(s => writeU64Decimal(s, v, i))).toBe(n.toString()))
+    BOUNDARIES.forEach((n, i) => expect(written(20, (out, view, p) => putU64Decimal(out, view, p, v, i))).toBe(n.toString()))
   })
 
   it('hex is minimal at every digit-count boundary', () => {
-    BOUNDARIES.forEach((n, i) => expect(written(s => writeU64Hex(s, v, i))).toBe('0x' + n.toString(16)))
+    BOUNDARIES.forEach((n, i) => expect(written(18, (out, view, p) => putU64Hex(out, view, p, v, i))).toBe('0x' + n.toString(16)))
   })
 })
 
 describe('byte text', () => {
   it('hex writes every byte value', () => {
     const all = Uint8Array.from({ length: 256 }, (_, i) => i)
-    expect(written(s => writeHex(s, all))).toBe('0x' + Buffer.from(all).toString('hex'))
-    expect(written(s => writeHex(s, new Uint8Array(0)))).toBe('0x')
-    expect(written(s => writeHex(s, all, 10, 13))).toBe('0x0a0b0c')
+    const hex = (bytes: Uint8Array, start = 0, end = bytes.length) =>
+      written(2 + 2 * (end - start), (out, view, p) => putHex(out, view, p, bytes, start, end))
+    expect(hex(all)).toBe('0x' + Buffer.from(all).toString('hex'))
+    expect(hex(new Uint8Array(0))).toBe('0x')
+    expect(hex(all, 10, 13)).toBe('0x0a0b0c')
+    expect(hex(all, 10, 14)).toBe('0x0a0b0c0d')
   })
+
+  const quantity = (bytes: Uint8Array, start = 0, end = bytes.length) =>
+    written(2 + 2 * (end - start), (out, view, p) => putQuantity(out, view, p, bytes, start, end))
 
   it('quantity drops leading zero bytes and a leading zero digit', () => {
     const cases: [bigint, string][] = [
@@ -61,18 +82,18 @@ describe('byte text', () => {
       [2n ** 64n, '0x10000000000000000'],
       [2n ** 256n - 1n, '0x' + 'f'.repeat(64)],
     ]
-    for (const [n, text] of cases) expect(written(s => writeQuantity(s, u256(n)))).toBe(text)
+    for (const [n, text] of cases) expect(quantity(u256(n))).toBe(text)
   })
 
   it('quantity reads only its range of a shared buffer', () => {
     const shared = Uint8Array.of(0xff, 0, 0, 0x0a, 0xbc, 0xff)
-    expect(written(s => writeQuantity(s, shared, 1, 5))).toBe('0xabc')
-    expect(written(s => writeQuantity(s, shared, 1, 3))).toBe('0x0')
+    expect(quantity(shared, 1, 5)).toBe('0xabc')
+    expect(quantity(shared, 1, 3)).toBe('0x0')
   })
 })
 
-describe('BARE_WRITERS', () => {
-  it('matches KINDS toText for random values of every bare kind', () => {
+describe('BARE_VALUES and JSON_VALUES', () => {
+  it('match KINDS toText and toJson for random values of every bare kind, null rows among them', () => {
     const r = rng(42)
     const bytes = (n: number) => Uint8Array.from({ length: n }, () => Math.floor(r() * 256))
     const sample: Partial<Record<Kind, () => StoredValue>> = {
@@ -91,11 +112,16 @@ describe('BARE_WRITERS', () => {
       bytes: () => bytes(Math.floor(r() * 100)),
       bool: () => r() < 0.5,
     }
-    expect(Object.keys(sample).sort()).toEqual(Object.keys(BARE_WRITERS).sort())
-    for (const [kind, make] of Object.entries(sample) as [Kind, () => StoredValue][]) {
-      const values = Array.from({ length: 300 }, make)
+    expect(Object.keys(sample).sort()).toEqual(Object.keys(BARE_VALUES).sort())
+    expect(Object.keys(sample).sort()).toEqual(Object.keys(JSON_VALUES).sort())
+    for (const [kind, make] of Object.entries(sample) as [keyof typeof BARE_VALUES, () => StoredValue][]) {
+      const values = Array.from({ length: 300 }, (_, i) => (i % 7 === 3 ? null : make()))
       const v = vectorOf(kind, values)
-      values.forEach((x, i) => expect(written(s => BARE_WRITERS[kind as keyof typeof BARE_WRITERS](s, v, i))).toBe(KINDS[kind].toText(x)))
+      values.forEach((x, i) => {
+        if (x === null) return
+        expect(valueText(BARE_VALUES[kind], v, i)).toBe(KINDS[kind].toText(x))
+        expect(JSON.parse(valueText(JSON_VALUES[kind], v, i))).toEqual(KINDS[kind].toJson(x))
+      })
     }
   })
 })

@@ -1,0 +1,111 @@
+/**
+ * The record writer under every chunk size: records are written into a reservation made
+ * once per record (again after a value written through the sink), with word stores that
+ * may run up to three bytes past their text. Small sinks cut chunks inside records and
+ * inside values, and the text must come out whole all the same.
+ */
+import { describe, expect, it } from 'vitest'
+import { jsonRecordWriter } from '../../src/format/json.ts'
+import { recordWriter } from '../../src/format/record.ts'
+import { BatchShapeError, ByteSink, fieldColumns } from '../../src/format/sink.ts'
+import { BARE_VALUES } from '../../src/format/text.ts'
+import { KINDS } from '../../src/schema/kinds.ts'
+import { ALL_KINDS, makeBatches, packed } from './cases.ts'
+import type { FieldDecl } from '../../src/schema/dataset.ts'
+
+/** Every record of `rows` rows of every kind, written by `jsonRecordWriter` into a sink of `chunk` bytes. */
+function jsonLines(fields: readonly FieldDecl[], rows: number, chunk: number): string[] {
+  const [plain] = makeBatches(fields, [rows], 5)
+  const batch = packed(fields, plain)
+  const sink = new ByteSink(chunk)
+  const write = jsonRecordWriter(fields, '}\n')
+  const cols = fieldColumns(batch, fields)
+  for (let i = 0; i < rows; i++) write(sink, cols, i)
+  const text = Buffer.concat(sink.flush()).toString('utf8')
+  return text.split('\n').slice(0, -1)
+}
+
+/** Every kind, and the same with the sink-written kinds first: the room after them must count the binary values' bytes. */
+const LAYOUTS: (readonly FieldDecl[])[] = [
+  ALL_KINDS,
+  [...ALL_KINDS.filter(f => f.kind === 'string' || f.kind === 'json'), ...ALL_KINDS.filter(f => f.kind !== 'string' && f.kind !== 'json')],
+]
+
+describe('recordWriter', () => {
+  for (const [n, fields] of LAYOUTS.entries()) {
+    it(`writes every kind, nulls and escaped text among them, whole at every chunk size (layout ${n + 1})`, () => {
+      const [plain] = makeBatches(fields, [40], 5)
+      const expected = Array.from({ length: 40 }, (_, i) =>
+        Object.fromEntries(
+          fields.map(f => {
+            const v = plain.columns[f.name][i]
+            return [f.name, v === null ? null : KINDS[f.kind].toJson(v)]
+          }),
+        ),
+      )
+      const reference = jsonLines(fields, 40, 64 * 1024)
+      expect(reference.map(line => JSON.parse(line))).toEqual(expected)
+      for (const chunk of [1, 2, 3, 4, 5, 7, 16, 31, 64, 100, 333]) expect(jsonLines(fields, 40, chunk)).toEqual(reference)
+    })
+  }
+
+  for (const order of [
+    ['text', 'data'],
+    ['data', 'text'],
+  ]) {
+    it(`counts a long binary value in a record's room (${order.join(', ')})`, () => {
+      const kinds = { text: 'string', data: 'bytes' } as const
+      const fields: FieldDecl[] = order.map(name => ({ name, kind: kinds[name as keyof typeof kinds] }))
+      const data = Uint8Array.from({ length: 1500 }, (_, i) => i & 255)
+      const batch = packed(fields, { length: 2, columns: { text: ['a', 'é"'], data: [data, data.subarray(7)] } })
+      const write = jsonRecordWriter(fields, '}\n')
+      const cols = fieldColumns(batch, fields)
+      for (const chunk of [1, 16, 100, 3000]) {
+        const sink = new ByteSink(chunk)
+        write(sink, cols, 0)
+        write(sink, cols, 1)
+        const lines = Buffer.concat(sink.flush()).toString('utf8').split('\n')
+        expect(lines.slice(0, 2).map((l: string) => JSON.parse(l))).toEqual([
+          { text: 'a', data: KINDS.bytes.toJson(data) },
+          { text: 'é"', data: KINDS.bytes.toJson(data.subarray(7)) },
+        ])
+      }
+    })
+  }
+
+  it('fails a batch with a null in a field declared never null, naming it', () => {
+    const fields: FieldDecl[] = [{ name: 'n', kind: 'u64int' }]
+    const write = recordWriter([{ name: 'n', prefix: '', value: BARE_VALUES.u64int }], '\n')
+    const batch = packed(fields, { length: 2, columns: { n: [1n, null] } })
+    const sink = new ByteSink()
+    const cols = fieldColumns(batch, fields)
+    write(sink, cols, 0)
+    expect(() => write(sink, cols, 1)).toThrow(BatchShapeError)
+    expect(() => write(sink, cols, 1)).toThrow('"n"')
+  })
+
+  it('writes a null as the field says, and a record as its prefixes and ending frame it', () => {
+    const fields: FieldDecl[] = [
+      { name: 'a', kind: 'address', nullable: true },
+      { name: 'b', kind: 'bool' },
+    ]
+    const write = recordWriter(
+      [
+        { name: 'a', prefix: '<', value: BARE_VALUES.address, nullText: 'nothing' },
+        { name: 'b', prefix: '|', value: BARE_VALUES.bool },
+      ],
+      '>\n',
+    )
+    const address = Uint8Array.from({ length: 20 }, (_, i) => i)
+    const batch = packed(fields, { length: 2, columns: { a: [address, null], b: [true, false] } })
+    const sink = new ByteSink(3)
+    const cols = fieldColumns(batch, fields)
+    write(sink, cols, 0)
+    write(sink, cols, 1)
+    expect(Buffer.concat(sink.flush()).toString()).toBe(`<${KINDS.address.toText(address)}|true>\n<nothing|false>\n`)
+  })
+
+  it('refuses record text it cannot store as ASCII words', () => {
+    expect(() => recordWriter([{ name: 'x', prefix: '"ü":', value: BARE_VALUES.bool }], '\n')).toThrow('printable ASCII')
+  })
+})
