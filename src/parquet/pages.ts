@@ -300,7 +300,11 @@ function decodeDataPage(
     // Values up to the last kept one are decoded, the kept ones gathered.
     const upTo = kept.values.length ? kept.values[kept.values.length - 1] + 1 : 0
     if (encoding === 'PLAIN') {
-      out.plain(gatherPlain(layout.shape, values, kept.values, skip + count), 0, kept.values.length, kept.window, kept.rows)
+      const picked = kept.values
+      // Kept values in one run (a block range's rows) are copied from the page as they are, not gathered first.
+      if (picked.length > 0 && picked[picked.length - 1] - picked[0] === picked.length - 1)
+        out.plain(values, picked[0], picked.length, kept.window, kept.rows)
+      else out.plain(gatherPlain(layout.shape, values, picked, skip + count), 0, picked.length, kept.window, kept.rows)
     } else if (encoding === 'RLE_DICTIONARY' || encoding === 'PLAIN_DICTIONARY') {
       const codes = new Int32Array(kept.values.length)
       if (codes.length > 0) gatherHybrid(values, 1, values.length, values[0], kept.values, codes)
@@ -602,7 +606,10 @@ class Builder implements PageSink {
     if (shape.type === 'binary') {
       const view = viewOf(values)
       let p = 0
-      for (let i = 0; i < skip; i++) p += 4 + view.getUint32(p, true)
+      for (let i = 0; i < skip; i++) {
+        if (p + 4 > values.length) throw new CorruptPageError('a value runs past the end of its page')
+        p += 4 + view.getUint32(p, true)
+      }
       const offsets = this.offsets!
       for (let r = 0; r < rows; r++) {
         const row = this.filled + r
@@ -610,6 +617,7 @@ class Builder implements PageSink {
           offsets[row + 1] = this.used
           continue
         }
+        if (p + 4 > values.length) throw new CorruptPageError('a value runs past the end of its page')
         const n = view.getUint32(p, true)
         if (p + 4 + n > values.length) throw new CorruptPageError('a value runs past the end of its page')
         this.append(values, p + 4, p + 4 + n)
@@ -617,6 +625,8 @@ class Builder implements PageSink {
         offsets[row + 1] = this.used
       }
     } else if (shape.type === 'bool') {
+      if (skip + count > values.length * 8)
+        throw new CorruptPageError(`a page of ${values.length} bytes cannot hold ${skip + count} values`)
       for (let r = 0, k = skip; r < rows; r++) {
         if (window && !window[r]) continue
         this.fixed[this.filled + r] = (values[k >> 3] >> (k & 7)) & 1

@@ -406,6 +406,21 @@ function checkFile(
         picks.map(i => expected[i]),
         `${run}, ${picks.length} picked rows`,
       )
+      // Picks in one run (a block range's rows): a PLAIN page's values are copied from it, not gathered first.
+      const inRun = Array.from({ length: b - a }, (_, i) => a + i)
+      expectRows(
+        decodePageRows(
+          c.layout,
+          bytesOfRun,
+          base + first,
+          base + first,
+          base + end,
+          Int32Array.from(inRun, i => base + i),
+          c.dictionary,
+        ),
+        inRun.map(i => expected[i]),
+        `${run}, rows [${a}, ${b}) picked`,
+      )
       expect(
         () => decodePages(c.layout, bytesOfRun, base + first, base + first, base + end + 1, c.dictionary),
         `${run}: a row past the pages`,
