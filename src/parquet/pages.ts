@@ -194,6 +194,8 @@ function walkPages(
 interface PageSink {
   filled: number
   plain(values: Uint8Array, skip: number, count: number, window: Uint8Array | null, rows: number): void
+  /** The PLAIN values at `picked` (ascending) of a page holding `total`, spread over `rows` rows per `window`. */
+  gather(values: Uint8Array, picked: Int32Array, total: number, window: Uint8Array | null, rows: number): void
   fromDictionary(dictionary: Vector | undefined, indexes: Int32Array, window: Uint8Array | null, rows: number): void
   bools(bits: Uint8Array, window: Uint8Array | null, rows: number): void
 }
@@ -209,6 +211,10 @@ class CodeSink implements PageSink {
   }
 
   plain(): void {
+    throw NOT_DICTIONARY
+  }
+
+  gather(): void {
     throw NOT_DICTIONARY
   }
 
@@ -304,7 +310,7 @@ function decodeDataPage(
       // Kept values in one run (a block range's rows) are copied from the page as they are, not gathered first.
       if (picked.length > 0 && picked[picked.length - 1] - picked[0] === picked.length - 1)
         out.plain(values, picked[0], picked.length, kept.window, kept.rows)
-      else out.plain(gatherPlain(layout.shape, values, picked, skip + count), 0, picked.length, kept.window, kept.rows)
+      else out.gather(values, picked, skip + count, kept.window, kept.rows)
     } else if (encoding === 'RLE_DICTIONARY' || encoding === 'PLAIN_DICTIONARY') {
       const codes = new Int32Array(kept.values.length)
       if (codes.length > 0) gatherHybrid(values, 1, values.length, values[0], kept.values, codes)
@@ -369,45 +375,11 @@ function gather<T extends Int32Array | Uint8Array>(from: T, at: Int32Array, out:
   return out
 }
 
-/** The PLAIN values at `indexes` (ascending) of a page holding `total` values, as a PLAIN page of them alone. */
-function gatherPlain(shape: VectorShape, values: Uint8Array, indexes: Int32Array, total: number): Uint8Array {
-  if (shape.type === 'binary') {
-    const view = viewOf(values)
-    const starts = new Int32Array(indexes.length)
-    let p = 0
-    let size = 0
-    for (let i = 0, k = 0; k < indexes.length; i++) {
-      if (p + 4 > values.length) throw new CorruptPageError('a value runs past the end of its page')
-      const n = view.getUint32(p, true)
-      if (p + 4 + n > values.length) throw new CorruptPageError('a value runs past the end of its page')
-      if (i === indexes[k]) {
-        starts[k++] = p
-        size += 4 + n
-      }
-      p += 4 + n
-    }
-    const out = new Uint8Array(size)
-    let at = 0
-    for (const start of starts) {
-      const end = start + 4 + view.getUint32(start, true)
-      out.set(values.subarray(start, end), at)
-      at += end - start
-    }
-    return out
-  }
-  if (shape.type === 'bool') {
-    if (total > values.length * 8) throw new CorruptPageError(`a page of ${values.length} bytes cannot hold ${total} values`)
-    const out = new Uint8Array(Math.ceil(indexes.length / 8))
-    indexes.forEach((v, i) => (out[i >> 3] |= ((values[v >> 3] >> (v & 7)) & 1) << (i & 7)))
-    return out
-  }
-  const w = shape.type === 'u64' ? 8 : shape.width
-  if (total * w > values.length) throw new CorruptPageError(`a page of ${values.length} bytes cannot hold ${total} values`)
-  const out = new Uint8Array(indexes.length * w)
-  for (let i = 0; i < indexes.length; i++) {
-    const from = indexes[i] * w
-    for (let j = 0; j < w; j++) out[i * w + j] = values[from + j]
-  }
+/** The PLAIN booleans at `indexes` (ascending) of a page holding `total`, as a PLAIN page of them alone. */
+function gatherBits(values: Uint8Array, indexes: Int32Array, total: number): Uint8Array {
+  if (total > values.length * 8) throw new CorruptPageError(`a page of ${values.length} bytes cannot hold ${total} values`)
+  const out = new Uint8Array(Math.ceil(indexes.length / 8))
+  indexes.forEach((v, i) => (out[i >> 3] |= ((values[v >> 3] >> (v & 7)) & 1) << (i & 7)))
   return out
 }
 
@@ -658,6 +630,63 @@ class Builder implements PageSink {
             for (let j = 0; j < w; j++) target[to + j] = values[k + j]
             k += w
           }
+        }
+      }
+    }
+    this.filled += rows
+  }
+
+  gather(values: Uint8Array, picked: Int32Array, total: number, window: Uint8Array | null, rows: number): void {
+    const { shape } = this
+    if (shape.type === 'bool') {
+      this.plain(gatherBits(values, picked, total), 0, picked.length, window, rows)
+      return
+    }
+    this.mark(window, rows)
+    if (shape.type === 'binary') {
+      // One pass over the length prefixes up to the last pick, each picked value appended where it is.
+      const view = viewOf(values)
+      const offsets = this.offsets!
+      let p = 0
+      let at = 0
+      for (let r = 0, k = 0; r < rows; r++) {
+        const row = this.filled + r
+        if (!window || window[r]) {
+          for (const want = picked[k++]; ; at++) {
+            if (p + 4 > values.length) throw new CorruptPageError('a value runs past the end of its page')
+            const n = view.getUint32(p, true)
+            if (p + 4 + n > values.length) throw new CorruptPageError('a value runs past the end of its page')
+            p += 4 + n
+            if (at === want) {
+              this.append(values, p - n, p)
+              at++
+              break
+            }
+          }
+        }
+        offsets[row + 1] = this.used
+      }
+    } else {
+      const w = this.width
+      if (total * w > values.length) throw new CorruptPageError(`a page of ${values.length} bytes cannot hold ${total} values`)
+      const target = this.fixed
+      if (w % 4 === 0 && target.byteOffset % 4 === 0) {
+        // Whole words (addresses, hashes, u64) are read as words wherever the page put them, straight into place.
+        const src = viewOf(values)
+        const dst = new Uint32Array(target.buffer, target.byteOffset, target.length >> 2)
+        const n = w >> 2
+        for (let r = 0, k = 0; r < rows; r++) {
+          if (window && !window[r]) continue
+          const from = picked[k++] * w
+          const to = (this.filled + r) * n
+          for (let j = 0; j < n; j++) dst[to + j] = src.getUint32(from + 4 * j, true)
+        }
+      } else {
+        for (let r = 0, k = 0; r < rows; r++) {
+          if (window && !window[r]) continue
+          const from = picked[k++] * w
+          const to = (this.filled + r) * w
+          for (let j = 0; j < w; j++) target[to + j] = values[from + j]
         }
       }
     }
