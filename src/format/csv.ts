@@ -10,7 +10,7 @@ import type { BinaryVector } from '../columns/vector.ts'
 import type { FieldDecl } from '../schema/dataset.ts'
 import type { Kind } from '../schema/kinds.ts'
 import { recordWriter, type SinkWriter } from './record.ts'
-import { ByteSink, fieldColumns, type BatchEncoder } from './sink.ts'
+import { type BatchEncoder, ByteSink, CHUNK_SIZE, type ChunkSource, fieldColumns } from './sink.ts'
 import { BARE_VALUES, copyPlain, plainAscii, textAt, type PlacedValue } from './text.ts'
 
 const NEWLINE = 10
@@ -39,8 +39,8 @@ const CSV_WRITERS: Record<Kind, PlacedValue | SinkWriter> = {
 }
 
 /** Encoder of the `csv` format. */
-export function csvEncoder(fields: readonly FieldDecl[]): BatchEncoder {
-  const sink = new ByteSink()
+export function csvEncoder(fields: readonly FieldDecl[], chunks?: ChunkSource): BatchEncoder {
+  const sink = new ByteSink(CHUNK_SIZE, chunks)
   const writeRecord = recordWriter(
     fields.map((f, j) => ({
       name: f.name,

@@ -9,7 +9,7 @@ import { arrowEncoder } from './arrow.ts'
 import { csvEncoder } from './csv.ts'
 import { jsonEncoder } from './json.ts'
 import { jsonlEncoder } from './jsonl.ts'
-import type { BatchEncoder } from './sink.ts'
+import type { BatchEncoder, ChunkSource } from './sink.ts'
 import type { RowBatch } from '../columns/batch.ts'
 
 /** The spec's `format` values. */
@@ -30,7 +30,7 @@ export function contentTypeOf(format: Format): string {
   return CONTENT_TYPES[format]
 }
 
-const ENCODERS: Record<Format, (fields: readonly FieldDecl[]) => BatchEncoder> = {
+const ENCODERS: Record<Format, (fields: readonly FieldDecl[], chunks?: ChunkSource) => BatchEncoder> = {
   json: jsonEncoder,
   json_stream: jsonlEncoder,
   csv: csvEncoder,
@@ -55,8 +55,9 @@ export interface StreamEncoder {
 /** Makes the encoder of one response. */
 export type EncoderFactory = (format: Format, fields: readonly FieldDecl[]) => StreamEncoder
 
-/** The format's own encoder, in this thread. */
-export const formatEncoder = (format: Format, fields: readonly FieldDecl[]): BatchEncoder => ENCODERS[format](fields)
+/** The format's own encoder, in this thread; text formats take their buffers from `chunks` when given. */
+export const formatEncoder = (format: Format, fields: readonly FieldDecl[], chunks?: ChunkSource): BatchEncoder =>
+  ENCODERS[format](fields, chunks)
 
 /** One batch's bytes, and whether they were the closing ones. */
 interface Encoded {

@@ -8,7 +8,7 @@ import type { BinaryVector } from '../columns/vector.ts'
 import type { FieldDecl } from '../schema/dataset.ts'
 import type { Kind } from '../schema/kinds.ts'
 import { recordWriter, type RecordWriter, type SinkWriter } from './record.ts'
-import { ByteSink, fieldColumns, type BatchEncoder } from './sink.ts'
+import { type BatchEncoder, ByteSink, CHUNK_SIZE, type ChunkSource, fieldColumns } from './sink.ts'
 import { copyPlain, JSON_VALUES, plainAscii, textAt, type PlacedValue } from './text.ts'
 
 const QUOTE = 34
@@ -70,8 +70,8 @@ export function jsonRecordWriter(fields: readonly FieldDecl[], end: string): Rec
 }
 
 /** Encoder of the `json` format: `[`, records separated by commas, `]`. */
-export function jsonEncoder(fields: readonly FieldDecl[]): BatchEncoder {
-  const sink = new ByteSink()
+export function jsonEncoder(fields: readonly FieldDecl[], chunks?: ChunkSource): BatchEncoder {
+  const sink = new ByteSink(CHUNK_SIZE, chunks)
   const writeRecord = jsonRecordWriter(fields, '}')
   let first = true
   return {

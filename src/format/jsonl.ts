@@ -3,12 +3,12 @@
  * ended by `\n`, so an empty result is an empty body.
  */
 import type { FieldDecl } from '../schema/dataset.ts'
-import { ByteSink, fieldColumns, type BatchEncoder } from './sink.ts'
+import { type BatchEncoder, ByteSink, CHUNK_SIZE, type ChunkSource, fieldColumns } from './sink.ts'
 import { jsonRecordWriter } from './json.ts'
 
 /** Encoder of the `json_stream` format. */
-export function jsonlEncoder(fields: readonly FieldDecl[]): BatchEncoder {
-  const sink = new ByteSink()
+export function jsonlEncoder(fields: readonly FieldDecl[], chunks?: ChunkSource): BatchEncoder {
+  const sink = new ByteSink(CHUNK_SIZE, chunks)
   const writeRecord = jsonRecordWriter(fields, '}\n')
   return {
     open: () => [],

@@ -67,6 +67,14 @@ export function requiredNull(name: string): BatchShapeError {
 const encoder = new TextEncoder()
 
 /**
+ * Where a sink's buffers of CHUNK_SIZE bytes come from: the Node server's encoding thread
+ * reuses those the main thread has written to the socket and handed back (encode-threads.ts),
+ * so a large answer does not allocate its size in buffers. A buffer may hold old bytes: a
+ * chunk is only ever the part written.
+ */
+export type ChunkSource = () => Uint8Array
+
+/**
  * A write buffer that fills fixed-size chunks. Hot writers may `reserve(n)` and
  * then write up to n bytes at `buf[pos]` themselves, advancing `pos`.
  * Chunks are cut wherever a chunk fills, in the middle of a record if need be.
@@ -77,13 +85,16 @@ export class ByteSink {
   view: DataView
   pos = 0
   private readonly chunkSize: number
+  private readonly allocate: () => Uint8Array
   private done: Uint8Array[] = []
   private doneBytes = 0
 
-  constructor(chunkSize = CHUNK_SIZE) {
+  /** `chunks` gives each new buffer of `chunkSize` bytes (default: a fresh one; see ChunkSource). */
+  constructor(chunkSize = CHUNK_SIZE, chunks?: ChunkSource) {
     this.chunkSize = chunkSize
-    this.buf = new Uint8Array(chunkSize)
-    this.view = new DataView(this.buf.buffer)
+    this.allocate = chunks ?? (() => new Uint8Array(chunkSize))
+    this.buf = this.allocate()
+    this.view = new DataView(this.buf.buffer, this.buf.byteOffset, this.buf.byteLength)
   }
 
   /** Makes room for `n` more bytes at `pos`, cutting a chunk when the buffer is full. */
@@ -109,7 +120,7 @@ export class ByteSink {
       this.done.push(this.buf.slice(0, this.pos))
     } else {
       this.done.push(this.buf.subarray(0, this.pos))
-      this.use(new Uint8Array(this.chunkSize))
+      this.use(this.allocate())
     }
     this.pos = 0
   }

@@ -1,15 +1,22 @@
 /**
  * The encoding thread of encode-threads.ts: one format encoder per stream, made at the
  * stream's first batch (its opening bytes go out with that batch), dropped at close
- * or release. Requests are answered in the order they come.
+ * or release. Requests are answered in the order they come. Chunk buffers the main
+ * thread hands back are kept (up to SPARE_BUFFERS) and written again.
  */
 import { parentPort } from 'node:worker_threads'
 import { formatEncoder } from '../format/encode.ts'
-import type { BatchEncoder } from '../format/sink.ts'
-import { chunkBuffers, unpackVector, type EncodeReply, type EncodeRequest } from './encode-threads.ts'
+import { CHUNK_SIZE, type BatchEncoder } from '../format/sink.ts'
+import { chunkBuffers, SPARE_BUFFERS, unpackVector, type EncodeReply, type EncodeRequest } from './encode-threads.ts'
 
 const port = parentPort!
 const encoders = new Map<number, BatchEncoder>()
+/** Chunk buffers the main thread has written out and handed back, for the next chunks. */
+const spare: ArrayBuffer[] = []
+const chunks = () => {
+  const buffer = spare.pop()
+  return buffer ? new Uint8Array(buffer) : new Uint8Array(CHUNK_SIZE)
+}
 
 function answer(seq: number, work: () => Uint8Array[]): void {
   let reply: EncodeReply
@@ -31,7 +38,7 @@ port.on('message', (m: EncodeRequest) => {
         let encoder = encoders.get(m.stream)
         let opening: Uint8Array[] = []
         if (!encoder) {
-          encoder = formatEncoder(m.format, m.fields)
+          encoder = formatEncoder(m.format, m.fields, chunks)
           encoders.set(m.stream, encoder)
           opening = encoder.open()
         }
@@ -47,5 +54,8 @@ port.on('message', (m: EncodeRequest) => {
       })
     case 'release':
       encoders.delete(m.stream)
+      return
+    case 'recycle':
+      for (const buffer of m.buffers) if (buffer.byteLength === CHUNK_SIZE && spare.length < SPARE_BUFFERS) spare.push(buffer)
   }
 })

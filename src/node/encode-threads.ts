@@ -8,7 +8,9 @@
  * A stream picks its place at its first batch: below `minRows` it stays in the main
  * thread, as before (a small answer pays no hop, and keeps to the fair shares); Arrow
  * always does (it hands out the vectors' own buffers). Batches cross as copies of the
- * fields' columns (transferred); chunks come back transferred. If the thread dies,
+ * fields' columns (transferred); chunks come back transferred, and once the socket has
+ * taken one (`written`), its buffer goes back to the thread to be written again, so the
+ * main thread does not collect a large answer's size in buffers. If the thread dies,
  * its streams fail (a broken response, never a short one) and the next stream starts
  * a new thread. Node only (node:worker_threads); workerd encodes in place.
  */
@@ -16,11 +18,17 @@ import { Worker } from 'node:worker_threads'
 import type { RowBatch } from '../columns/batch.ts'
 import type { Vector } from '../columns/vector.ts'
 import { formatEncoder, type EncoderFactory, type Format, type StreamEncoder } from '../format/encode.ts'
-import { BatchShapeError, type BatchEncoder } from '../format/sink.ts'
+import { BatchShapeError, CHUNK_SIZE, type BatchEncoder } from '../format/sink.ts'
 import type { FieldDecl } from '../schema/dataset.ts'
 
 /** Rows of a first batch from which a text stream is encoded in the thread. */
 export const THREAD_MIN_ROWS = 2048
+
+/** Written chunk buffers the thread keeps for reuse (4 MiB). */
+export const SPARE_BUFFERS = 64
+
+/** Written chunk buffers handed back to the thread together. */
+const RECYCLE_BATCH = 16
 
 /** A column as it crosses threads: its buffers copied out of whatever they view, so they can be transferred. */
 export type PackedVector =
@@ -34,6 +42,7 @@ export type EncodeRequest =
   | { seq: number; stream: number; op: 'batch'; format: Format; fields: FieldDecl[]; length: number; columns: Record<string, PackedVector> }
   | { seq: number; stream: number; op: 'close' }
   | { stream: number; op: 'release' }
+  | { op: 'recycle'; buffers: ArrayBuffer[] }
 
 /** Its answer: the chunks (transferred), or the error, by request. */
 export type EncodeReply = { seq: number; chunks: Uint8Array[] } | { seq: number; error: { name: string; message: string } }
@@ -84,6 +93,14 @@ function rebuilt(e: { name: string; message: string }): Error {
 export interface ThreadEncoders {
   /** The EncoderFactory to give the app (createApp's `encoders`). */
   encoders: EncoderFactory
+  /**
+   * Tells that a chunk of a response has been written out (the socket's write callback):
+   * a chunk buffer the thread made is handed back to it for reuse. Only a buffer that backs
+   * that chunk alone, at the thread's chunk size, is; nothing may read the chunk afterwards.
+   */
+  written(chunk: Uint8Array): void
+  /** Chunk buffers handed back so far. */
+  readonly recycled: number
   /** Batches encoded in the thread so far. */
   readonly threadBatches: number
   /** Stops the thread; streams still encoding there fail. */
@@ -97,6 +114,11 @@ export function threadEncoders(options: { minRows?: number; workerUrl?: URL } = 
   let seq = 0
   let streams = 0
   let threadBatches = 0
+  let recycled = 0
+  /** Chunk buffers from the thread not yet written out, by the thread that made them. */
+  const made = new WeakMap<ArrayBuffer, Worker>()
+  /** Written buffers waiting to go back to `worker` together. */
+  let back: ArrayBuffer[] = []
   const waiting = new Map<number, { w: Worker; resolve(chunks: Uint8Array[]): void; reject(err: Error): void }>()
   /** Threads that exited: a message to one is dropped without a word, so nothing is asked of them. */
   const gone = new WeakMap<Worker, Error>()
@@ -119,8 +141,11 @@ export function threadEncoders(options: { minRows?: number; workerUrl?: URL } = 
       const entry = waiting.get(m.seq)
       if (!entry) return
       waiting.delete(m.seq)
-      if ('error' in m) entry.reject(rebuilt(m.error))
-      else entry.resolve(m.chunks)
+      if ('error' in m) return entry.reject(rebuilt(m.error))
+      const users = new Map<ArrayBuffer, number>()
+      for (const c of m.chunks) users.set(c.buffer as ArrayBuffer, (users.get(c.buffer as ArrayBuffer) ?? 0) + 1)
+      for (const [buffer, n] of users) if (n === 1 && buffer.byteLength === CHUNK_SIZE) made.set(buffer, w)
+      entry.resolve(m.chunks)
     })
     const end = (err: Error) => {
       if (worker === w) worker = undefined
@@ -133,7 +158,7 @@ export function threadEncoders(options: { minRows?: number; workerUrl?: URL } = 
     return w
   }
 
-  function ask(w: Worker, request: Exclude<EncodeRequest, { op: 'release' }>, transfer: ArrayBuffer[] = []): Promise<Uint8Array[]> {
+  function ask(w: Worker, request: Extract<EncodeRequest, { seq: number }>, transfer: ArrayBuffer[] = []): Promise<Uint8Array[]> {
     const ended = gone.get(w)
     if (ended) return Promise.reject(ended)
     return new Promise((resolve, reject) => {
@@ -191,10 +216,28 @@ export function threadEncoders(options: { minRows?: number; workerUrl?: URL } = 
     return encoder
   }
 
+  function written(chunk: Uint8Array): void {
+    const buffer = chunk.buffer as ArrayBuffer
+    const w = made.get(buffer)
+    if (!w) return
+    made.delete(buffer)
+    if (w !== worker || gone.has(w)) return
+    back.push(buffer)
+    recycled++
+    if (back.length < RECYCLE_BATCH) return
+    const buffers = back
+    back = []
+    w.postMessage({ op: 'recycle', buffers } satisfies EncodeRequest, buffers)
+  }
+
   return {
     encoders,
+    written,
     get threadBatches() {
       return threadBatches
+    },
+    get recycled() {
+      return recycled
     },
     async close() {
       const w = worker

@@ -20,6 +20,8 @@ export interface ServeOptions {
   host?: string
   /** Where unexpected adapter errors go (default console.error). */
   log?: (message: string, error?: unknown) => void
+  /** Told of each body chunk once the socket has taken it (ThreadEncoders.written). */
+  written?: (chunk: Uint8Array) => void
 }
 
 export interface RunningServer {
@@ -75,8 +77,11 @@ function drained(res: ServerResponse): Promise<boolean> {
   })
 }
 
-/** Writes a fetch Response to a Node response with backpressure; errors destroy the socket. */
-export async function writeResponse(response: Response, res: ServerResponse): Promise<void> {
+/**
+ * Writes a fetch Response to a Node response with backpressure; errors destroy the socket.
+ * `written` hears of each chunk once the socket has taken it.
+ */
+export async function writeResponse(response: Response, res: ServerResponse, written?: (chunk: Uint8Array) => void): Promise<void> {
   // The client went away before the answer was ready: its body is dropped, never read into a closed socket.
   if (res.destroyed) {
     await response.body?.cancel().catch(() => {})
@@ -100,7 +105,7 @@ export async function writeResponse(response: Response, res: ServerResponse): Pr
     for (;;) {
       const { done, value } = await reader.read()
       if (done) break
-      if (!res.write(value) && !(await drained(res))) return
+      if (!res.write(value, written && (() => written(value))) && !(await drained(res))) return
     }
     res.end()
   } catch (err) {
@@ -127,7 +132,7 @@ export function serve(options: ServeOptions): Promise<RunningServer> {
       return
     }
     try {
-      await writeResponse(await options.fetch(request), res)
+      await writeResponse(await options.fetch(request), res, options.written)
     } catch (err) {
       log('node adapter: unhandled error', err)
       if (!res.headersSent)

@@ -85,7 +85,12 @@ export async function startNodeServer(options: NodeServerOptions): Promise<NodeS
   })
   const fetch = (request: Request) => app.fetch(request)
   const assets = staticAssets()
-  const running = await serve({ fetch: request => assets(request) ?? fetch(request), port: options.port, host: options.host })
+  const running = await serve({
+    fetch: request => assets(request) ?? fetch(request),
+    port: options.port,
+    host: options.host,
+    ...(encoding ? { written: encoding.written } : {}),
+  })
   running.server.on('upgrade', (req, socket, head) => live.handleUpgrade(req, socket, head, fetch))
   const started = live.start()
   if (options.waitForNodes ?? true) await started

@@ -58,6 +58,27 @@ describe('threadEncoders', () => {
     }
   }
 
+  it('takes back the chunk buffers written out, and answers written into them again are the same bytes', async () => {
+    const large = makeBatches(logs.fields, [3000, 2000], 9).map(b => packed(logs.fields, b))
+    const want = await encoded('json_stream', logs.fields, large)
+    const own = threadEncoders({ minRows: 1 })
+    try {
+      for (let round = 0; round < 3; round++) {
+        const reader = encodeRows('json_stream', logs.fields, fromArray(large), own.encoders).getReader()
+        const parts: Buffer[] = []
+        for (let r = await reader.read(); !r.done; r = await reader.read()) {
+          parts.push(Buffer.from(r.value))
+          own.written(r.value)
+        }
+        expect(Buffer.compare(Buffer.concat(parts), want), `round ${round + 1}`).toBe(0)
+      }
+      // About 50 chunks a round: the later rounds are written into buffers of the earlier ones.
+      expect(own.recycled).toBeGreaterThan(100)
+    } finally {
+      await own.close()
+    }
+  })
+
   it('decides at the first batch: a small first batch keeps the stream in place, a large one sends the rest too', async () => {
     const split = threadEncoders({ minRows: 100 })
     try {

@@ -122,6 +122,41 @@ describe('node adapter', () => {
     expect('line\n'.repeat(3).startsWith(r.body.toString())).toBe(true)
   })
 
+  it('tells of each chunk once the socket has taken it: overwritten then, the answer is still whole', async () => {
+    const sizes = Array.from({ length: 200 }, (_, i) => 1 + ((i * 7919) % (256 * 1024)))
+    const want = Buffer.concat(sizes.map((n, i) => Buffer.alloc(n, i & 255)))
+    const told: number[] = []
+    const own = await serve({
+      port: 0,
+      log: () => {},
+      fetch: async () => {
+        let i = 0
+        return new Response(
+          new ReadableStream<Uint8Array>({
+            pull(c) {
+              if (i === sizes.length) return c.close()
+              c.enqueue(new Uint8Array(sizes[i]).fill(i & 255))
+              i++
+            },
+          }),
+        )
+      },
+      // What the encoding thread does with a buffer it gets back: write other bytes into it.
+      written: chunk => {
+        told.push(chunk.length)
+        chunk.fill(0xee)
+      },
+    })
+    try {
+      const r = await exchange(own.url)
+      expect(r.aborted).toBe(false)
+      expect(Buffer.compare(r.body, want)).toBe(0)
+      expect(told).toEqual(sizes)
+    } finally {
+      await own.close()
+    }
+  })
+
   it('answers a handler crash with a JSON 500 without internals', async () => {
     const r = await exchange(`${server.url}/crash`)
     expect(r.status).toBe(500)
