@@ -398,34 +398,27 @@ function checkFile(
         expected.slice(a, b),
         `${run}, rows [${a}, ${b})`,
       )
+      /** The rows at `picks` (ascending indexes of `expected`), decoded as picked rows. */
+      const expectPicked = (picks: number[], what: string) =>
+        expectRows(
+          decodePageRows(
+            c.layout,
+            bytesOfRun,
+            base + first,
+            base + first,
+            base + end,
+            Int32Array.from(picks, i => base + i),
+            c.dictionary,
+          ),
+          picks.map(i => expected[i]),
+          `${run}, ${what}`,
+        )
       const picks = Array.from({ length: end - first }, (_, i) => first + i).filter(() => r() < 0.2)
-      expectRows(
-        decodePageRows(
-          c.layout,
-          bytesOfRun,
-          base + first,
-          base + first,
-          base + end,
-          Int32Array.from(picks, i => base + i),
-          c.dictionary,
-        ),
-        picks.map(i => expected[i]),
-        `${run}, ${picks.length} picked rows`,
-      )
+      expectPicked(picks, `${picks.length} picked rows`)
       // Picks in one run (a block range's rows): a PLAIN page's values are copied from it, not gathered first.
-      const inRun = Array.from({ length: b - a }, (_, i) => a + i)
-      expectRows(
-        decodePageRows(
-          c.layout,
-          bytesOfRun,
-          base + first,
-          base + first,
-          base + end,
-          Int32Array.from(inRun, i => base + i),
-          c.dictionary,
-        ),
-        inRun.map(i => expected[i]),
-        `${run}, rows [${a}, ${b}) picked`,
+      expectPicked(
+        Array.from({ length: b - a }, (_, i) => a + i),
+        `rows [${a}, ${b}) picked`,
       )
       expect(
         () => decodePages(c.layout, bytesOfRun, base + first, base + first, base + end + 1, c.dictionary),
