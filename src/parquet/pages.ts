@@ -233,6 +233,19 @@ function viewOf(bytes: Uint8Array): DataView {
   return new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
 }
 
+/** Where the length-prefixed PLAIN value at `p` of `values` ends; its bytes start at p + 4. */
+function valueEnd(view: DataView, values: Uint8Array, p: number): number {
+  if (p + 4 > values.length) throw new CorruptPageError('a value runs past the end of its page')
+  const end = p + 4 + view.getUint32(p, true)
+  if (end > values.length) throw new CorruptPageError('a value runs past the end of its page')
+  return end
+}
+
+/** A page whose values are fewer bytes than `count` values of `bits` bits take. */
+function checkHolds(values: Uint8Array, count: number, bits: number): void {
+  if (count * bits > values.length * 8) throw new CorruptPageError(`a page of ${values.length} bytes cannot hold ${count} values`)
+}
+
 function pageRows(header: PageHeader): number {
   if (header.data_page_header_v2) return header.data_page_header_v2.num_rows
   if (header.data_page_header) return header.data_page_header.num_values
@@ -377,7 +390,7 @@ function gather<T extends Int32Array | Uint8Array>(from: T, at: Int32Array, out:
 
 /** The PLAIN booleans at `indexes` (ascending) of a page holding `total`, as a PLAIN page of them alone. */
 function gatherBits(values: Uint8Array, indexes: Int32Array, total: number): Uint8Array {
-  if (total > values.length * 8) throw new CorruptPageError(`a page of ${values.length} bytes cannot hold ${total} values`)
+  checkHolds(values, total, 1)
   const out = new Uint8Array(Math.ceil(indexes.length / 8))
   indexes.forEach((v, i) => (out[i >> 3] |= ((values[v >> 3] >> (v & 7)) & 1) << (i & 7)))
   return out
@@ -578,10 +591,7 @@ class Builder implements PageSink {
     if (shape.type === 'binary') {
       const view = viewOf(values)
       let p = 0
-      for (let i = 0; i < skip; i++) {
-        if (p + 4 > values.length) throw new CorruptPageError('a value runs past the end of its page')
-        p += 4 + view.getUint32(p, true)
-      }
+      for (let i = 0; i < skip; i++) p = valueEnd(view, values, p)
       const offsets = this.offsets!
       for (let r = 0; r < rows; r++) {
         const row = this.filled + r
@@ -589,16 +599,13 @@ class Builder implements PageSink {
           offsets[row + 1] = this.used
           continue
         }
-        if (p + 4 > values.length) throw new CorruptPageError('a value runs past the end of its page')
-        const n = view.getUint32(p, true)
-        if (p + 4 + n > values.length) throw new CorruptPageError('a value runs past the end of its page')
-        this.append(values, p + 4, p + 4 + n)
-        p += 4 + n
+        const end = valueEnd(view, values, p)
+        this.append(values, p + 4, end)
+        p = end
         offsets[row + 1] = this.used
       }
     } else if (shape.type === 'bool') {
-      if (skip + count > values.length * 8)
-        throw new CorruptPageError(`a page of ${values.length} bytes cannot hold ${skip + count} values`)
+      checkHolds(values, skip + count, 1)
       for (let r = 0, k = skip; r < rows; r++) {
         if (window && !window[r]) continue
         this.fixed[this.filled + r] = (values[k >> 3] >> (k & 7)) & 1
@@ -607,8 +614,7 @@ class Builder implements PageSink {
     } else {
       const w = this.width
       const target = this.fixed
-      if ((skip + count) * w > values.length)
-        throw new CorruptPageError(`a page of ${values.length} bytes cannot hold ${skip + count} values`)
+      checkHolds(values, skip + count, 8 * w)
       if (!window) {
         target.set(values.subarray(skip * w, (skip + count) * w), this.filled * w)
       } else {
@@ -652,23 +658,17 @@ class Builder implements PageSink {
       for (let r = 0, k = 0; r < rows; r++) {
         const row = this.filled + r
         if (!window || window[r]) {
-          for (const want = picked[k++]; ; at++) {
-            if (p + 4 > values.length) throw new CorruptPageError('a value runs past the end of its page')
-            const n = view.getUint32(p, true)
-            if (p + 4 + n > values.length) throw new CorruptPageError('a value runs past the end of its page')
-            p += 4 + n
-            if (at === want) {
-              this.append(values, p - n, p)
-              at++
-              break
-            }
-          }
+          for (const want = picked[k++]; at < want; at++) p = valueEnd(view, values, p)
+          const end = valueEnd(view, values, p)
+          this.append(values, p + 4, end)
+          p = end
+          at++
         }
         offsets[row + 1] = this.used
       }
     } else {
       const w = this.width
-      if (total * w > values.length) throw new CorruptPageError(`a page of ${values.length} bytes cannot hold ${total} values`)
+      checkHolds(values, total, 8 * w)
       const target = this.fixed
       if (w % 4 === 0 && target.byteOffset % 4 === 0) {
         // Whole words (addresses, hashes, u64) are read as words wherever the page put them, straight into place.
