@@ -2,12 +2,21 @@
  * The encoding thread of encode-threads.ts: one format encoder per stream, made at the
  * stream's first batch (its opening bytes go out with that batch), dropped at close
  * or release. Requests are answered in the order they come. Chunk buffers the main
- * thread hands back are kept (up to SPARE_BUFFERS) and written again.
+ * thread hands back are kept (up to SPARE_BUFFERS) and written again; a batch's own
+ * memory goes back with its answer, for the main thread's next copies.
  */
 import { parentPort } from 'node:worker_threads'
 import { formatEncoder } from '../format/encode.ts'
 import { CHUNK_SIZE, type BatchEncoder } from '../format/sink.ts'
-import { chunkBuffers, SPARE_BUFFERS, unpackVector, type EncodeReply, type EncodeRequest } from './encode-threads.ts'
+import {
+  chunkBuffers,
+  packedBuffers,
+  SPARE_BUFFERS,
+  unpackVector,
+  type EncodeReply,
+  type EncodeRequest,
+  type PackedVector,
+} from './encode-threads.ts'
 
 const port = parentPort!
 const encoders = new Map<number, BatchEncoder>()
@@ -18,11 +27,14 @@ const chunks = () => {
   return buffer ? new Uint8Array(buffer) : new Uint8Array(CHUNK_SIZE)
 }
 
-function answer(seq: number, work: () => Uint8Array[]): void {
+/** Encodes, and answers with the chunks and the memory of the batch's columns (`spent`), which nothing here reads any more. */
+function answer(seq: number, work: () => Uint8Array[], columns?: Record<string, PackedVector>): void {
   let reply: EncodeReply
   try {
     const chunks = work()
-    port.postMessage({ seq, chunks } satisfies EncodeReply, chunkBuffers(chunks))
+    const out = chunkBuffers(chunks)
+    const spent = columns ? packedBuffers(columns).filter(b => !out.includes(b)) : []
+    port.postMessage({ seq, chunks, spent } satisfies EncodeReply, [...out, ...spent])
     return
   } catch (err) {
     const e = err instanceof Error ? err : new Error(String(err))
@@ -34,17 +46,21 @@ function answer(seq: number, work: () => Uint8Array[]): void {
 port.on('message', (m: EncodeRequest) => {
   switch (m.op) {
     case 'batch':
-      return answer(m.seq, () => {
-        let encoder = encoders.get(m.stream)
-        let opening: Uint8Array[] = []
-        if (!encoder) {
-          encoder = formatEncoder(m.format, m.fields, chunks)
-          encoders.set(m.stream, encoder)
-          opening = encoder.open()
-        }
-        const columns = Object.fromEntries(Object.entries(m.columns).map(([name, v]) => [name, unpackVector(v)]))
-        return [...opening, ...encoder.batch({ length: m.length, columns })]
-      })
+      return answer(
+        m.seq,
+        () => {
+          let encoder = encoders.get(m.stream)
+          let opening: Uint8Array[] = []
+          if (!encoder) {
+            encoder = formatEncoder(m.format, m.fields, chunks)
+            encoders.set(m.stream, encoder)
+            opening = encoder.open()
+          }
+          const columns = Object.fromEntries(Object.entries(m.columns).map(([name, v]) => [name, unpackVector(v)]))
+          return [...opening, ...encoder.batch({ length: m.length, columns })]
+        },
+        m.columns,
+      )
     case 'close':
       return answer(m.seq, () => {
         const encoder = encoders.get(m.stream)

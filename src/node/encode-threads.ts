@@ -8,9 +8,12 @@
  * A stream picks its place at its first batch: below `minRows` it stays in the main
  * thread, as before (a small answer pays no hop, and keeps to the fair shares); Arrow
  * always does (it hands out the vectors' own buffers). Batches cross as copies of the
- * fields' columns (transferred); chunks come back transferred, and once the socket has
- * taken one (`written`), its buffer goes back to the thread to be written again, so the
- * main thread does not collect a large answer's size in buffers. If the thread dies,
+ * fields' columns (transferred), made in memory the thread returned with earlier answers;
+ * the copied columns go back to the scan's memory (`recycle`). Chunks come back
+ * transferred, and once the socket has taken one (`written`), its buffer goes back to
+ * the thread to be written again. So the main thread allocates, and collects, little of
+ * a large answer: fresh memory there made V8 run a full collection every request or two
+ * (BENCHMARKS.md, "Column memory lent again"). If the thread dies,
  * its streams fail (a broken response, never a short one) and the next stream starts
  * a new thread. Node only (node:worker_threads); workerd encodes in place.
  */
@@ -19,6 +22,7 @@ import type { RowBatch } from '../columns/batch.ts'
 import type { Vector } from '../columns/vector.ts'
 import { formatEncoder, type EncoderFactory, type Format, type StreamEncoder } from '../format/encode.ts'
 import { BatchShapeError, CHUNK_SIZE, type BatchEncoder } from '../format/sink.ts'
+import { BufferPool } from '../query/column-buffers.ts'
 import type { FieldDecl } from '../schema/dataset.ts'
 
 /** Rows of a first batch from which a text stream is encoded in the thread. */
@@ -29,6 +33,9 @@ export const SPARE_BUFFERS = 64
 
 /** Written chunk buffers handed back to the thread together. */
 const RECYCLE_BATCH = 16
+
+/** Idle memory kept for copies of batches, which the thread returns once it has encoded them (32 MiB). */
+const PACK_MEMORY = 32 * 1024 * 1024
 
 /** A column as it crosses threads: its buffers copied out of whatever they view, so they can be transferred. */
 export type PackedVector =
@@ -44,34 +51,61 @@ export type EncodeRequest =
   | { stream: number; op: 'release' }
   | { op: 'recycle'; buffers: ArrayBuffer[] }
 
-/** Its answer: the chunks (transferred), or the error, by request. */
-export type EncodeReply = { seq: number; chunks: Uint8Array[] } | { seq: number; error: { name: string; message: string } }
+/**
+ * Its answer, by request: the chunks and the memory of the batch's columns, done with
+ * (both transferred), or the error.
+ */
+export type EncodeReply =
+  { seq: number; chunks: Uint8Array[]; spent: ArrayBuffer[] } | { seq: number; error: { name: string; message: string } }
 
-/** A copy of `a` that owns exactly its bytes (so transferring it leaves the original alone). */
-function own<T extends Uint8Array | Int32Array | BigUint64Array>(a: T, transfer: ArrayBuffer[]): T {
-  const copy = a.slice() as T
-  transfer.push(copy.buffer as ArrayBuffer)
+/** Memory for a packed copy of `bytes` bytes (a buffer the thread handed back), or undefined for a fresh one. */
+export type PackMemory = (bytes: number) => ArrayBuffer | undefined
+
+type Packable = Uint8Array | Int32Array | BigUint64Array
+
+/** A copy of `a` in memory of its own (so transferring it leaves the original alone): from `memory` when it lends some. */
+function own<T extends Packable>(a: T, transfer: ArrayBuffer[], memory?: PackMemory): T {
+  const buffer = memory?.(a.byteLength)
+  if (!buffer) {
+    const copy = a.slice() as T
+    transfer.push(copy.buffer as ArrayBuffer)
+    return copy
+  }
+  const copy = new (a.constructor as new (buffer: ArrayBuffer, offset: number, length: number) => T)(buffer, 0, a.length)
+  copy.set(a as never)
+  transfer.push(buffer)
   return copy
 }
 
-/** The vector's first `length` rows as owned buffers, listed in `transfer`. */
-export function packVector(v: Vector, length: number, transfer: ArrayBuffer[]): PackedVector {
-  const valid = v.valid === null ? null : own(v.valid.subarray(0, length), transfer)
+/** The vector's first `length` rows as buffers of their own (from `memory` when it lends them), listed in `transfer`. */
+export function packVector(v: Vector, length: number, transfer: ArrayBuffer[], memory?: PackMemory): PackedVector {
+  const valid = v.valid === null ? null : own(v.valid.subarray(0, length), transfer, memory)
   switch (v.type) {
     case 'u64':
-      return { type: 'u64', length, valid, values: own(v.values.subarray(0, length), transfer) }
+      return { type: 'u64', length, valid, values: own(v.values.subarray(0, length), transfer, memory) }
     case 'bool':
-      return { type: 'bool', length, valid, values: own(v.values.subarray(0, length), transfer) }
+      return { type: 'bool', length, valid, values: own(v.values.subarray(0, length), transfer, memory) }
     case 'fixed':
-      return { type: 'fixed', length, valid, width: v.width, bytes: own(v.bytes.subarray(0, length * v.width), transfer) }
+      return { type: 'fixed', length, valid, width: v.width, bytes: own(v.bytes.subarray(0, length * v.width), transfer, memory) }
     case 'binary': {
       const offsets = v.offsets.subarray(0, length + 1)
       const bytes = v.bytes.subarray(offsets[0], offsets[length])
-      const shifted = own(offsets, transfer)
+      const shifted = own(offsets, transfer, memory)
       if (offsets[0] !== 0) for (let i = 0; i <= length; i++) shifted[i] -= offsets[0]
-      return { type: 'binary', length, valid, text: v.text, offsets: shifted, bytes: own(bytes, transfer) }
+      return { type: 'binary', length, valid, text: v.text, offsets: shifted, bytes: own(bytes, transfer, memory) }
     }
   }
+}
+
+/** The buffers under a packed batch's columns. */
+export function packedBuffers(columns: Record<string, PackedVector>): ArrayBuffer[] {
+  const out = new Set<ArrayBuffer>()
+  for (const p of Object.values(columns)) {
+    if (p.valid) out.add(p.valid.buffer as ArrayBuffer)
+    out.add((p.type === 'u64' || p.type === 'bool' ? p.values : p.type === 'fixed' ? p.bytes : p.offsets).buffer as ArrayBuffer)
+    if (p.type === 'binary') out.add(p.bytes.buffer as ArrayBuffer)
+  }
+  return [...out]
 }
 
 /** The vector a packed column stands for. */
@@ -103,13 +137,31 @@ export interface ThreadEncoders {
   readonly recycled: number
   /** Batches encoded in the thread so far. */
   readonly threadBatches: number
+  /** Bytes of batch memory the thread has returned, idle for the next batches' copies. */
+  readonly packMemory: number
   /** Stops the thread; streams still encoding there fail. */
   close(): Promise<void>
 }
 
+export interface ThreadEncoderOptions {
+  minRows?: number
+  workerUrl?: URL
+  /**
+   * Told of each column of a text batch once it is encoded here or copied for the thread:
+   * nothing reads it again (the scan's memory takes it back, src/query/column-buffers.ts).
+   */
+  recycle?: (column: Vector) => void
+}
+
 /** An encoding thread and the factory that sends it the large text streams. */
-export function threadEncoders(options: { minRows?: number; workerUrl?: URL } = {}): ThreadEncoders {
+export function threadEncoders(options: ThreadEncoderOptions = {}): ThreadEncoders {
   const minRows = options.minRows ?? THREAD_MIN_ROWS
+  const recycle = options.recycle
+  /** A text batch's columns, consumed: handed back (once each). */
+  const consumed = (batch: RowBatch, fields: readonly FieldDecl[]) => {
+    if (!recycle) return
+    for (const column of new Set(fields.map(f => batch.columns[f.name]))) if (column) recycle(column)
+  }
   let worker: Worker | undefined
   let seq = 0
   let streams = 0
@@ -119,6 +171,9 @@ export function threadEncoders(options: { minRows?: number; workerUrl?: URL } = 
   const made = new WeakMap<ArrayBuffer, Worker>()
   /** Written buffers waiting to go back to `worker` together. */
   let back: ArrayBuffer[] = []
+  /** Memory of the batches the thread has encoded, for the next batches' copies. */
+  const packs = new BufferPool({ maxBytes: PACK_MEMORY })
+  const packMemory: PackMemory = bytes => packs.take(bytes)?.buffer as ArrayBuffer | undefined
   const waiting = new Map<number, { w: Worker; resolve(chunks: Uint8Array[]): void; reject(err: Error): void }>()
   /** Threads that exited: a message to one is dropped without a word, so nothing is asked of them. */
   const gone = new WeakMap<Worker, Error>()
@@ -142,6 +197,7 @@ export function threadEncoders(options: { minRows?: number; workerUrl?: URL } = 
       if (!entry) return
       waiting.delete(m.seq)
       if ('error' in m) return entry.reject(rebuilt(m.error))
+      packs.give(m.spent.map(buffer => new Uint8Array(buffer)))
       const users = new Map<ArrayBuffer, number>()
       for (const c of m.chunks) users.set(c.buffer as ArrayBuffer, (users.get(c.buffer as ArrayBuffer) ?? 0) + 1)
       for (const [buffer, n] of users) if (n === 1 && buffer.byteLength === CHUNK_SIZE) made.set(buffer, w)
@@ -188,10 +244,16 @@ export function threadEncoders(options: { minRows?: number; workerUrl?: URL } = 
       // The opening bytes travel with the first batch, from wherever it is encoded.
       open: () => [],
       batch(batch: RowBatch) {
-        if (local) return local.batch(batch)
+        if (local) {
+          const chunks = local.batch(batch)
+          consumed(batch, fields)
+          return chunks
+        }
         if (!remote && batch.length < minRows) {
           const [here, opening] = stayHere()
-          return [...opening, ...here.batch(batch)]
+          const chunks = [...opening, ...here.batch(batch)]
+          consumed(batch, fields)
+          return chunks
         }
         remote ??= thread()
         threadBatches++
@@ -199,8 +261,9 @@ export function threadEncoders(options: { minRows?: number; workerUrl?: URL } = 
         const columns: Record<string, PackedVector> = {}
         for (const f of fields) {
           const col = batch.columns[f.name]
-          if (col !== undefined) columns[f.name] = packVector(col, Math.min(batch.length, col.length), transfer)
+          if (col !== undefined) columns[f.name] = packVector(col, Math.min(batch.length, col.length), transfer, packMemory)
         }
+        consumed(batch, fields)
         return ask(remote, { seq: ++seq, stream, op: 'batch', format, fields: plain, length: batch.length, columns }, transfer)
       },
       close() {
@@ -235,6 +298,9 @@ export function threadEncoders(options: { minRows?: number; workerUrl?: URL } = 
     written,
     get threadBatches() {
       return threadBatches
+    },
+    get packMemory() {
+      return packs.size
     },
     get recycled() {
       return recycled

@@ -14,6 +14,7 @@ import { createApp } from '../http/app.ts'
 import { ManifestReader } from '../manifest/read.ts'
 import { snappyModuleFromFile, wasmSnappy } from '../parquet/snappy.ts'
 import { TailCache } from '../query/io.ts'
+import { ColumnBuffers } from '../query/column-buffers.ts'
 import { ReadBuffers } from '../query/read-buffers.ts'
 import type { ScanOptions } from '../query/scan.ts'
 import type { DatasetDecl } from '../schema/dataset.ts'
@@ -56,11 +57,12 @@ export interface NodeServer extends RunningServer {
 
 /**
  * hyparquet-compressors for every codec, snappy through the module the Worker uses too (pages decode from its memory);
- * local files are read into reused memory (src/query/read-buffers.ts).
+ * local files are read into reused memory (src/query/read-buffers.ts), and data pages decode into memory the text
+ * encoders hand back (src/query/column-buffers.ts).
  */
 export async function nodeScan(): Promise<ScanOptions> {
   const SNAPPY = wasmSnappy(await snappyModuleFromFile())
-  return { compressors: { ...compressors, SNAPPY }, tails: new TailCache(), buffers: new ReadBuffers() }
+  return { compressors: { ...compressors, SNAPPY }, tails: new TailCache(), buffers: new ReadBuffers(), columns: new ColumnBuffers() }
 }
 
 /** Starts the HTTP and WebSocket API; resolves once it listens. */
@@ -68,7 +70,12 @@ export async function startNodeServer(options: NodeServerOptions): Promise<NodeS
   const scan = options.scan ?? (await nodeScan())
   const requests = options.requests ?? new WindowLimiter()
   const live = new LiveService({ ...options, scan, requests })
-  const encoding = options.encodeThread === false ? undefined : threadEncoders(options.encodeThread)
+  // Text encoders hand the scan's columns back to its memory once they have consumed them.
+  const columns = scan.columns
+  const encoding =
+    options.encodeThread === false
+      ? undefined
+      : threadEncoders({ ...options.encodeThread, ...(columns ? { recycle: v => columns.recycle(v) } : {}) })
   const app = createApp({
     limits: { requests, streams: options.streams, reads: options.reads, turns: options.turns },
     store: options.store,

@@ -25,6 +25,18 @@ export interface ChunkLayout {
   optional: boolean
   codec: CompressionCodec
   compressors?: Compressors
+  /** Where data pages' vectors take their buffers (the Node server's pool, src/query/column-buffers.ts); default fresh memory. */
+  memory?: VectorMemory
+}
+
+/**
+ * Memory a decoder may build vectors in instead of fresh buffers: `take` lends a buffer
+ * of at least `length` bytes (stale contents) or declines; `owns` tells which vector now
+ * holds the buffers lent for it, so they can come back once that vector is consumed.
+ */
+export interface VectorMemory {
+  take(length: number): Uint8Array | undefined
+  owns(vector: Vector, buffers: Uint8Array[]): void
 }
 
 /** Thrown for a page this decoder does not know; names the encoding. */
@@ -89,7 +101,7 @@ export function decodePages(
   dictionary?: Vector,
   check: PageCheck = {},
 ): Vector {
-  const out = new Builder(layout.shape, to - from, layout.optional)
+  const out = new Builder(layout.shape, to - from, layout.optional, layout.memory)
   walkPages(layout, pages, firstRow, from, to, out, dictionary, check)
   return out.finish()
 }
@@ -110,7 +122,7 @@ export function decodePageRows(
   dictionary?: Vector,
   check: PageCheck = {},
 ): Vector {
-  const out = new Builder(layout.shape, rows.length, layout.optional)
+  const out = new Builder(layout.shape, rows.length, layout.optional, layout.memory)
   walkPages(layout, pages, firstRow, from, to, out, dictionary, check, rows)
   return out.finish()
 }
@@ -563,17 +575,31 @@ class Builder implements PageSink {
   private offsets: Int32Array | null = null
   private data: Uint8Array = new Uint8Array(0)
   private used = 0
+  private readonly memory: VectorMemory | undefined
+  /** Buffers lent by `memory` for this vector (one replaced by a larger one included: nothing else holds it). */
+  private readonly lent: Uint8Array[] = []
 
-  constructor(shape: VectorShape, length: number, optional: boolean) {
+  constructor(shape: VectorShape, length: number, optional: boolean, memory?: VectorMemory) {
     this.shape = shape
     this.length = length
+    this.memory = memory
     this.valid = optional ? new Uint8Array(length) : null
     this.width = shape.type === 'fixed' ? shape.width : shape.type === 'binary' ? 0 : PHYSICAL_WIDTH[shape.type]
-    this.fixed = new Uint8Array(shape.type === 'u64' ? new ArrayBuffer(length * 8) : new ArrayBuffer(this.width * length))
+    this.fixed = this.buffer((shape.type === 'u64' ? 8 : this.width) * length)
+    // A null row's value is never written: lent memory is cleared, so no earlier answer's bytes show through.
+    if (optional && this.lent.length > 0) this.fixed.fill(0)
     if (shape.type === 'binary') {
       this.offsets = new Int32Array(length + 1)
-      this.data = new Uint8Array(Math.max(64, length * 32))
+      this.data = this.buffer(Math.max(64, length * 32))
     }
+  }
+
+  /** `length` bytes from `memory` when it lends them, else fresh (zeroed) ones. */
+  private buffer(length: number): Uint8Array {
+    const lent = length > 0 ? this.memory?.take(length) : undefined
+    if (!lent) return new Uint8Array(length)
+    this.lent.push(lent)
+    return lent.subarray(0, length)
   }
 
   /** Marks the `rows` rows from `filled` valid per `window` (every one when it is null). */
@@ -753,7 +779,7 @@ class Builder implements PageSink {
   private append(src: Uint8Array, start: number, end: number): void {
     const n = end - start
     if (this.used + n > this.data.length) {
-      const grown = new Uint8Array(Math.max(2 * this.data.length, this.used + n))
+      const grown = this.buffer(Math.max(2 * this.data.length, this.used + n))
       grown.set(this.data.subarray(0, this.used))
       this.data = grown
     }
@@ -763,11 +789,17 @@ class Builder implements PageSink {
   }
 
   finish(): Vector {
+    const vector = this.vector()
+    if (this.lent.length > 0) this.memory!.owns(vector, this.lent)
+    return vector
+  }
+
+  private vector(): Vector {
     const valid = this.valid && this.valid.includes(0) ? this.valid : null
     const length = this.length
     switch (this.shape.type) {
       case 'u64':
-        return u64Vector(new BigUint64Array(this.fixed.buffer), valid)
+        return u64Vector(new BigUint64Array(this.fixed.buffer, this.fixed.byteOffset, length), valid)
       case 'bool':
         return { type: 'bool', length, values: this.fixed, valid }
       case 'fixed':

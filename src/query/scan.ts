@@ -47,6 +47,7 @@ import { constantVector, takeVector, type U64Vector, type Vector } from '../colu
 import { filterStream } from '../columns/stream.ts'
 import { groupSpan, hold, letGo, prefetch } from './hold.ts'
 import { lookupUnit, selectLookup } from './lookup-scan.ts'
+import type { ColumnBuffers } from './column-buffers.ts'
 import type { ReadBuffers } from './read-buffers.ts'
 import type { InlinePiece } from './inline-rows.ts'
 import {
@@ -61,6 +62,7 @@ import {
   type Selected,
   takeCodes,
   touch,
+  dropped,
   type Unit,
 } from './unit.ts'
 
@@ -82,6 +84,8 @@ export interface ScanOptions {
   tails?: TailCache
   /** Memory data is read into and reused by later scans (the Node server's, over local files); default none. */
   buffers?: ReadBuffers
+  /** Memory the partitions' data pages decode into, lent again once their vectors are consumed (the Node server's); default none. */
+  columns?: ColumnBuffers
   /**
    * Page decompressors by codec (default: hyparquet's JavaScript snappy). Only the page
    * decoder calls them, one page at a time, so one may return a view it reuses (src/parquet/snappy.ts).
@@ -148,7 +152,7 @@ export async function* scanPlan(
       const main = await tail(planned.key, indexedTailRegions(planned))
       progress.partitionsRead++
       const p = resolveIndexed(planned, main.metadata, plan.rangeColumn, plan.range)
-      return p ? unitsOf(await openPartition(queue, plan, p, main.metadata, main.resident, options.compressors), plan, maxBatchRows) : []
+      return p ? unitsOf(await openPartition(queue, plan, p, main.metadata, main.resident, options), plan, maxBatchRows) : []
     }
     const p = planned
     // With a lookup copy, both tails are read in the same round: the partition's bloom
@@ -156,7 +160,7 @@ export async function* scanPlan(
     const lookup = plan.lookup && p.lookup ? p.lookup : undefined
     const [main, copy] = await Promise.all([tail(p.key, tailRegions(p, plan.bloomColumns)), lookup && copyTail(lookup)])
     progress.partitionsRead++
-    const part = await openPartition(queue, plan, p, main.metadata, main.resident, options.compressors)
+    const part = await openPartition(queue, plan, p, main.metadata, main.resident, options)
     const unit =
       copy && part.scan!.ranges.length > 0
         ? lookupUnit(queue, plan, p, p.rowEnd - p.rowStart, rangeRows(part.scan!.ranges), copy.metadata, copy.resident, options.compressors)
@@ -234,7 +238,7 @@ async function openPartition(
   p: PartitionPlan,
   metadata: FileMetaData,
   resident: Resident,
-  compressors: Compressors | undefined,
+  options: Pick<ScanOptions, 'compressors' | 'columns'>,
 ): Promise<OpenPartition> {
   const file = partitionFile(queue, p.key, p.bytes, resident)
   // A file written before a column was declared lacks it: its values read as null.
@@ -265,8 +269,9 @@ async function openPartition(
     absent,
     touched: new Set(),
     pages: new Map(),
-    layouts: layoutsOf(metadata, plan, absent, compressors),
+    layouts: layoutsOf(metadata, plan, absent, options.compressors, options.columns),
     kinds: plan.kinds,
+    ...(options.columns ? { columns: options.columns } : {}),
   }
 }
 
@@ -328,11 +333,11 @@ async function selectUnit(u: Unit, plan: ScanPlan, rangeTests: Predicate[], prog
   const whole = (!u.inside || u.part.plan.indexed !== undefined) && span[1] - span[0] <= WHOLE_GROUP_MAX
   const release = await (whole ? hold(u.part, span).then(b => letGo(u.part, [b])) : prefetch(u, columns))
   let keep = false
+  const wholes: Record<string, Vector> = {}
   try {
     const n = u.end - u.start
     let lo = 0
     let hi = n
-    const wholes: Record<string, Vector> = {}
     if (bisect) {
       const keys = (await readWhole(u, plan.rangeColumn, progress)) as U64Vector
       wholes[plan.rangeColumn] = keys
@@ -356,6 +361,7 @@ async function selectUnit(u: Unit, plan: ScanPlan, rangeTests: Predicate[], prog
           const data = wholes[column] ?? (await readWhole(u, column, progress))
           offsets = selectRows(predicates, { [column]: data }, lo, hi)
           if (plan.outputColumns.includes(column)) aligned[column] = takeVector(data, offsets)
+          if (!(column in wholes)) dropped(u, data)
         }
       } else {
         const values = await readRows(
@@ -368,9 +374,14 @@ async function selectUnit(u: Unit, plan: ScanPlan, rangeTests: Predicate[], prog
         if (keep.length < offsets.length) {
           const before: Int32Array = offsets
           offsets = Int32Array.from(keep, i => before[i])
-          for (const c of Object.keys(aligned)) aligned[c] = takeVector(aligned[c], keep)
+          for (const c of Object.keys(aligned)) {
+            const all = aligned[c]
+            aligned[c] = takeVector(all, keep)
+            dropped(u, all)
+          }
         }
         if (plan.outputColumns.includes(column)) aligned[column] = keep.length < values.length ? takeVector(values, keep) : values
+        if (aligned[column] !== values) dropped(u, values)
       }
       if (offsets.length === 0) break
     }
@@ -383,6 +394,8 @@ async function selectUnit(u: Unit, plan: ScanPlan, rangeTests: Predicate[], prog
     return { unit: u, rows, values: aligned, scanned: true, ...(whole ? { release } : {}) }
   } finally {
     if (!keep) release()
+    // The group's whole columns served only to select (the rows are copied out of them).
+    for (const v of Object.values(wholes)) dropped(u, v)
   }
 }
 

@@ -7,11 +7,20 @@
  */
 import { readOffsetIndex } from 'hyparquet'
 import type { ColumnChunk, ColumnMetaData, Compressors, FileMetaData, OffsetIndex, ParquetScan } from 'hyparquet'
-import { decodeCodes, decodeDictionary, decodePageRows, decodePages, type ChunkLayout, type PageCheck } from '../parquet/pages.ts'
+import {
+  decodeCodes,
+  decodeDictionary,
+  decodePageRows,
+  decodePages,
+  type ChunkLayout,
+  type PageCheck,
+  type VectorMemory,
+} from '../parquet/pages.ts'
 import { CorruptObjectError } from '../store/types.ts'
 import { ReadQueue, Resident } from './io.ts'
 import type { PartitionPlan, ScanPlan } from './plan.ts'
 import { concatVectors, constantVector, shapeOf, takeVector, type Vector } from '../columns/vector.ts'
+import type { ColumnBuffers } from './column-buffers.ts'
 
 /** What the scan did so far; mutated while batches are produced. */
 export interface ScanProgress {
@@ -38,6 +47,8 @@ export interface OpenPartition {
   /** How each planned column's chunks decode. */
   layouts: Map<string, ChunkLayout>
   kinds: ScanPlan['kinds']
+  /** The memory data pages decode into, which takes back the vectors the scan is done with; none by default. */
+  columns?: ColumnBuffers
 }
 
 /** A candidate row range `[start, end)` (file rows) inside one row group. */
@@ -66,12 +77,13 @@ export interface Selected {
 
 export const count = (s: Selected) => (s.rows ? s.rows.length : s.unit.end - s.unit.start)
 
-/** The decoding layout of each planned column the file has, checked against its declared kind. */
+/** The decoding layout of each planned column the file has, checked against its declared kind; data pages decode into `memory` when given. */
 export function layoutsOf(
   metadata: FileMetaData,
   plan: ScanPlan,
   absent: Set<string>,
   compressors: Compressors | undefined,
+  memory?: VectorMemory,
 ): Map<string, ChunkLayout> {
   const layouts = new Map<string, ChunkLayout>()
   for (const column of plan.columns) {
@@ -83,7 +95,13 @@ export function layoutsOf(
       throw new Error(`column ${column} is stored as ${element.type}, its kind ${plan.kinds[column]} needs ${physical}`)
     }
     const codec = columnChunk(metadata, 0, column)?.meta_data?.codec ?? 'UNCOMPRESSED'
-    layouts.set(column, { shape, optional: element.repetition_type === 'OPTIONAL', codec, ...(compressors ? { compressors } : {}) })
+    layouts.set(column, {
+      shape,
+      optional: element.repetition_type === 'OPTIONAL',
+      codec,
+      ...(compressors ? { compressors } : {}),
+      ...(memory ? { memory } : {}),
+    })
   }
   return layouts
 }
@@ -265,17 +283,23 @@ export async function readRows(u: Unit, column: string, rows: Int32Array, progre
   touch(u, progress)
   const { layout, dictionary, pages } = await fetchRuns(u, column, runs)
   let k = 0
-  return concatVectors(
-    runs.map(([a, b], i) => {
-      const first = k
-      while (k < rows.length && rows[k] < b) k++
-      const { bytes, firstRow, check } = pages[i]
-      // Every row of the run: decoded whole; some: only theirs (a page of codes may span the whole group).
-      return decoded(u, () =>
-        k - first === b - a
-          ? decodePages(layout, bytes, firstRow, a, b, dictionary, check)
-          : decodePageRows(layout, bytes, firstRow, a, b, rows.subarray(first, k), dictionary, check),
-      )
-    }),
-  )
+  const parts = runs.map(([a, b], i) => {
+    const first = k
+    while (k < rows.length && rows[k] < b) k++
+    const { bytes, firstRow, check } = pages[i]
+    // Every row of the run: decoded whole; some: only theirs (a page of codes may span the whole group).
+    return decoded(u, () =>
+      k - first === b - a
+        ? decodePages(layout, bytes, firstRow, a, b, dictionary, check)
+        : decodePageRows(layout, bytes, firstRow, a, b, rows.subarray(first, k), dictionary, check),
+    )
+  })
+  const whole = concatVectors(parts)
+  if (parts.length > 1) for (const part of parts) dropped(u, part)
+  return whole
+}
+
+/** A vector the scan has copied what it needs from (or does not output): its memory may serve the next decode. */
+export function dropped(u: Unit, v: Vector): void {
+  u.part.columns?.recycle(v)
 }

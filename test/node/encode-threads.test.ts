@@ -9,7 +9,7 @@ import { encodeRows, FORMATS, type Format } from '../../src/format/encode.ts'
 import { packVector, threadEncoders, unpackVector } from '../../src/node/encode-threads.ts'
 import { logs } from '../../src/datasets/evm.ts'
 import type { RowBatch } from '../../src/columns/batch.ts'
-import type { BinaryVector, U64Vector, Vector } from '../../src/columns/vector.ts'
+import type { BinaryVector, FixedVector, U64Vector, Vector } from '../../src/columns/vector.ts'
 import type { FieldDecl } from '../../src/schema/dataset.ts'
 import { ALL_KINDS, JSON_TEXTS, NASTY_STRINGS, makeBatches, packed } from '../format/cases.ts'
 import { collect, concat, fromArray, readAll } from '../format/decode.ts'
@@ -78,6 +78,46 @@ describe('threadEncoders', () => {
       await own.close()
     }
   })
+
+  it('copies later batches into the memory the thread returned with its answers, and the bytes stay the same', async () => {
+    const large = makeBatches(logs.fields, [3000, 2000, 2500], 11).map(b => packed(logs.fields, b))
+    const want = await encoded('json', logs.fields, large)
+    const own = threadEncoders({ minRows: 1 })
+    try {
+      expect(own.packMemory).toBe(0)
+      for (let round = 0; round < 3; round++) {
+        expect(Buffer.compare(await encoded('json', logs.fields, large, own.encoders), want), `round ${round + 1}`).toBe(0)
+        expect(own.packMemory, `round ${round + 1}`).toBeGreaterThan(0)
+      }
+    } finally {
+      await own.close()
+    }
+  })
+
+  for (const [place, minRows] of [
+    ['in the thread', 1],
+    ['in place', 1_000_000],
+  ] as const) {
+    it(`hands each text batch's columns to recycle once it has encoded them ${place}, and never an Arrow batch's`, async () => {
+      const seen: Vector[] = []
+      const own = threadEncoders({ minRows, recycle: v => seen.push(v) })
+      try {
+        // One column under two fields is handed back once.
+        const fields: FieldDecl[] = [...logs.fields, { name: 'again', kind: 'hash' }]
+        const batches: RowBatch[] = logBatches.map(b => ({ ...b, columns: { ...b.columns, again: b.columns.block_hash } }))
+        const want = await encoded('csv', fields, batches)
+        expect(Buffer.compare(await encoded('csv', fields, batches, own.encoders), want)).toBe(0)
+        const columns = batches.flatMap(b => [...new Set(fields.map(f => b.columns[f.name]))])
+        expect(seen.length).toBe(columns.length)
+        expect(new Set(seen)).toEqual(new Set(columns))
+        seen.length = 0
+        await encoded('arrow', logs.fields, logBatches, own.encoders)
+        expect(seen).toEqual([])
+      } finally {
+        await own.close()
+      }
+    })
+  }
 
   it('decides at the first batch: a small first batch keeps the stream in place, a large one sends the rest too', async () => {
     const split = threadEncoders({ minRows: 100 })
@@ -197,6 +237,17 @@ describe('packVector', () => {
     expect(new TextDecoder().decode(b.bytes)).toBe('abcde')
     expect(transfer.every(t => t !== bytes.buffer)).toBe(true)
     expect(new TextDecoder().decode(bytes)).toBe('xxabcdefgh')
+  })
+
+  it('copies into memory it is lent, exactly the rows asked for, and transfers that memory', () => {
+    const bytes = new Uint8Array(64).map((_, i) => i)
+    const v: FixedVector = { type: 'fixed', length: 4, valid: null, width: 16, bytes }
+    const lent = new ArrayBuffer(128)
+    const transfer: ArrayBuffer[] = []
+    const p = packVector(v, 3, transfer, n => (n === 48 ? lent : undefined))
+    expect(p.type === 'fixed' && p.bytes.buffer).toBe(lent)
+    expect(p.type === 'fixed' && [...p.bytes]).toEqual([...bytes.subarray(0, 48)])
+    expect(transfer).toEqual([lent])
   })
 
   it('gives a u64 column its 32-bit words over the same memory', () => {

@@ -1,17 +1,19 @@
 /**
  * The Node server's text responses encoded in its encoding thread
  * (src/node/encode-threads.ts) are byte for byte those encoded in place, over HTTP,
- * in every format, gzipped or not, and a paged response's cursor is unchanged.
+ * in every format, gzipped or not, and a paged response's cursor is unchanged; so are
+ * answers built in column memory that earlier answers handed back.
  */
 import { request as httpRequest } from 'node:http'
 import { gunzipSync } from 'node:zlib'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parseUsers } from '../../src/api/auth.ts'
-import { startNodeServer, type NodeServer } from '../../src/node/server.ts'
+import { nodeScan, startNodeServer, type NodeServer } from '../../src/node/server.ts'
+import { ColumnBuffers } from '../../src/query/column-buffers.ts'
 import type { ObjectStore } from '../../src/store/types.ts'
 import { basic } from '../support/basic.ts'
 import { removeTempDirs, tempStore } from '../support/stores.ts'
-import { buildHttpLake } from '../http/fixture.ts'
+import { buildHttpLake, hexOf, type HttpLake } from '../http/fixture.ts'
 
 const AUTH = basic('alice', 'wonderland')
 
@@ -35,13 +37,22 @@ function get(server: NodeServer, path: string, gzip: boolean): Promise<{ status:
 
 describe('Node server: encoding thread', () => {
   let store: ObjectStore
+  let lake: HttpLake
   let threaded: NodeServer
   let inPlace: NodeServer
+  /** The threaded server's column memory, lending every column (src/query/column-buffers.ts). */
+  const columns = new ColumnBuffers({ minBytes: 1 })
   beforeAll(async () => {
     store = (await tempStore()).store
-    await buildHttpLake(store)
+    lake = await buildHttpLake(store)
     const users = await parseUsers('alice:wonderland')
-    threaded = await startNodeServer({ store, users, waitForNodes: false, encodeThread: { minRows: 1 } })
+    threaded = await startNodeServer({
+      store,
+      users,
+      waitForNodes: false,
+      encodeThread: { minRows: 1 },
+      scan: { ...(await nodeScan()), columns },
+    })
     inPlace = await startNodeServer({ store, users, waitForNodes: false, encodeThread: false })
   })
   afterAll(async () => {
@@ -72,4 +83,24 @@ describe('Node server: encoding thread', () => {
       })
     }
   }
+
+  it('answers at once and over and over in memory the answers before handed back: the bytes encoded in place', async () => {
+    // Filtered answers too: the scan hands back the columns it selected with.
+    const [a, b] = lake.rows.logs
+    const filtered = [
+      `/v1/api/logs?chains=ETH&from_block=100&topic0=${hexOf(a.topic0)}&format=json_stream`,
+      `/v1/api/logs?chains=ETH&from_block=100&address__in=${hexOf(a.address)},${hexOf(b.address)}&format=csv`,
+      `/v1/api/logs?chains=ETH&from_block=100&address=${hexOf(a.address)}&topic0=${hexOf(a.topic0)}&format=json`,
+    ]
+    const text = [...paths.filter(p => !p.includes('arrow')), ...filtered]
+    const want = await Promise.all(text.map(p => get(inPlace, p, false)))
+    want.forEach((r, i) => expect(r.body.length, `${text[i]} answers rows`).toBeGreaterThan(100))
+    const before = columns.recycled
+    for (let round = 0; round < 3; round++) {
+      const got = await Promise.all(text.map(p => get(threaded, p, false)))
+      got.forEach((r, i) => expect(Buffer.compare(r.body, want[i].body), `round ${round + 1}: ${text[i]}`).toBe(0))
+    }
+    expect(columns.recycled - before).toBeGreaterThan(50)
+    expect(columns.size).toBeGreaterThan(0)
+  })
 })

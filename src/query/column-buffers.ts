@@ -1,0 +1,98 @@
+/**
+ * Memory of decoded columns, handed out again instead of freed (the Node server's). In
+ * fresh memory, every answer's columns are new backing stores (12 MB for 100 blocks of
+ * logs), and V8 meets that stream of external memory with a full garbage collection
+ * every request or two: marking the server's heap then cost about as much CPU as the
+ * answer's text (BENCHMARKS.md, "Column memory lent again").
+ *
+ * The scan's data pages decode into buffers from here (src/parquet/pages.ts `VectorMemory`):
+ * an idle one that fits, else fresh memory of the exact size; the vector built in them is
+ * their owner. Whoever consumes a vector last hands it back with `recycle`: the text
+ * encoders of encode-threads.ts, once a batch is written or copied for the encoding
+ * thread. A vector never recycled (an Arrow answer hands out its buffers; a WebSocket
+ * message; a filter column dropped) leaves its memory to the garbage collector, as
+ * before. Recycling a vector something still reads would lend its bytes to another scan,
+ * so only a batch's last reader may do it.
+ */
+import type { Vector } from '../columns/vector.ts'
+import type { VectorMemory } from '../parquet/pages.ts'
+
+/** Idle buffers, by the power of two at or below their size. */
+type Buckets = Map<number, Uint8Array[]>
+
+const bucketOf = (bytes: number) => Math.floor(Math.log2(bytes))
+
+/**
+ * Buffers handed out again instead of freed: `take` gives an idle one that fits or fresh
+ * memory of the exact size, `give` takes back buffers nothing reads any more (up to
+ * `maxBytes` idle). The Node server's encoding thread also returns the memory of the
+ * batches it was sent in one (src/node/encode-threads.ts).
+ */
+export class BufferPool {
+  readonly maxBytes: number
+  readonly minBytes: number
+  private readonly idle: Buckets = new Map()
+  private idleBytes = 0
+
+  /** At most `maxBytes` kept idle (default 64 MiB); requests below `minBytes` are left to the allocator (default 8 KiB). */
+  constructor(options: { maxBytes?: number; minBytes?: number } = {}) {
+    this.maxBytes = options.maxBytes ?? 64 * 1024 * 1024
+    this.minBytes = options.minBytes ?? 8 * 1024
+  }
+
+  /** Bytes kept for reuse now. */
+  get size(): number {
+    return this.idleBytes
+  }
+
+  /**
+   * A buffer of at least `length` bytes and less than four times as many: an idle one (stale
+   * contents) or a fresh one of exactly `length`; undefined below the pooled size.
+   */
+  take(length: number): Uint8Array | undefined {
+    if (length < this.minBytes) return undefined
+    const first = bucketOf(length)
+    for (let b = first; b <= first + 1; b++) {
+      const list = this.idle.get(b)
+      if (!list) continue
+      const i = list.findIndex(buffer => buffer.length >= length)
+      if (i < 0) continue
+      const [buffer] = list.splice(i, 1)
+      this.idleBytes -= buffer.length
+      return buffer
+    }
+    return new Uint8Array(length)
+  }
+
+  /** Takes back buffers nothing reads any more; those below the pooled size are left to the garbage collector. */
+  give(buffers: Iterable<Uint8Array>): void {
+    for (const buffer of buffers) {
+      if (buffer.length < this.minBytes || this.idleBytes + buffer.length > this.maxBytes) continue
+      const b = bucketOf(buffer.length)
+      const list = this.idle.get(b) ?? []
+      list.push(buffer)
+      this.idle.set(b, list)
+      this.idleBytes += buffer.length
+    }
+  }
+}
+
+/** A BufferPool whose buffers belong to the vectors built in them until they are recycled. */
+export class ColumnBuffers extends BufferPool implements VectorMemory {
+  private readonly owners = new WeakMap<Vector, Uint8Array[]>()
+  /** Vectors handed back so far. */
+  recycled = 0
+
+  owns(vector: Vector, buffers: Uint8Array[]): void {
+    this.owners.set(vector, buffers)
+  }
+
+  /** Takes back the memory `vector` was built in, if it came from here; nothing may read the vector afterwards. */
+  recycle(vector: Vector): void {
+    const buffers = this.owners.get(vector)
+    if (!buffers) return
+    this.owners.delete(vector)
+    this.recycled++
+    this.give(buffers)
+  }
+}
