@@ -11,6 +11,7 @@ import { jsonEncoder } from './json.ts'
 import { jsonlEncoder } from './jsonl.ts'
 import type { BatchEncoder, ChunkSource } from './sink.ts'
 import type { RowBatch } from '../columns/batch.ts'
+import type { Vector } from '../columns/vector.ts'
 
 /** The spec's `format` values. */
 export type Format = 'json' | 'json_stream' | 'csv' | 'arrow'
@@ -58,6 +59,33 @@ export type EncoderFactory = (format: Format, fields: readonly FieldDecl[]) => S
 /** The format's own encoder, in this thread; text formats take their buffers from `chunks` when given. */
 export const formatEncoder = (format: Format, fields: readonly FieldDecl[], chunks?: ChunkSource): BatchEncoder =>
   ENCODERS[format](fields, chunks)
+
+/**
+ * `encoders` telling `recycle` of each text batch's columns (each once) as soon as its
+ * encoder has taken the batch: the format encoders have written it out by then, and the
+ * Node server's encoding thread has its own copy, so nothing reads the columns again
+ * and the scan's memory may lend them out anew (src/query/column-buffers.ts). Arrow
+ * hands its batches' buffers out as the response itself: never recycled.
+ */
+export function recyclingEncoders(encoders: EncoderFactory, recycle: (column: Vector) => void): EncoderFactory {
+  return (format, fields) => {
+    const encoder = encoders(format, fields)
+    if (format === 'arrow') return encoder
+    return {
+      get ahead() {
+        return encoder.ahead
+      },
+      open: () => encoder.open(),
+      batch(b: RowBatch) {
+        const out = encoder.batch(b)
+        for (const column of new Set(fields.map(f => b.columns[f.name]))) if (column) recycle(column)
+        return out
+      },
+      close: () => encoder.close(),
+      release: () => encoder.release?.(),
+    }
+  }
+}
 
 /** One batch's bytes, and whether they were the closing ones. */
 interface Encoded {

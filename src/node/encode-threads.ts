@@ -8,8 +8,8 @@
  * A stream picks its place at its first batch: below `minRows` it stays in the main
  * thread, as before (a small answer pays no hop, and keeps to the fair shares); Arrow
  * always does (it hands out the vectors' own buffers). Batches cross as copies of the
- * fields' columns (transferred), made in memory the thread returned with earlier answers;
- * the copied columns go back to the scan's memory (`recycle`). Chunks come back
+ * fields' columns (transferred), made in memory the thread returned with earlier answers,
+ * so the originals may go back to the scan's memory at once (`recyclingEncoders`). Chunks come back
  * transferred, and once the socket has taken one (`written`), its buffer goes back to
  * the thread to be written again. So the main thread allocates, and collects, little of
  * a large answer: fresh memory there made V8 run a full collection every request or two
@@ -143,25 +143,13 @@ export interface ThreadEncoders {
   close(): Promise<void>
 }
 
-export interface ThreadEncoderOptions {
-  minRows?: number
-  workerUrl?: URL
-  /**
-   * Told of each column of a text batch once it is encoded here or copied for the thread:
-   * nothing reads it again (the scan's memory takes it back, src/query/column-buffers.ts).
-   */
-  recycle?: (column: Vector) => void
-}
-
-/** An encoding thread and the factory that sends it the large text streams. */
-export function threadEncoders(options: ThreadEncoderOptions = {}): ThreadEncoders {
+/**
+ * An encoding thread and the factory that sends it the large text streams. A batch is
+ * copied for the thread before `batch` returns: the caller may recycle its columns then
+ * (format/encode.ts `recyclingEncoders`).
+ */
+export function threadEncoders(options: { minRows?: number; workerUrl?: URL } = {}): ThreadEncoders {
   const minRows = options.minRows ?? THREAD_MIN_ROWS
-  const recycle = options.recycle
-  /** A text batch's columns, consumed: handed back (once each). */
-  const consumed = (batch: RowBatch, fields: readonly FieldDecl[]) => {
-    if (!recycle) return
-    for (const column of new Set(fields.map(f => batch.columns[f.name]))) if (column) recycle(column)
-  }
   let worker: Worker | undefined
   let seq = 0
   let streams = 0
@@ -244,16 +232,10 @@ export function threadEncoders(options: ThreadEncoderOptions = {}): ThreadEncode
       // The opening bytes travel with the first batch, from wherever it is encoded.
       open: () => [],
       batch(batch: RowBatch) {
-        if (local) {
-          const chunks = local.batch(batch)
-          consumed(batch, fields)
-          return chunks
-        }
+        if (local) return local.batch(batch)
         if (!remote && batch.length < minRows) {
           const [here, opening] = stayHere()
-          const chunks = [...opening, ...here.batch(batch)]
-          consumed(batch, fields)
-          return chunks
+          return [...opening, ...here.batch(batch)]
         }
         remote ??= thread()
         threadBatches++
@@ -263,7 +245,6 @@ export function threadEncoders(options: ThreadEncoderOptions = {}): ThreadEncode
           const col = batch.columns[f.name]
           if (col !== undefined) columns[f.name] = packVector(col, Math.min(batch.length, col.length), transfer, packMemory)
         }
-        consumed(batch, fields)
         return ask(remote, { seq: ++seq, stream, op: 'batch', format, fields: plain, length: batch.length, columns }, transfer)
       },
       close() {

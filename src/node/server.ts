@@ -20,6 +20,7 @@ import type { ScanOptions } from '../query/scan.ts'
 import type { DatasetDecl } from '../schema/dataset.ts'
 import type { ObjectStore } from '../store/types.ts'
 import { staticAssets } from './assets.ts'
+import { formatEncoder, recyclingEncoders } from '../format/encode.ts'
 import { threadEncoders, type ThreadEncoders } from './encode-threads.ts'
 import { LiveService, type LiveServiceOptions } from './live.ts'
 import { serve, type RunningServer } from './serve.ts'
@@ -70,12 +71,11 @@ export async function startNodeServer(options: NodeServerOptions): Promise<NodeS
   const scan = options.scan ?? (await nodeScan())
   const requests = options.requests ?? new WindowLimiter()
   const live = new LiveService({ ...options, scan, requests })
-  // Text encoders hand the scan's columns back to its memory once they have consumed them.
+  const encoding = options.encodeThread === false ? undefined : threadEncoders(options.encodeThread)
+  // Text encoders hand the scan's columns back to its memory once they have taken them.
   const columns = scan.columns
-  const encoding =
-    options.encodeThread === false
-      ? undefined
-      : threadEncoders({ ...options.encodeThread, ...(columns ? { recycle: v => columns.recycle(v) } : {}) })
+  const encoders = encoding?.encoders ?? formatEncoder
+  const recycling = columns ? recyclingEncoders(encoders, v => columns.recycle(v)) : encoding?.encoders
   const app = createApp({
     limits: { requests, streams: options.streams, reads: options.reads, turns: options.turns },
     store: options.store,
@@ -88,7 +88,7 @@ export async function startNodeServer(options: NodeServerOptions): Promise<NodeS
     liveLag: chain => live.chains.get(chainKey(chain))?.lag() ?? null,
     unfinalized: { slice: async (chain, req) => live.chains.get(chainKey(chain))?.slice(req) ?? null },
     accessLog: options.accessLog,
-    ...(encoding ? { encoders: encoding.encoders } : {}),
+    ...(recycling ? { encoders: recycling } : {}),
   })
   const fetch = (request: Request) => app.fetch(request)
   const assets = staticAssets()

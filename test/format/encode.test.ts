@@ -9,6 +9,7 @@ import { logs } from '../../src/datasets/evm.ts'
 import type { RowBatch } from '../../src/columns/batch.ts'
 import { makeBatches, packed } from './cases.ts'
 import { collect, concat, readAll } from './decode.ts'
+import { expectRecycledOnceTaken } from './recycling.ts'
 
 const fields = logs.fields
 const batches: RowBatch[] = makeBatches(fields, [30, 1, 50, 7, 0, 40, 12], 11).map(b => packed(fields, b))
@@ -40,6 +41,11 @@ function counted(fail?: Error) {
   }
   return { state, source: source() }
 }
+
+describe('recyclingEncoders', () => {
+  it("over the format encoders: a text batch's columns are handed back once written, each once, and an Arrow batch's never", () =>
+    expectRecycledOnceTaken(formatEncoder))
+})
 
 describe('encodeRows with an encoder that answers later', () => {
   for (const ahead of [0, 1, 3]) {

@@ -53,7 +53,9 @@ describe('Node server: encoding thread', () => {
       encodeThread: { minRows: 1 },
       scan: { ...(await nodeScan()), columns },
     })
-    inPlace = await startNodeServer({ store, users, waitForNodes: false, encodeThread: false })
+    // The reference: encoded in place, every column in fresh memory.
+    const { columns: _fresh, ...freshScan } = await nodeScan()
+    inPlace = await startNodeServer({ store, users, waitForNodes: false, encodeThread: false, scan: freshScan })
   })
   afterAll(async () => {
     await Promise.all([threaded?.close(), inPlace?.close()])
