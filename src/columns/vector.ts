@@ -258,8 +258,32 @@ export function sliceVector(v: Vector, start: number, end: number): Vector {
   }
 }
 
-/** The rows of `v` at `rows` (minus `base`), in that order. */
-export function takeVector(v: Vector, rows: ArrayLike<number>, base = 0): Vector {
+/**
+ * Memory vectors may be built in instead of fresh buffers (the Node server's pool,
+ * src/query/column-buffers.ts): `take` lends a buffer of at least `length` bytes (stale
+ * contents, starting at a multiple of 8 bytes) or declines; `owns` tells which vector now
+ * holds the buffers lent for it, so they can come back once that vector is consumed.
+ */
+export interface VectorMemory {
+  take(length: number): Uint8Array | undefined
+  owns(vector: Vector, buffers: Uint8Array[]): void
+}
+
+/** The rows of `v` at `rows` (minus `base`), in that order; its values in `memory` when given. */
+export function takeVector(v: Vector, rows: ArrayLike<number>, base = 0, memory?: VectorMemory): Vector {
+  const lent: Uint8Array[] = []
+  const taken = takeInto(v, rows, base, (bytes: number) => {
+    const buffer = memory?.take(bytes)
+    if (!buffer) return new Uint8Array(bytes)
+    lent.push(buffer)
+    return buffer.subarray(0, bytes)
+  })
+  if (lent.length > 0) memory!.owns(taken, lent)
+  return taken
+}
+
+/** takeVector, its values' memory from `alloc` (every byte of it is written). */
+function takeInto(v: Vector, rows: ArrayLike<number>, base: number, alloc: (bytes: number) => Uint8Array): Vector {
   const n = rows.length
   let valid: Uint8Array | null = null
   if (v.valid !== null) {
@@ -268,8 +292,9 @@ export function takeVector(v: Vector, rows: ArrayLike<number>, base = 0): Vector
   }
   switch (v.type) {
     case 'u64': {
-      const values = new BigUint64Array(n)
-      const words = new Uint32Array(values.buffer)
+      const memory = alloc(8 * n)
+      const values = new BigUint64Array(memory.buffer, memory.byteOffset, n)
+      const words = new Uint32Array(memory.buffer, memory.byteOffset, 2 * n)
       for (let i = 0; i < n; i++) {
         const r = 2 * (rows[i] - base)
         words[2 * i] = v.words[r]
@@ -278,19 +303,19 @@ export function takeVector(v: Vector, rows: ArrayLike<number>, base = 0): Vector
       return { type: 'u64', length: n, values, words, valid }
     }
     case 'bool': {
-      const values = new Uint8Array(n)
+      const values = alloc(n)
       for (let i = 0; i < n; i++) values[i] = v.values[rows[i] - base]
       return { type: 'bool', length: n, values, valid }
     }
     case 'fixed': {
       const w = v.width
-      const bytes = new Uint8Array(n * w)
+      const bytes = alloc(n * w)
       const src = v.bytes
-      if (w % 4 === 0 && src.byteOffset % 4 === 0) {
+      if (w % 4 === 0 && src.byteOffset % 4 === 0 && bytes.byteOffset % 4 === 0) {
         // hashes and words a 32-bit word at a time: a quarter of the copies
         const words = w / 4
         const from32 = new Uint32Array(src.buffer, src.byteOffset, src.length / 4)
-        const to32 = new Uint32Array(bytes.buffer)
+        const to32 = new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.length / 4)
         for (let i = 0; i < n; i++) {
           const from = (rows[i] - base) * words
           const to = i * words
@@ -313,7 +338,7 @@ export function takeVector(v: Vector, rows: ArrayLike<number>, base = 0): Vector
         total += v.offsets[r + 1] - v.offsets[r]
         offsets[i + 1] = total
       }
-      const bytes = new Uint8Array(total)
+      const bytes = alloc(total)
       const src = v.bytes
       for (let i = 0; i < n; i++) {
         const r = rows[i] - base

@@ -14,7 +14,7 @@
 import type { CompressionCodec, Compressors, PageHeader } from 'hyparquet'
 import { parquetHeader } from 'hyparquet/src/column.js'
 import { decompressPage } from 'hyparquet/src/datapage.js'
-import { u64Vector, type Vector, type VectorShape } from '../columns/vector.ts'
+import { u64Vector, type Vector, type VectorMemory, type VectorShape } from '../columns/vector.ts'
 import { crc32 } from '../store/crc32.ts'
 
 /** What decoding one column chunk needs to know. */
@@ -27,16 +27,6 @@ export interface ChunkLayout {
   compressors?: Compressors
   /** Where data pages' vectors take their buffers (the Node server's pool, src/query/column-buffers.ts); default fresh memory. */
   memory?: VectorMemory
-}
-
-/**
- * Memory a decoder may build vectors in instead of fresh buffers: `take` lends a buffer
- * of at least `length` bytes (stale contents) or declines; `owns` tells which vector now
- * holds the buffers lent for it, so they can come back once that vector is consumed.
- */
-export interface VectorMemory {
-  take(length: number): Uint8Array | undefined
-  owns(vector: Vector, buffers: Uint8Array[]): void
 }
 
 /** Thrown for a page this decoder does not know; names the encoding. */

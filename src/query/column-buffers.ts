@@ -14,8 +14,7 @@
  * before. Recycling a vector something still reads would lend its bytes to another scan,
  * so only a batch's last reader may do it.
  */
-import type { Vector } from '../columns/vector.ts'
-import type { VectorMemory } from '../parquet/pages.ts'
+import type { Vector, VectorMemory } from '../columns/vector.ts'
 
 /** Idle buffers, by the power of two at or below their size. */
 type Buckets = Map<number, Uint8Array[]>

@@ -334,6 +334,8 @@ async function selectUnit(u: Unit, plan: ScanPlan, rangeTests: Predicate[], prog
   const release = await (whole ? hold(u.part, span).then(b => letGo(u.part, [b])) : prefetch(u, columns))
   let keep = false
   const wholes: Record<string, Vector> = {}
+  /** The copies of selected rows go into the scan's column memory too. */
+  const memory = u.part.columns
   try {
     const n = u.end - u.start
     let lo = 0
@@ -356,11 +358,11 @@ async function selectUnit(u: Unit, plan: ScanPlan, rangeTests: Predicate[], prog
         const coded = column in wholes ? null : await readCoded(u, column, progress)
         if (coded) {
           offsets = selectCodes(predicates, coded.dictionary, coded.codes, lo, hi)
-          if (plan.outputColumns.includes(column)) aligned[column] = takeCodes(coded.dictionary, coded.codes, offsets)
+          if (plan.outputColumns.includes(column)) aligned[column] = takeCodes(coded.dictionary, coded.codes, offsets, memory)
         } else {
           const data = wholes[column] ?? (await readWhole(u, column, progress))
           offsets = selectRows(predicates, { [column]: data }, lo, hi)
-          if (plan.outputColumns.includes(column)) aligned[column] = takeVector(data, offsets)
+          if (plan.outputColumns.includes(column)) aligned[column] = takeVector(data, offsets, 0, memory)
           if (!(column in wholes)) dropped(u, data)
         }
       } else {
@@ -376,11 +378,12 @@ async function selectUnit(u: Unit, plan: ScanPlan, rangeTests: Predicate[], prog
           offsets = Int32Array.from(keep, i => before[i])
           for (const c of Object.keys(aligned)) {
             const all = aligned[c]
-            aligned[c] = takeVector(all, keep)
+            aligned[c] = takeVector(all, keep, 0, memory)
             dropped(u, all)
           }
         }
-        if (plan.outputColumns.includes(column)) aligned[column] = keep.length < values.length ? takeVector(values, keep) : values
+        if (plan.outputColumns.includes(column))
+          aligned[column] = keep.length < values.length ? takeVector(values, keep, 0, memory) : values
         if (aligned[column] !== values) dropped(u, values)
       }
       if (offsets.length === 0) break
@@ -388,7 +391,7 @@ async function selectUnit(u: Unit, plan: ScanPlan, rangeTests: Predicate[], prog
     offsets ??= Int32Array.from({ length: hi - lo }, (_, i) => lo + i)
     if (offsets.length === 0) return { unit: u, rows: offsets, values: {}, scanned: true }
     for (const column of Object.keys(wholes))
-      if (!(column in aligned) && plan.outputColumns.includes(column)) aligned[column] = takeVector(wholes[column], offsets)
+      if (!(column in aligned) && plan.outputColumns.includes(column)) aligned[column] = takeVector(wholes[column], offsets, 0, memory)
     const rows = offsets.length === n ? null : offsets.map(o => o + u.start)
     keep = whole
     return { unit: u, rows, values: aligned, scanned: true, ...(whole ? { release } : {}) }

@@ -7,19 +7,11 @@
  */
 import { readOffsetIndex } from 'hyparquet'
 import type { ColumnChunk, ColumnMetaData, Compressors, FileMetaData, OffsetIndex, ParquetScan } from 'hyparquet'
-import {
-  decodeCodes,
-  decodeDictionary,
-  decodePageRows,
-  decodePages,
-  type ChunkLayout,
-  type PageCheck,
-  type VectorMemory,
-} from '../parquet/pages.ts'
+import { decodeCodes, decodeDictionary, decodePageRows, decodePages, type ChunkLayout, type PageCheck } from '../parquet/pages.ts'
 import { CorruptObjectError } from '../store/types.ts'
 import { ReadQueue, Resident } from './io.ts'
 import type { PartitionPlan, ScanPlan } from './plan.ts'
-import { concatVectors, constantVector, shapeOf, takeVector, type Vector } from '../columns/vector.ts'
+import { concatVectors, constantVector, shapeOf, takeVector, type Vector, type VectorMemory } from '../columns/vector.ts'
 import type { ColumnBuffers } from './column-buffers.ts'
 
 /** What the scan did so far; mutated while batches are produced. */
@@ -210,10 +202,10 @@ export async function readCoded(
   return codes && dictionary ? { dictionary, codes } : null
 }
 
-/** The dictionary's values at the codes of `offsets` (-1 = null). */
-export function takeCodes(dictionary: Vector, codes: Int32Array, offsets: Int32Array): Vector {
+/** The dictionary's values at the codes of `offsets` (-1 = null), in `memory` when given. */
+export function takeCodes(dictionary: Vector, codes: Int32Array, offsets: Int32Array, memory?: VectorMemory): Vector {
   const at = Int32Array.from(offsets, o => Math.max(0, codes[o]))
-  const taken = takeVector(dictionary, at)
+  const taken = takeVector(dictionary, at, 0, memory)
   if (!offsets.some(o => codes[o] < 0)) return taken
   return { ...taken, valid: Uint8Array.from(offsets, o => (codes[o] < 0 ? 0 : 1)) }
 }

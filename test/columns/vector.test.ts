@@ -9,7 +9,7 @@ import { tableFromIPC } from 'apache-arrow'
 import { encodeRows, FORMATS, type Format } from '../../src/format/encode.ts'
 import { BatchShapeError } from '../../src/format/sink.ts'
 import { type RowBatch, sliceBatch } from '../../src/columns/batch.ts'
-import { sliceVector, takeVector, valuesOf, vectorOf, type U64Vector, type Vector } from '../../src/columns/vector.ts'
+import { sliceVector, takeVector, valuesOf, vectorOf, type U64Vector, type Vector, type VectorMemory } from '../../src/columns/vector.ts'
 import { randomBytes, rng } from '../query/lake.ts'
 import type { FieldDecl } from '../../src/schema/dataset.ts'
 import { ALL_KINDS, makeBatches, packed, plainRows } from '../format/cases.ts'
@@ -145,6 +145,15 @@ describe('takeVector', () => {
       ] as const) {
         const rows = Array.from({ length: 500 }, () => base + Math.floor(r() * (300 - base)))
         expect(valuesOf(takeVector(v, rows, base)), `${kind} from ${base}`).toEqual(rows.map(i => values[i]))
+        // Into lent memory holding other bytes, from a buffer's start or not: the same values, and the vector owns it.
+        const owned: [Vector, Uint8Array[]][] = []
+        const memory: VectorMemory = {
+          take: length => new Uint8Array(length + 16).fill(0xee).subarray(r() < 0.5 ? 0 : 8),
+          owns: (vector, buffers) => owned.push([vector, buffers]),
+        }
+        const taken = takeVector(v, rows, base, memory)
+        expect(valuesOf(taken), `${kind} from ${base}, in lent memory`).toEqual(rows.map(i => values[i]))
+        expect(owned.map(([vector]) => vector)).toEqual([taken])
       }
     }
   })

@@ -20,10 +20,9 @@ import {
   decodePages,
   UnsupportedPageError,
   type ChunkLayout,
-  type VectorMemory,
 } from '../../src/parquet/pages.ts'
 import { storedFields, writePartition, type LayoutOptions } from '../../src/parquet/write.ts'
-import { shapeOf, valuesOf, type Vector } from '../../src/columns/vector.ts'
+import { shapeOf, valuesOf, type Vector, type VectorMemory } from '../../src/columns/vector.ts'
 import { mulberry32 } from '../../scripts/dev/random.ts'
 import { columnOf, type DatasetDecl, type FieldDecl } from '../../src/schema/dataset.ts'
 import type { StoredValue } from '../../src/schema/kinds.ts'
