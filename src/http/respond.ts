@@ -184,6 +184,8 @@ export async function queryResponse(
   turn?: Turn,
 ): Promise<Response> {
   checkJsonRange(query, format)
+  // An Arrow answer hands its columns out as its body: they never come back to lent memory.
+  if (format === 'arrow' && deps.scan?.columns) deps = { ...deps, scan: { ...deps.scan, columns: undefined } }
   const slice = await deps.unfinalized?.slice(query.chain, {
     storage: query.dataset.storage,
     from: typeof query.from === 'number' ? query.from : null,
