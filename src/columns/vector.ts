@@ -269,17 +269,34 @@ export interface VectorMemory {
   owns(vector: Vector, buffers: Uint8Array[]): void
 }
 
+/** The buffers of one vector being built: from `memory` when it lends them, else fresh (zeroed) ones. */
+export class VectorBuffers {
+  /** What `memory` lent so far (a buffer replaced by a larger one included: nothing else holds it). */
+  readonly lent: Uint8Array[] = []
+  private readonly memory: VectorMemory | undefined
+
+  constructor(memory?: VectorMemory) {
+    this.memory = memory
+  }
+
+  alloc(bytes: number): Uint8Array {
+    const buffer = bytes > 0 ? this.memory?.take(bytes) : undefined
+    if (!buffer) return new Uint8Array(bytes)
+    this.lent.push(buffer)
+    return buffer.subarray(0, bytes)
+  }
+
+  /** `vector`, made the owner of what was lent for it. */
+  built<T extends Vector>(vector: T): T {
+    if (this.lent.length > 0) this.memory!.owns(vector, this.lent)
+    return vector
+  }
+}
+
 /** The rows of `v` at `rows` (minus `base`), in that order; its values in `memory` when given. */
 export function takeVector(v: Vector, rows: ArrayLike<number>, base = 0, memory?: VectorMemory): Vector {
-  const lent: Uint8Array[] = []
-  const taken = takeInto(v, rows, base, (bytes: number) => {
-    const buffer = memory?.take(bytes)
-    if (!buffer) return new Uint8Array(bytes)
-    lent.push(buffer)
-    return buffer.subarray(0, bytes)
-  })
-  if (lent.length > 0) memory!.owns(taken, lent)
-  return taken
+  const buffers = new VectorBuffers(memory)
+  return buffers.built(takeInto(v, rows, base, bytes => buffers.alloc(bytes)))
 }
 
 /** takeVector, its values' memory from `alloc` (every byte of it is written). */

@@ -14,7 +14,7 @@
 import type { CompressionCodec, Compressors, PageHeader } from 'hyparquet'
 import { parquetHeader } from 'hyparquet/src/column.js'
 import { decompressPage } from 'hyparquet/src/datapage.js'
-import { u64Vector, type Vector, type VectorMemory, type VectorShape } from '../columns/vector.ts'
+import { u64Vector, VectorBuffers, type Vector, type VectorMemory, type VectorShape } from '../columns/vector.ts'
 import { crc32 } from '../store/crc32.ts'
 
 /** What decoding one column chunk needs to know. */
@@ -565,31 +565,21 @@ class Builder implements PageSink {
   private offsets: Int32Array | null = null
   private data: Uint8Array = new Uint8Array(0)
   private used = 0
-  private readonly memory: VectorMemory | undefined
-  /** Buffers lent by `memory` for this vector (one replaced by a larger one included: nothing else holds it). */
-  private readonly lent: Uint8Array[] = []
+  private readonly buffers: VectorBuffers
 
   constructor(shape: VectorShape, length: number, optional: boolean, memory?: VectorMemory) {
     this.shape = shape
     this.length = length
-    this.memory = memory
+    this.buffers = new VectorBuffers(memory)
     this.valid = optional ? new Uint8Array(length) : null
     this.width = shape.type === 'fixed' ? shape.width : shape.type === 'binary' ? 0 : PHYSICAL_WIDTH[shape.type]
-    this.fixed = this.buffer((shape.type === 'u64' ? 8 : this.width) * length)
+    this.fixed = this.buffers.alloc((shape.type === 'u64' ? 8 : this.width) * length)
     // A null row's value is never written: lent memory is cleared, so no earlier answer's bytes show through.
-    if (optional && this.lent.length > 0) this.fixed.fill(0)
+    if (optional && this.buffers.lent.length > 0) this.fixed.fill(0)
     if (shape.type === 'binary') {
       this.offsets = new Int32Array(length + 1)
-      this.data = this.buffer(Math.max(64, length * 32))
+      this.data = this.buffers.alloc(Math.max(64, length * 32))
     }
-  }
-
-  /** `length` bytes from `memory` when it lends them, else fresh (zeroed) ones. */
-  private buffer(length: number): Uint8Array {
-    const lent = length > 0 ? this.memory?.take(length) : undefined
-    if (!lent) return new Uint8Array(length)
-    this.lent.push(lent)
-    return lent.subarray(0, length)
   }
 
   /** Marks the `rows` rows from `filled` valid per `window` (every one when it is null). */
@@ -769,7 +759,7 @@ class Builder implements PageSink {
   private append(src: Uint8Array, start: number, end: number): void {
     const n = end - start
     if (this.used + n > this.data.length) {
-      const grown = this.buffer(Math.max(2 * this.data.length, this.used + n))
+      const grown = this.buffers.alloc(Math.max(2 * this.data.length, this.used + n))
       grown.set(this.data.subarray(0, this.used))
       this.data = grown
     }
@@ -779,9 +769,7 @@ class Builder implements PageSink {
   }
 
   finish(): Vector {
-    const vector = this.vector()
-    if (this.lent.length > 0) this.memory!.owns(vector, this.lent)
-    return vector
+    return this.buffers.built(this.vector())
   }
 
   private vector(): Vector {
