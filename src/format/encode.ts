@@ -60,6 +60,9 @@ export type EncoderFactory = (format: Format, fields: readonly FieldDecl[]) => S
 export const formatEncoder = (format: Format, fields: readonly FieldDecl[], chunks?: ChunkSource): BatchEncoder =>
   ENCODERS[format](fields, chunks)
 
+/** Arrow's body is the batches' own buffers (arrow.ts): its columns stay readable until the body is written, so they are neither copied to another thread nor lent again. */
+export const handsOutColumns = (format: Format): boolean => format === 'arrow'
+
 /**
  * `encoders` telling `recycle` of each text batch's columns (each once) as soon as its
  * encoder has taken the batch: the format encoders have written it out by then, and the
@@ -70,7 +73,7 @@ export const formatEncoder = (format: Format, fields: readonly FieldDecl[], chun
 export function recyclingEncoders(encoders: EncoderFactory, recycle: (column: Vector) => void): EncoderFactory {
   return (format, fields) => {
     const encoder = encoders(format, fields)
-    if (format === 'arrow') return encoder
+    if (handsOutColumns(format)) return encoder
     return {
       get ahead() {
         return encoder.ahead

@@ -20,7 +20,7 @@
 import { Worker } from 'node:worker_threads'
 import type { RowBatch } from '../columns/batch.ts'
 import type { Vector } from '../columns/vector.ts'
-import { formatEncoder, type EncoderFactory, type Format, type StreamEncoder } from '../format/encode.ts'
+import { formatEncoder, handsOutColumns, type EncoderFactory, type Format, type StreamEncoder } from '../format/encode.ts'
 import { BatchShapeError, CHUNK_SIZE, type BatchEncoder } from '../format/sink.ts'
 import { BufferPool } from '../query/column-buffers.ts'
 import type { FieldDecl } from '../schema/dataset.ts'
@@ -212,7 +212,7 @@ export function threadEncoders(options: { minRows?: number; workerUrl?: URL } = 
   }
 
   const encoders: EncoderFactory = (format, fields) => {
-    if (format === 'arrow') return formatEncoder(format, fields)
+    if (handsOutColumns(format)) return formatEncoder(format, fields)
     const stream = ++streams
     const plain = fields.map(f => ({ name: f.name, kind: f.kind, ...(f.nullable ? { nullable: true } : {}) }))
     /** The encoder in this thread, once the stream stays here. */

@@ -75,7 +75,6 @@ export async function startNodeServer(options: NodeServerOptions): Promise<NodeS
   // Text encoders hand the scan's columns back to its memory once they have taken them.
   const columns = scan.columns
   const encoders = encoding?.encoders ?? formatEncoder
-  const recycling = columns ? recyclingEncoders(encoders, v => columns.recycle(v)) : encoding?.encoders
   const app = createApp({
     limits: { requests, streams: options.streams, reads: options.reads, turns: options.turns },
     store: options.store,
@@ -88,7 +87,7 @@ export async function startNodeServer(options: NodeServerOptions): Promise<NodeS
     liveLag: chain => live.chains.get(chainKey(chain))?.lag() ?? null,
     unfinalized: { slice: async (chain, req) => live.chains.get(chainKey(chain))?.slice(req) ?? null },
     accessLog: options.accessLog,
-    ...(recycling ? { encoders: recycling } : {}),
+    encoders: columns ? recyclingEncoders(encoders, v => columns.recycle(v)) : encoders,
   })
   const fetch = (request: Request) => app.fetch(request)
   const assets = staticAssets()
