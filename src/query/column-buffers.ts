@@ -5,11 +5,12 @@
  * every request or two: marking the server's heap then cost about as much CPU as the
  * answer's text (BENCHMARKS.md, "Column memory lent again").
  *
- * The scan's data pages decode into buffers from here (src/parquet/pages.ts `VectorMemory`):
- * an idle one that fits, else fresh memory of the exact size; the vector built in them is
- * their owner. Whoever consumes a vector last hands it back with `recycle`: the text
- * encoders of encode-threads.ts, once a batch is written or copied for the encoding
- * thread. A vector never recycled (an Arrow answer hands out its buffers; a WebSocket
+ * The scan's data pages and row copies go into buffers from here (`VectorMemory`,
+ * src/columns/vector.ts): an idle one that fits, else fresh memory of the exact size; the
+ * vector built in them is their owner. Whoever consumes a vector last hands it back with
+ * `recycle`: the text encoders (`recyclingEncoders`, src/format/encode.ts), once a batch is
+ * written or copied for the encoding thread, and the scan for the columns it only selected
+ * with. A vector never recycled (an Arrow answer hands out its buffers; a WebSocket
  * message; a filter column dropped) leaves its memory to the garbage collector, as
  * before. Recycling a vector something still reads would lend its bytes to another scan,
  * so only a batch's last reader may do it.

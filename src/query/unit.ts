@@ -206,8 +206,9 @@ export async function readCoded(
 export function takeCodes(dictionary: Vector, codes: Int32Array, offsets: Int32Array, memory?: VectorMemory): Vector {
   const at = Int32Array.from(offsets, o => Math.max(0, codes[o]))
   const taken = takeVector(dictionary, at, 0, memory)
-  if (!offsets.some(o => codes[o] < 0)) return taken
-  return { ...taken, valid: Uint8Array.from(offsets, o => (codes[o] < 0 ? 0 : 1)) }
+  // Set on the vector taken, not a copy of it: that one owns the lent memory.
+  if (offsets.some(o => codes[o] < 0)) taken.valid = Uint8Array.from(offsets, o => (codes[o] < 0 ? 0 : 1))
+  return taken
 }
 
 /** Locations of the pages of `column` in the unit's group (its offset index), or null. */
