@@ -172,7 +172,7 @@ function walkPages(
       let keep: Int32Array | null = null
       if (picks) {
         const first = picked
-        while (picked < picks.length && picks[picked] < row + b) picked++
+        picked = firstAtLeast(picks, picked, row + b)
         if (picked > first) keep = picks.subarray(first, picked)
       }
       if (keep || !picks) {
@@ -190,6 +190,18 @@ function walkPages(
   }
   if (out.filled !== (picks ? picks.length : to - from))
     throw new Error(`column pages hold rows ${firstRow}-${row - 1}, asked for ${from}-${to - 1}`)
+}
+
+/** The first index from `from` on whose value in ascending `values` is at least `bound` (values.length if none). */
+export function firstAtLeast(values: ArrayLike<number>, from: number, bound: number): number {
+  let lo = from
+  let hi = values.length
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1
+    if (values[mid] < bound) lo = mid + 1
+    else hi = mid
+  }
+  return lo
 }
 
 /** Where decoded page values go: a vector, or only the dictionary codes. */
@@ -255,6 +267,38 @@ function pageRows(header: PageHeader): number {
 }
 
 /**
+ * Working arrays of one page's decode, reused by the next page's: a page decodes
+ * synchronously and its sink copies what it keeps, so none is read past its page. A
+ * fresh typed array per page (a backing store allocated, zeroed and collected) cost
+ * about as much as copying a dense selection's values. Whoever takes one writes every
+ * element it reads.
+ */
+class Scratch<T extends Uint8Array | Int32Array> {
+  private buffer: T
+  private readonly make: (length: number) => T
+
+  constructor(make: (length: number) => T) {
+    this.make = make
+    this.buffer = make(1024)
+  }
+
+  take(length: number): T {
+    // A page far larger than usual gets its own array, so one odd file does not pin the memory.
+    if (length > SCRATCH_MAX) return this.make(length)
+    if (this.buffer.length < length) this.buffer = this.make(Math.max(length, 2 * this.buffer.length))
+    return this.buffer.subarray(0, length) as T
+  }
+}
+
+const SCRATCH_MAX = 1 << 20
+/** A page's definition flags, its picked rows' flags and value indexes, its dictionary codes, its booleans. */
+const DEFINED = new Scratch(n => new Uint8Array(n))
+const FLAGS = new Scratch(n => new Uint8Array(n))
+const KEPT = new Scratch(n => new Int32Array(n))
+const CODES = new Scratch(n => new Int32Array(n))
+const BITS = new Scratch(n => new Uint8Array(n))
+
+/**
  * Decodes one data page's rows `[a, b)` (page-relative) into `out`; with `keep`, only the rows
  * it lists (ascending, numbered from `base`, the page's row `a`).
  */
@@ -278,7 +322,7 @@ function decodeDataPage(
     const levelBytes = v2.definition_levels_byte_length + v2.repetition_levels_byte_length
     if (v2.repetition_levels_byte_length) throw new UnsupportedPageError('repeated columns are not supported')
     if (layout.optional) {
-      defined = new Uint8Array(rows)
+      defined = DEFINED.take(rows)
       decodeHybrid(
         body,
         v2.repetition_levels_byte_length,
@@ -298,7 +342,7 @@ function decodeDataPage(
     let at = 0
     if (layout.optional) {
       const length = viewOf(page).getUint32(0, true)
-      defined = new Uint8Array(rows)
+      defined = DEFINED.take(rows)
       decodeHybrid(page, 4, 4 + length, 1, defined, rows)
       at = 4 + length
     }
@@ -327,11 +371,11 @@ function decodeDataPage(
         out.plain(values, picked[0], picked.length, kept.window, kept.rows)
       else out.gather(values, picked, skip + count, kept.window, kept.rows)
     } else if (encoding === 'RLE_DICTIONARY' || encoding === 'PLAIN_DICTIONARY') {
-      const codes = new Int32Array(kept.values.length)
+      const codes = CODES.take(kept.values.length)
       if (codes.length > 0) gatherHybrid(values, 1, values.length, values[0], kept.values, codes)
       out.fromDictionary(dictionary, codes, kept.window, kept.rows)
     } else if (encoding === 'RLE' && layout.shape.type === 'bool') {
-      const bits = new Uint8Array(upTo)
+      const bits = BITS.take(upTo)
       const length = viewOf(values).getUint32(0, true)
       decodeHybrid(values, 4, 4 + length, 1, bits, upTo)
       out.bools(gather(bits, kept.values, new Uint8Array(kept.values.length)), kept.window, kept.rows)
@@ -341,11 +385,11 @@ function decodeDataPage(
   } else if (encoding === 'PLAIN') {
     out.plain(values, skip, count, window, b - a)
   } else if (encoding === 'RLE_DICTIONARY' || encoding === 'PLAIN_DICTIONARY') {
-    const indexes = new Int32Array(skip + count)
+    const indexes = CODES.take(skip + count)
     if (values.length > 0) decodeHybrid(values, 1, values.length, values[0], indexes, skip + count)
     out.fromDictionary(dictionary, indexes.subarray(skip), window, b - a)
   } else if (encoding === 'RLE' && layout.shape.type === 'bool') {
-    const bits = new Uint8Array(skip + count)
+    const bits = BITS.take(skip + count)
     const length = viewOf(values).getUint32(0, true)
     decodeHybrid(values, 4, 4 + length, 1, bits, skip + count)
     out.bools(bits.subarray(skip), window, b - a)
@@ -366,12 +410,12 @@ function keptRows(
   skip: number,
 ): { rows: number; values: Int32Array; window: Uint8Array | null } {
   const { rows, base } = keep
-  const values = new Int32Array(rows.length)
+  const values = KEPT.take(rows.length)
   if (!window) {
     for (let i = 0; i < rows.length; i++) values[i] = skip + rows[i] - base
     return { rows: rows.length, values, window: null }
   }
-  const flags = new Uint8Array(rows.length)
+  const flags = FLAGS.take(rows.length)
   let v = skip
   let r = 0
   let n = 0
@@ -676,8 +720,18 @@ class Builder implements PageSink {
       const w = this.width
       checkHolds(values, total, 8 * w)
       const target = this.fixed
-      if (w % 4 === 0 && target.byteOffset % 4 === 0) {
-        // Whole words (addresses, hashes, u64) are read as words wherever the page put them, straight into place.
+      const words = wordsOf(values, target, w)
+      if (words) {
+        // Whole words (addresses, hashes, u64) of an aligned page (a decompressed one) copied as words.
+        const [src, dst, n] = words
+        for (let r = 0, k = 0; r < rows; r++) {
+          if (window && !window[r]) continue
+          const from = picked[k++] * n
+          const to = (this.filled + r) * n
+          for (let j = 0; j < n; j++) dst[to + j] = src[from + j]
+        }
+      } else if (w % 4 === 0 && target.byteOffset % 4 === 0) {
+        // Elsewhere read as words wherever the page put them, straight into place.
         const src = viewOf(values)
         const dst = new Uint32Array(target.buffer, target.byteOffset, target.length >> 2)
         const n = w >> 2

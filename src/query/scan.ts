@@ -366,16 +366,12 @@ async function selectUnit(u: Unit, plan: ScanPlan, rangeTests: Predicate[], prog
           if (!(column in wholes)) dropped(u, data)
         }
       } else {
-        const values = await readRows(
-          u,
-          column,
-          offsets.map(o => o + u.start),
-          progress,
-        )
+        const values = await readRows(u, column, shifted(offsets, u.start), progress)
         const keep = selectRows(predicates, { [column]: values }, 0, values.length)
         if (keep.length < offsets.length) {
           const before: Int32Array = offsets
-          offsets = Int32Array.from(keep, i => before[i])
+          offsets = new Int32Array(keep.length)
+          for (let i = 0; i < keep.length; i++) offsets[i] = before[keep[i]]
           for (const c of Object.keys(aligned)) {
             const all = aligned[c]
             aligned[c] = takeVector(all, keep, 0, memory)
@@ -388,11 +384,14 @@ async function selectUnit(u: Unit, plan: ScanPlan, rangeTests: Predicate[], prog
       }
       if (offsets.length === 0) break
     }
-    offsets ??= Int32Array.from({ length: hi - lo }, (_, i) => lo + i)
+    if (offsets === null) {
+      offsets = new Int32Array(hi - lo)
+      for (let i = 0; i < offsets.length; i++) offsets[i] = lo + i
+    }
     if (offsets.length === 0) return { unit: u, rows: offsets, values: {}, scanned: true }
     for (const column of Object.keys(wholes))
       if (!(column in aligned) && plan.outputColumns.includes(column)) aligned[column] = takeVector(wholes[column], offsets, 0, memory)
-    const rows = offsets.length === n ? null : offsets.map(o => o + u.start)
+    const rows = offsets.length === n ? null : shifted(offsets, u.start)
     keep = whole
     return { unit: u, rows, values: aligned, scanned: true, ...(whole ? { release } : {}) }
   } finally {
@@ -400,6 +399,13 @@ async function selectUnit(u: Unit, plan: ScanPlan, rangeTests: Predicate[], prog
     // The group's whole columns served only to select (the rows are copied out of them).
     for (const v of Object.values(wholes)) dropped(u, v)
   }
+}
+
+/** `offsets` + `by`, in a loop (a callback per row costs more than the add). */
+function shifted(offsets: Int32Array, by: number): Int32Array {
+  const out = new Int32Array(offsets.length)
+  for (let i = 0; i < offsets.length; i++) out[i] = offsets[i] + by
+  return out
 }
 
 /** Phase two: read the remaining output columns for the matching rows and build the batch. */

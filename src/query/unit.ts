@@ -7,7 +7,15 @@
  */
 import { readOffsetIndex } from 'hyparquet'
 import type { ColumnChunk, ColumnMetaData, Compressors, FileMetaData, OffsetIndex, ParquetScan } from 'hyparquet'
-import { decodeCodes, decodeDictionary, decodePageRows, decodePages, type ChunkLayout, type PageCheck } from '../parquet/pages.ts'
+import {
+  decodeCodes,
+  decodeDictionary,
+  decodePageRows,
+  decodePages,
+  firstAtLeast,
+  type ChunkLayout,
+  type PageCheck,
+} from '../parquet/pages.ts'
 import { CorruptObjectError } from '../store/types.ts'
 import { ReadQueue, Resident } from './io.ts'
 import type { PartitionPlan, ScanPlan } from './plan.ts'
@@ -204,10 +212,21 @@ export async function readCoded(
 
 /** The dictionary's values at the codes of `offsets` (-1 = null), in `memory` when given. */
 export function takeCodes(dictionary: Vector, codes: Int32Array, offsets: Int32Array, memory?: VectorMemory): Vector {
-  const at = Int32Array.from(offsets, o => Math.max(0, codes[o]))
+  // Plain loops: a mapping `Int32Array.from` costs as much as the copy of every value.
+  const at = new Int32Array(offsets.length)
+  let nulls = false
+  for (let i = 0; i < offsets.length; i++) {
+    const code = codes[offsets[i]]
+    if (code < 0) nulls = true
+    else at[i] = code
+  }
   const taken = takeVector(dictionary, at, 0, memory)
-  // Set on the vector taken, not a copy of it: that one owns the lent memory.
-  if (offsets.some(o => codes[o] < 0)) taken.valid = Uint8Array.from(offsets, o => (codes[o] < 0 ? 0 : 1))
+  if (nulls) {
+    const valid = new Uint8Array(offsets.length)
+    for (let i = 0; i < offsets.length; i++) valid[i] = codes[offsets[i]] < 0 ? 0 : 1
+    // Set on the vector taken, not a copy of it: that one owns the lent memory.
+    taken.valid = valid
+  }
   return taken
 }
 
@@ -252,16 +271,17 @@ export function pageRuns(
     const b = groupStart + (last + 1 < starts.length ? starts[last + 1] : groupRows)
     runs.push([Math.max(a, lo), Math.min(b, hi)])
   }
-  for (let i = 0; i < rows.length; i++) {
+  // From each row's page to the next row past that page's end: a bisection, not a step per row.
+  for (let i = 0; i < rows.length;) {
     const rel = rows[i] - groupStart
     while (page + 1 < starts.length && starts[page + 1] <= rel) page++
-    if (first >= 0 && page <= last + 1) {
+    if (first >= 0 && page <= last + 1) last = page
+    else {
+      if (first >= 0) flush()
+      first = page
       last = page
-      continue
     }
-    if (first >= 0) flush()
-    first = page
-    last = page
+    i = page + 1 < starts.length ? firstAtLeast(rows, i + 1, groupStart + starts[page + 1]) : rows.length
   }
   flush()
   return runs
@@ -278,7 +298,7 @@ export async function readRows(u: Unit, column: string, rows: Int32Array, progre
   let k = 0
   const parts = runs.map(([a, b], i) => {
     const first = k
-    while (k < rows.length && rows[k] < b) k++
+    k = firstAtLeast(rows, k, b)
     const { bytes, firstRow, check } = pages[i]
     // Every row of the run: decoded whole; some: only theirs (a page of codes may span the whole group).
     return decoded(u, () =>
