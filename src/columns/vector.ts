@@ -299,6 +299,30 @@ export function takeVector(v: Vector, rows: ArrayLike<number>, base = 0, memory?
   return buffers.built(takeInto(v, rows, base, bytes => buffers.alloc(bytes)))
 }
 
+/**
+ * `n` 32-bit words from `src[from]` to `dst[to]`; a hash's eight and an address's five
+ * unrolled, which halves the time of the loop the page decoder and takeVector run per
+ * value (a native copy per value costs more than either).
+ */
+export function copyWords(dst: Uint32Array, to: number, src: Uint32Array, from: number, n: number): void {
+  if (n === 8) {
+    dst[to] = src[from]
+    dst[to + 1] = src[from + 1]
+    dst[to + 2] = src[from + 2]
+    dst[to + 3] = src[from + 3]
+    dst[to + 4] = src[from + 4]
+    dst[to + 5] = src[from + 5]
+    dst[to + 6] = src[from + 6]
+    dst[to + 7] = src[from + 7]
+  } else if (n === 5) {
+    dst[to] = src[from]
+    dst[to + 1] = src[from + 1]
+    dst[to + 2] = src[from + 2]
+    dst[to + 3] = src[from + 3]
+    dst[to + 4] = src[from + 4]
+  } else for (let j = 0; j < n; j++) dst[to + j] = src[from + j]
+}
+
 /** takeVector, its values' memory from `alloc` (every byte of it is written). */
 function takeInto(v: Vector, rows: ArrayLike<number>, base: number, alloc: (bytes: number) => Uint8Array): Vector {
   const n = rows.length
@@ -336,7 +360,7 @@ function takeInto(v: Vector, rows: ArrayLike<number>, base: number, alloc: (byte
         for (let i = 0; i < n; i++) {
           const from = (rows[i] - base) * words
           const to = i * words
-          for (let k = 0; k < words; k++) to32[to + k] = from32[from + k]
+          copyWords(to32, to, from32, from, words)
         }
       } else {
         for (let i = 0; i < n; i++) {

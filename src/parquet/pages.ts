@@ -14,7 +14,7 @@
 import type { CompressionCodec, Compressors, PageHeader } from 'hyparquet'
 import { parquetHeader } from 'hyparquet/src/column.js'
 import { decompressPage } from 'hyparquet/src/datapage.js'
-import { u64Vector, VectorBuffers, type Vector, type VectorMemory, type VectorShape } from '../columns/vector.ts'
+import { copyWords, u64Vector, VectorBuffers, type Vector, type VectorMemory, type VectorShape } from '../columns/vector.ts'
 import { crc32 } from '../store/crc32.ts'
 
 /** What decoding one column chunk needs to know. */
@@ -675,7 +675,7 @@ class Builder implements PageSink {
           for (let r = 0; r < rows; r++) {
             if (!window[r]) continue
             const to = (this.filled + r) * n
-            for (let j = 0; j < n; j++) dst[to + j] = src[k + j]
+            copyWords(dst, to, src, k, n)
             k += n
           }
         } else {
@@ -728,7 +728,7 @@ class Builder implements PageSink {
           if (window && !window[r]) continue
           const from = picked[k++] * n
           const to = (this.filled + r) * n
-          for (let j = 0; j < n; j++) dst[to + j] = src[from + j]
+          copyWords(dst, to, src, from, n)
         }
       } else if (w % 4 === 0 && target.byteOffset % 4 === 0) {
         // Elsewhere read as words wherever the page put them, straight into place.
@@ -785,7 +785,7 @@ class Builder implements PageSink {
           if (window && !window[r]) continue
           const a = indexes[k++] * n
           const b = (this.filled + r) * n
-          for (let j = 0; j < n; j++) to[b + j] = from[a + j]
+          copyWords(to, b, from, a, n)
         }
       } else {
         for (let r = 0; r < rows; r++) {
