@@ -12,10 +12,10 @@
  * Page headers, decompression and the page index stay hyparquet's.
  */
 import type { CompressionCodec, Compressors, PageHeader } from 'hyparquet'
-import { parquetHeader } from 'hyparquet/src/column.js'
 import { decompressPage } from 'hyparquet/src/datapage.js'
 import { copyWords, u64Vector, VectorBuffers, type Vector, type VectorMemory, type VectorShape } from '../columns/vector.ts'
 import { crc32 } from '../store/crc32.ts'
+import { readPageHeader } from './page-header.ts'
 
 /** What decoding one column chunk needs to know. */
 export interface ChunkLayout {
@@ -60,7 +60,7 @@ const PHYSICAL_WIDTH = { u64: 8, bool: 1 } as const
 /** Decodes a dictionary page (header included) into a vector of the dictionary's values. */
 export function decodeDictionary(layout: ChunkLayout, page: Uint8Array): Vector {
   const reader = { view: viewOf(page), offset: 0 }
-  const header = parquetHeader(reader)
+  const header = readPageHeader(reader)
   if (header.type !== 'DICTIONARY_PAGE' || !header.dictionary_page_header)
     throw new UnsupportedPageError(`expected a dictionary page, found ${header.type}`)
   const body = page.subarray(reader.offset, reader.offset + header.compressed_page_size)
@@ -157,7 +157,7 @@ function walkPages(
   // Every header of the run is read, so that the rows they claim can be checked against `endRow`.
   while (reader.offset < pages.length && (row < to || check.endRow !== undefined)) {
     const first = reader.offset === 0
-    const header = parquetHeader(reader)
+    const header = readPageHeader(reader)
     const start = reader.offset
     reader.offset += header.compressed_page_size
     // A chunk's dictionary page comes first; anywhere else it is a damaged header.
