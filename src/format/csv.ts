@@ -39,7 +39,7 @@ const CSV_WRITERS: Record<Kind, PlacedValue | SinkWriter> = {
 }
 
 /** Encoder of the `csv` format. */
-export function csvEncoder(fields: readonly FieldDecl[], chunks?: ChunkSource): BatchEncoder {
+export function csvEncoder(fields: readonly FieldDecl[], chunks?: ChunkSource, continues?: number): BatchEncoder {
   const sink = new ByteSink(CHUNK_SIZE, chunks)
   const writeRecord = recordWriter(
     fields.map((f, j) => ({
@@ -52,6 +52,7 @@ export function csvEncoder(fields: readonly FieldDecl[], chunks?: ChunkSource): 
   )
   return {
     open: () => {
+      if (continues !== undefined) return []
       sink.utf8(fields.map(f => csvCell(f.name)).join(','))
       sink.byte(NEWLINE)
       return sink.take()

@@ -31,7 +31,7 @@ export function contentTypeOf(format: Format): string {
   return CONTENT_TYPES[format]
 }
 
-const ENCODERS: Record<Format, (fields: readonly FieldDecl[], chunks?: ChunkSource) => BatchEncoder> = {
+const ENCODERS: Record<Format, (fields: readonly FieldDecl[], chunks?: ChunkSource, continues?: number) => BatchEncoder> = {
   json: jsonEncoder,
   json_stream: jsonlEncoder,
   csv: csvEncoder,
@@ -56,9 +56,14 @@ export interface StreamEncoder {
 /** Makes the encoder of one response. */
 export type EncoderFactory = (format: Format, fields: readonly FieldDecl[]) => StreamEncoder
 
-/** The format's own encoder, in this thread; text formats take their buffers from `chunks` when given. */
-export const formatEncoder = (format: Format, fields: readonly FieldDecl[], chunks?: ChunkSource): BatchEncoder =>
-  ENCODERS[format](fields, chunks)
+/**
+ * The format's own encoder, in this thread; text formats take their buffers from `chunks`
+ * when given. With `continues`, a text encoder takes over a stream another encoder opened
+ * and wrote that many rows of (the Node server's move to its encoding thread): no opening
+ * bytes, and JSON's records go on after a comma.
+ */
+export const formatEncoder = (format: Format, fields: readonly FieldDecl[], chunks?: ChunkSource, continues?: number): BatchEncoder =>
+  ENCODERS[format](fields, chunks, continues)
 
 /** Arrow's body is the batches' own buffers (arrow.ts): its columns stay readable until the body is written, so they are neither copied to another thread nor lent again. */
 export const handsOutColumns = (format: Format): boolean => format === 'arrow'

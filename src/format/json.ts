@@ -70,12 +70,13 @@ export function jsonRecordWriter(fields: readonly FieldDecl[], end: string): Rec
 }
 
 /** Encoder of the `json` format: `[`, records separated by commas, `]`. */
-export function jsonEncoder(fields: readonly FieldDecl[], chunks?: ChunkSource): BatchEncoder {
+export function jsonEncoder(fields: readonly FieldDecl[], chunks?: ChunkSource, continues?: number): BatchEncoder {
   const sink = new ByteSink(CHUNK_SIZE, chunks)
   const writeRecord = jsonRecordWriter(fields, '}')
-  let first = true
+  let first = !continues
   return {
     open: () => {
+      if (continues !== undefined) return []
       sink.byte(OPEN)
       return sink.take()
     },

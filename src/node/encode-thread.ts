@@ -52,7 +52,7 @@ port.on('message', (m: EncodeRequest) => {
           let encoder = encoders.get(m.stream)
           let opening: Uint8Array[] = []
           if (!encoder) {
-            encoder = formatEncoder(m.format, m.fields, chunks)
+            encoder = formatEncoder(m.format, m.fields, chunks, m.continues)
             encoders.set(m.stream, encoder)
             opening = encoder.open()
           }

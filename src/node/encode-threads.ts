@@ -5,9 +5,11 @@
  * writes batch n, so the two cores share the work as DuckDB's two threads do. Bytes
  * are the format encoder's own (the thread runs it); only the place changes.
  *
- * A stream picks its place at its first batch: below `minRows` it stays in the main
- * thread, as before (a small answer pays no hop, and keeps to the fair shares); Arrow
- * always does (it hands out the vectors' own buffers). Batches cross as copies of the
+ * A stream's batches below `minRows` are encoded in the main thread (a small answer pays
+ * no hop, and keeps to the fair shares); from its first larger batch on, the stream is the
+ * thread's, which takes over after the rows written here (`continues`): a range that
+ * starts near a row group's end has a small first batch and large ones after. Arrow
+ * always stays (it hands out the vectors' own buffers). Batches cross as copies of the
  * fields' columns (transferred), made in memory the thread returned with earlier answers,
  * so the originals may go back to the scan's memory at once (`recyclingEncoders`). Chunks come back
  * transferred, and once the socket has taken one (`written`), its buffer goes back to
@@ -46,7 +48,17 @@ export type PackedVector =
 
 /** What the main thread asks of the encoding thread. */
 export type EncodeRequest =
-  | { seq: number; stream: number; op: 'batch'; format: Format; fields: FieldDecl[]; length: number; columns: Record<string, PackedVector> }
+  | {
+      seq: number
+      stream: number
+      op: 'batch'
+      format: Format
+      fields: FieldDecl[]
+      length: number
+      columns: Record<string, PackedVector>
+      /** The stream's first batch in the thread after this many rows encoded in place (formatEncoder's `continues`). */
+      continues?: number
+    }
   | { seq: number; stream: number; op: 'close' }
   | { stream: number; op: 'release' }
   | { op: 'recycle'; buffers: ArrayBuffer[] }
@@ -215,11 +227,13 @@ export function threadEncoders(options: { minRows?: number; workerUrl?: URL } = 
     if (handsOutColumns(format)) return formatEncoder(format, fields)
     const stream = ++streams
     const plain = fields.map(f => ({ name: f.name, kind: f.kind, ...(f.nullable ? { nullable: true } : {}) }))
-    /** The encoder in this thread, once the stream stays here. */
+    /** The encoder in this thread, while the stream's batches are small. */
     let local: BatchEncoder | undefined
+    /** Rows `local` has written. */
+    let localRows = 0
     /** The thread this stream's batches went to; only it holds the stream's encoder. */
     let remote: Worker | undefined
-    /** The stream stays in this thread: its encoder, opened (the opening bytes come first). */
+    /** The stream starts in this thread: its encoder, opened (the opening bytes come first). */
     const stayHere = (): [BatchEncoder, Uint8Array[]] => {
       local = formatEncoder(format, fields)
       return [local, local.open()]
@@ -232,11 +246,14 @@ export function threadEncoders(options: { minRows?: number; workerUrl?: URL } = 
       // The opening bytes travel with the first batch, from wherever it is encoded.
       open: () => [],
       batch(batch: RowBatch) {
-        if (local) return local.batch(batch)
         if (!remote && batch.length < minRows) {
+          localRows += batch.length
+          if (local) return local.batch(batch)
           const [here, opening] = stayHere()
           return [...opening, ...here.batch(batch)]
         }
+        // The thread takes over after what was written here; nothing is left in `local`'s sink (batch flushes it).
+        const continues = !remote && local ? localRows : undefined
         remote ??= thread()
         threadBatches++
         const transfer: ArrayBuffer[] = []
@@ -245,7 +262,9 @@ export function threadEncoders(options: { minRows?: number; workerUrl?: URL } = 
           const col = batch.columns[f.name]
           if (col !== undefined) columns[f.name] = packVector(col, Math.min(batch.length, col.length), transfer, packMemory)
         }
-        return ask(remote, { seq: ++seq, stream, op: 'batch', format, fields: plain, length: batch.length, columns }, transfer)
+        const request: EncodeRequest = { seq: ++seq, stream, op: 'batch', format, fields: plain, length: batch.length, columns }
+        if (continues !== undefined) request.continues = continues
+        return ask(remote, request, transfer)
       },
       close() {
         if (remote) return ask(remote, { seq: ++seq, stream, op: 'close' })

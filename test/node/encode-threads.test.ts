@@ -52,7 +52,9 @@ describe('threadEncoders', () => {
         const want = await encoded(format, fields, batches)
         const sent = all.threadBatches
         expect(Buffer.compare(await encoded(format, fields, batches, all.encoders), want)).toBe(0)
-        expect(all.threadBatches - sent).toBe(format === 'arrow' || batches.length === 0 || batches[0].length === 0 ? 0 : batches.length)
+        // From the first batch of at least minRows (1) on, every batch goes to the thread.
+        const first = batches.findIndex(b => b.length >= 1)
+        expect(all.threadBatches - sent).toBe(format === 'arrow' || first < 0 ? 0 : batches.length - first)
         expect(Buffer.compare(await encoded(format, fields, batches, none.encoders), want)).toBe(0)
         expect(none.threadBatches).toBe(0)
       })
@@ -109,13 +111,26 @@ describe('threadEncoders', () => {
     })
   }
 
-  it('decides at the first batch: a small first batch keeps the stream in place, a large one sends the rest too', async () => {
+  it('keeps small batches in place until the first large one, which the thread takes over with the rest, the bytes unchanged', async () => {
     const split = threadEncoders({ minRows: 100 })
+    const small = logBatches[1]
+    const empty = makeBatches(logs.fields, [0], 4).map(b => packed(logs.fields, b))[0]
     try {
-      for (const order of [logBatches, [...logBatches].reverse(), [logBatches[1], logBatches[0], logBatches[1]]]) {
-        const want = await encoded('json', logs.fields, order)
-        expect(Buffer.compare(await encoded('json', logs.fields, order, split.encoders), want)).toBe(0)
-      }
+      for (const format of ['json', 'json_stream', 'csv'] as const)
+        for (const [order, inThread] of [
+          [logBatches, 3],
+          [[...logBatches].reverse(), 3],
+          [[small, logBatches[0], small], 2],
+          [[small, small, logBatches[2], small], 2],
+          [[empty, logBatches[0]], 1],
+          [[small, empty, small], 0],
+        ] as [RowBatch[], number][]) {
+          const want = await encoded(format, logs.fields, order)
+          const sent = split.threadBatches
+          const got = await encoded(format, logs.fields, order, split.encoders)
+          expect(text(got)).toBe(text(want))
+          expect(split.threadBatches - sent, `${format}: ${order.map(b => b.length)}`).toBe(inThread)
+        }
     } finally {
       await split.close()
     }
