@@ -13,8 +13,8 @@ export const CHUNK_SIZE = 64 * 1024
 /**
  * Size of a sink's own chunks after its first (1 MiB): in workerd each chunk the body
  * stream takes costs a write of its own, and 64 KiB chunks made a 25 MB answer 15 %
- * slower than 1 MiB ones (BENCHMARKS.md, "Larger chunks"). A small answer still takes
- * one buffer of CHUNK_SIZE.
+ * slower than 1 MiB ones (BENCHMARKS.md, "Dense picks, page headers, 1 MiB chunks").
+ * A small answer still takes one buffer of CHUNK_SIZE.
  */
 export const LARGE_CHUNK_SIZE = 1024 * 1024
 

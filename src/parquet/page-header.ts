@@ -3,9 +3,10 @@
  * decoder uses. hyparquet's `parquetHeader` builds a generic object per struct (a
  * `field_N` key a field), then the header from it; a scan reads one header per page of
  * every column it decodes, and in workerd that cost more than checking the pages' CRCs
- * (BENCHMARKS.md, "Dense picks"). Fields the decoder does not use (page statistics,
- * future ones) are skipped by their type. Bytes that end inside the header, or a type
- * the protocol does not have, throw: the caller reports the object as damaged.
+ * (BENCHMARKS.md, "Dense picks, page headers, 1 MiB chunks"). Fields the decoder does
+ * not use (page statistics, future ones) are skipped by their type. Bytes that end
+ * inside the header, or a type the protocol does not have, throw: the caller reports
+ * the object as damaged.
  */
 import type { DataPageHeader, DictionaryPageHeader, PageHeader } from 'hyparquet'
 
