@@ -1,6 +1,8 @@
 /**
- * Parquet page headers (Thrift compact protocol) read straight into the fields the page
- * decoder uses. hyparquet's `parquetHeader` builds a generic object per struct (a
+ * Parquet page headers and offset indexes (where each page of a chunk lies), Thrift
+ * compact protocol, read straight into the fields the page decoder and the scan use.
+ * A Worker opens a query's partitions anew, so it reads every chunk's offset index again
+ * (1,300 for a scan of the 1 M-log lake's 100 row groups). hyparquet's `parquetHeader` builds a generic object per struct (a
  * `field_N` key a field), then the header from it; a scan reads one header per page of
  * every column it decodes, and in workerd that cost more than checking the pages' CRCs
  * (BENCHMARKS.md, "Dense picks, page headers, 1 MiB chunks"). Fields the decoder does
@@ -65,6 +67,23 @@ function varint(r: HeaderReader): number {
     if (!(byte & 0x80)) return result
   }
   throw new Error('page header holds a varint over 32 bits')
+}
+
+/** An i64 varint as a number (offsets and row counts stay far below 2^53). */
+function varint64(r: HeaderReader): number {
+  let result = 0
+  for (let scale = 1; scale < 2 ** 63; scale *= 128) {
+    const byte = u8(r)
+    result += (byte & 0x7f) * scale
+    if (!(byte & 0x80)) return result
+  }
+  throw new Error('page location holds a varint over 64 bits')
+}
+
+/** An i64 field's value. */
+function zigzag64(r: HeaderReader): number {
+  const n = varint64(r)
+  return n % 2 === 0 ? n / 2 : -(n + 1) / 2
 }
 
 /** An i16 or i32 field's value. */
@@ -202,4 +221,42 @@ export function readPageHeader(r: HeaderReader): PageHeader {
     throw new Error('page header lacks its type or sizes')
   h.type = type
   return h
+}
+
+/** Where a data page lies in the file and the first row it holds (relative to its row group). */
+export interface PageLocation {
+  offset: number
+  compressed_page_size: number
+  first_row_index: number
+}
+
+function pageLocation(r: HeaderReader): PageLocation {
+  const p = { offset: -1, compressed_page_size: -1, first_row_index: -1 }
+  const f = new Fields(r)
+  for (let t = f.next(); t !== STOP; t = f.next()) {
+    if (f.id === 1 && t === I64) p.offset = zigzag64(r)
+    else if (f.id === 2 && t === I32) p.compressed_page_size = zigzag(r)
+    else if (f.id === 3 && t === I64) p.first_row_index = zigzag64(r)
+    else skip(r, t)
+  }
+  if (p.offset < 0 || p.compressed_page_size < 0 || p.first_row_index < 0) throw new Error('page location lacks a field')
+  return p
+}
+
+/** The page locations of an offset index at `r.offset` (its other fields skipped). */
+export function readPageLocations(r: HeaderReader): PageLocation[] {
+  let locations: PageLocation[] | undefined
+  const f = new Fields(r)
+  for (let t = f.next(); t !== STOP; t = f.next()) {
+    if (f.id === 1 && t === LIST) {
+      const byte = u8(r)
+      const n = byte >> 4 === 15 ? varint(r) : byte >> 4
+      if ((byte & 0x0f) !== STRUCT) throw new Error('offset index holds a list of something else than page locations')
+      locations = new Array<PageLocation>(n)
+      for (let i = 0; i < n; i++) locations[i] = pageLocation(r)
+    } else skip(r, t)
+  }
+  if (r.offset > r.view.byteLength) throw new Error('offset index runs past its bytes')
+  if (!locations) throw new Error('offset index lacks its page locations')
+  return locations
 }

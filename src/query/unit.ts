@@ -5,8 +5,7 @@
  * dictionary column as codes. Pages decode straight into packed vectors
  * (src/parquet/pages.ts).
  */
-import { readOffsetIndex } from 'hyparquet'
-import type { ColumnChunk, ColumnMetaData, Compressors, FileMetaData, OffsetIndex, ParquetScan } from 'hyparquet'
+import type { ColumnChunk, ColumnMetaData, Compressors, FileMetaData, ParquetScan } from 'hyparquet'
 import {
   decodeCodes,
   decodeDictionary,
@@ -16,6 +15,7 @@ import {
   type ChunkLayout,
   type PageCheck,
 } from '../parquet/pages.ts'
+import { readPageLocations, type PageLocation } from '../parquet/page-header.ts'
 import { CorruptObjectError } from '../store/types.ts'
 import { ReadQueue, Resident } from './io.ts'
 import type { PartitionPlan, ScanPlan } from './plan.ts'
@@ -43,7 +43,7 @@ export interface OpenPartition {
   /** Group ordinals whose data was read, for `rowGroupsRead`. */
   touched: Set<number>
   /** Page locations per `group/column` from the offset index (null: no index). */
-  pages: Map<string, OffsetIndex['page_locations'] | null>
+  pages: Map<string, PageLocation[] | null>
   /** How each planned column's chunks decode. */
   layouts: Map<string, ChunkLayout>
   kinds: ScanPlan['kinds']
@@ -162,15 +162,15 @@ export async function fetchRuns(u: Unit, column: string, runs: readonly [number,
     if (!locations)
       return bytesOf(u, dataStart, chunkEnd).then(bytes => ({ bytes, firstRow: groupStart, check: { endRow: groupEnd, encodings } }))
     let p0 = 0
-    while (p0 + 1 < locations.length && groupStart + Number(locations[p0 + 1].first_row_index) <= a) p0++
+    while (p0 + 1 < locations.length && groupStart + locations[p0 + 1].first_row_index <= a) p0++
     let p1 = p0
-    while (p1 + 1 < locations.length && groupStart + Number(locations[p1 + 1].first_row_index) < b) p1++
-    const start = Number(locations[p0].offset)
-    const end = Number(locations[p1].offset) + locations[p1].compressed_page_size
-    const endRow = p1 + 1 < locations.length ? groupStart + Number(locations[p1 + 1].first_row_index) : groupEnd
+    while (p1 + 1 < locations.length && groupStart + locations[p1 + 1].first_row_index < b) p1++
+    const start = locations[p0].offset
+    const end = locations[p1].offset + locations[p1].compressed_page_size
+    const endRow = p1 + 1 < locations.length ? groupStart + locations[p1 + 1].first_row_index : groupEnd
     return bytesOf(u, start, end).then(bytes => ({
       bytes,
-      firstRow: groupStart + Number(locations[p0].first_row_index),
+      firstRow: groupStart + locations[p0].first_row_index,
       check: { endRow, encodings },
     }))
   })
@@ -231,18 +231,17 @@ export function takeCodes(dictionary: Vector, codes: Int32Array, offsets: Int32A
 }
 
 /** Locations of the pages of `column` in the unit's group (its offset index), or null. */
-export function pageLocations(u: Unit, column: string): OffsetIndex['page_locations'] | null {
+export function pageLocations(u: Unit, column: string): PageLocation[] | null {
   const key = `${u.group}/${column}`
   const cached = u.part.pages.get(key)
   if (cached !== undefined) return cached
   const { metadata, resident } = u.part
   const chunk = columnChunk(metadata, u.group, column)
-  let locations: OffsetIndex['page_locations'] | null = null
+  let locations: PageLocation[] | null = null
   if (chunk?.offset_index_offset !== undefined && chunk.offset_index_length) {
     const at = Number(chunk.offset_index_offset)
     const index = resident.view(at, at + chunk.offset_index_length)
-    if (index)
-      locations = readOffsetIndex({ view: new DataView(index.buffer, index.byteOffset, index.byteLength), offset: 0 }).page_locations
+    if (index) locations = readPageLocations({ view: new DataView(index.buffer, index.byteOffset, index.byteLength), offset: 0 })
   }
   u.part.pages.set(key, locations)
   return locations
@@ -291,7 +290,7 @@ export async function readRows(u: Unit, column: string, rows: Int32Array, progre
   if (u.part.absent.has(column) || rows.length === 0) return constantVector(u.part.kinds[column], null, rows.length)
   const groupRows = Number(u.part.metadata.row_groups[u.group].num_rows)
   const locations = pageLocations(u, column)
-  const starts = locations && locations.map(p => Number(p.first_row_index))
+  const starts = locations && locations.map(p => p.first_row_index)
   const runs = pageRuns(rows, starts, u.part.groupStarts[u.group], groupRows, u.start, u.end)
   touch(u, progress)
   const { layout, dictionary, pages } = await fetchRuns(u, column, runs)

@@ -1,16 +1,17 @@
 /**
- * The page header reader against hyparquet's: headers of every page type, with the
- * fields the decoder skips (page statistics, fields of every Thrift type it does not
- * know), and every page of partitions written for the real datasets. A header cut
- * short anywhere, or naming a page type or encoding that does not exist, throws.
+ * The page header and offset index readers against hyparquet's: headers of every page
+ * type, with the fields the decoder skips (page statistics, fields of every Thrift type
+ * it does not know), and every page and offset index of partitions written for the real
+ * datasets. A header or an index cut short anywhere, or naming a page type or encoding
+ * that does not exist, throws.
  */
-import { parquetMetadata, type PageHeader } from 'hyparquet'
+import { parquetMetadata, readOffsetIndex, type PageHeader } from 'hyparquet'
 import { parquetHeader } from 'hyparquet/src/column.js'
 import { ByteWriter } from 'hyparquet-writer'
 import { serializeTCompactProtocol } from 'hyparquet-writer/src/thrift.js'
 import { describe, expect, it } from 'vitest'
 import { logs, transactions } from '../../src/datasets/evm.ts'
-import { readPageHeader } from '../../src/parquet/page-header.ts'
+import { readPageHeader, readPageLocations } from '../../src/parquet/page-header.ts'
 import { writePartition } from '../../src/parquet/write.ts'
 import { randomBatch } from '../query/lake.ts'
 
@@ -139,5 +140,29 @@ describe('readPageHeader', () => {
         }
       expect(pages).toBeGreaterThan(50)
     }
+  })
+
+  it('reads every offset index of written partitions as hyparquet does, large offsets included, and throws on one cut short', () => {
+    for (const dataset of [logs, transactions]) {
+      const { bytes } = writePartition(dataset, randomBatch(dataset, 0, 100, 5), { from: 0, to: 99 }, { rowGroupSize: 300, pageSize: 512 })
+      const metadata = parquetMetadata(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer)
+      let indexes = 0
+      for (const group of metadata.row_groups)
+        for (const chunk of group.columns) {
+          if (chunk.offset_index_offset === undefined) continue
+          const index = bytes.subarray(Number(chunk.offset_index_offset), Number(chunk.offset_index_offset) + chunk.offset_index_length!)
+          const theirs = readOffsetIndex(at(index)).page_locations.map(p => ({
+            offset: Number(p.offset),
+            compressed_page_size: p.compressed_page_size,
+            first_row_index: Number(p.first_row_index),
+          }))
+          expect(readPageLocations(at(index))).toEqual(theirs)
+          if (indexes++ % 7 === 0)
+            for (let n = 0; n < index.length; n++) expect(() => readPageLocations(at(index.subarray(0, n)))).toThrow()
+        }
+      expect(indexes).toBeGreaterThan(20)
+    }
+    const far = { field_1: [{ field_1: 2n ** 40n + 3n, field_2: 77, field_3: 2n ** 33n }], field_2: [5n, 6n] }
+    expect(readPageLocations(at(thrift(far)))).toEqual([{ offset: 2 ** 40 + 3, compressed_page_size: 77, first_row_index: 2 ** 33 }])
   })
 })
