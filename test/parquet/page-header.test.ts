@@ -5,7 +5,7 @@
  * datasets. A header or an index cut short anywhere, or naming a page type or encoding
  * that does not exist, throws.
  */
-import { parquetMetadata, readOffsetIndex, type PageHeader } from 'hyparquet'
+import { parquetMetadata, readOffsetIndex, type ColumnChunk, type PageHeader } from 'hyparquet'
 import { parquetHeader } from 'hyparquet/src/column.js'
 import { ByteWriter } from 'hyparquet-writer'
 import { serializeTCompactProtocol } from 'hyparquet-writer/src/thrift.js'
@@ -49,6 +49,15 @@ function ours(bytes: Uint8Array, offset = 0): { header: PageHeader; end: number 
   const reader = at(bytes, offset)
   const header = readPageHeader(reader)
   return { header, end: reader.offset }
+}
+
+/** Every column chunk of a logs and a transactions partition written with small pages, and the file's bytes. */
+function* writtenChunks(seed: number): Generator<{ bytes: Uint8Array; chunk: ColumnChunk }> {
+  for (const dataset of [logs, transactions]) {
+    const { bytes } = writePartition(dataset, randomBatch(dataset, 0, 100, seed), { from: 0, to: 99 }, { rowGroupSize: 300, pageSize: 512 })
+    const metadata = parquetMetadata(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer)
+    for (const group of metadata.row_groups) for (const chunk of group.columns) yield { bytes, chunk }
+  }
 }
 
 const statistics = {
@@ -122,46 +131,35 @@ describe('readPageHeader', () => {
   })
 
   it('reads every page header of written partitions as hyparquet does', () => {
-    for (const dataset of [logs, transactions]) {
-      const { bytes } = writePartition(dataset, randomBatch(dataset, 0, 100, 3), { from: 0, to: 99 }, { rowGroupSize: 300, pageSize: 512 })
-      const metadata = parquetMetadata(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer)
-      let pages = 0
-      for (const group of metadata.row_groups)
-        for (const chunk of group.columns) {
-          const m = chunk.meta_data!
-          let offset = Number(m.dictionary_page_offset ?? m.data_page_offset)
-          const end = offset + Number(m.total_compressed_size)
-          while (offset < end) {
-            const theirs = hyparquetHeader(bytes, offset)
-            expect(ours(bytes, offset)).toEqual(theirs)
-            offset = theirs.end + theirs.header.compressed_page_size
-            pages++
-          }
-        }
-      expect(pages).toBeGreaterThan(50)
+    let pages = 0
+    for (const { bytes, chunk } of writtenChunks(3)) {
+      const m = chunk.meta_data!
+      let offset = Number(m.dictionary_page_offset ?? m.data_page_offset)
+      const end = offset + Number(m.total_compressed_size)
+      while (offset < end) {
+        const theirs = hyparquetHeader(bytes, offset)
+        expect(ours(bytes, offset)).toEqual(theirs)
+        offset = theirs.end + theirs.header.compressed_page_size
+        pages++
+      }
     }
+    expect(pages).toBeGreaterThan(100)
   })
 
   it('reads every offset index of written partitions as hyparquet does, large offsets included, and throws on one cut short', () => {
-    for (const dataset of [logs, transactions]) {
-      const { bytes } = writePartition(dataset, randomBatch(dataset, 0, 100, 5), { from: 0, to: 99 }, { rowGroupSize: 300, pageSize: 512 })
-      const metadata = parquetMetadata(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer)
-      let indexes = 0
-      for (const group of metadata.row_groups)
-        for (const chunk of group.columns) {
-          if (chunk.offset_index_offset === undefined) continue
-          const index = bytes.subarray(Number(chunk.offset_index_offset), Number(chunk.offset_index_offset) + chunk.offset_index_length!)
-          const theirs = readOffsetIndex(at(index)).page_locations.map(p => ({
-            offset: Number(p.offset),
-            compressed_page_size: p.compressed_page_size,
-            first_row_index: Number(p.first_row_index),
-          }))
-          expect(readPageLocations(at(index))).toEqual(theirs)
-          if (indexes++ % 7 === 0)
-            for (let n = 0; n < index.length; n++) expect(() => readPageLocations(at(index.subarray(0, n)))).toThrow()
-        }
-      expect(indexes).toBeGreaterThan(20)
+    let indexes = 0
+    for (const { bytes, chunk } of writtenChunks(5)) {
+      if (chunk.offset_index_offset === undefined) continue
+      const index = bytes.subarray(Number(chunk.offset_index_offset), Number(chunk.offset_index_offset) + chunk.offset_index_length!)
+      const theirs = readOffsetIndex(at(index)).page_locations.map(p => ({
+        offset: Number(p.offset),
+        compressed_page_size: p.compressed_page_size,
+        first_row_index: Number(p.first_row_index),
+      }))
+      expect(readPageLocations(at(index))).toEqual(theirs)
+      if (indexes++ % 7 === 0) for (let n = 0; n < index.length; n++) expect(() => readPageLocations(at(index.subarray(0, n)))).toThrow()
     }
+    expect(indexes).toBeGreaterThan(40)
     const far = { field_1: [{ field_1: 2n ** 40n + 3n, field_2: 77, field_3: 2n ** 33n }], field_2: [5n, 6n] }
     expect(readPageLocations(at(thrift(far)))).toEqual([{ offset: 2 ** 40 + 3, compressed_page_size: 77, first_row_index: 2 ** 33 }])
   })
