@@ -10,14 +10,15 @@
  * thread's, which takes over after the rows written here (`continues`): a range that
  * starts near a row group's end has a small first batch and large ones after. Arrow
  * always stays (it hands out the vectors' own buffers). Batches cross as copies of the
- * fields' columns (transferred), made in memory the thread returned with earlier answers,
- * so the originals may go back to the scan's memory at once (`recyclingEncoders`). Chunks come back
- * transferred, and once the socket has taken one (`written`), its buffer goes back to
- * the thread to be written again. So the main thread allocates, and collects, little of
- * a large answer: fresh memory there made V8 run a full collection every request or two
- * (BENCHMARKS.md, "Column memory lent again"). If the thread dies,
- * its streams fail (a broken response, never a short one) and the next stream starts
- * a new thread. Node only (node:worker_threads); workerd encodes in place.
+ * fields' columns (transferred), made in memory the thread returned with earlier
+ * answers, so the originals may go back to the scan's memory at once
+ * (`recyclingEncoders`). Chunks come back transferred, and once the socket has taken one
+ * (`written`), its buffer goes back to the thread to be written again. So the main
+ * thread allocates, and collects, little of a large answer: fresh memory there made V8
+ * run a full collection every request or two (BENCHMARKS.md, "Column memory lent
+ * again"). If the thread dies, its streams fail (a broken response, never a short one)
+ * and the next stream starts a new thread. Node only (node:worker_threads); workerd
+ * encodes in place.
  */
 import { Worker } from 'node:worker_threads'
 import type { RowBatch } from '../columns/batch.ts'
@@ -27,7 +28,7 @@ import { BatchShapeError, CHUNK_SIZE, type BatchEncoder } from '../format/sink.t
 import { BufferPool } from '../query/column-buffers.ts'
 import type { FieldDecl } from '../schema/dataset.ts'
 
-/** Rows of a first batch from which a text stream is encoded in the thread. */
+/** Rows of a batch from which a text stream is encoded in the thread (with every later batch). */
 export const THREAD_MIN_ROWS = 2048
 
 /** Written chunk buffers the thread keeps for reuse (4 MiB). */

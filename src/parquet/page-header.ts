@@ -1,19 +1,19 @@
 /**
  * Parquet page headers and offset indexes (where each page of a chunk lies), Thrift
  * compact protocol, read straight into the fields the page decoder and the scan use.
- * A Worker opens a query's partitions anew, so it reads every chunk's offset index again
- * (1,300 for a scan of the 1 M-log lake's 100 row groups). hyparquet's `parquetHeader` builds a generic object per struct (a
- * `field_N` key a field), then the header from it; a scan reads one header per page of
- * every column it decodes, and in workerd that cost more than checking the pages' CRCs
- * (BENCHMARKS.md, "Dense picks, page headers, 1 MiB chunks"). Fields the decoder does
- * not use (page statistics, future ones) are skipped by their type. Bytes that end
- * inside the header, or a type the protocol does not have, throw: the caller reports
- * the object as damaged.
+ * hyparquet's `parquetHeader` and `readOffsetIndex` build a generic object per struct (a
+ * `field_N` key a field, BigInts for i64), then the header from it. A scan reads one
+ * header per page of every column it decodes, and a Worker opens a query's partitions
+ * anew, so it reads every chunk's offset index again (1,300 for a scan of the 1 M-log
+ * lake's 100 row groups); in workerd the two cost more than checking the pages' CRCs
+ * (BENCHMARKS.md, "Dense picks, page headers, 1 MiB chunks"). Fields not used (page
+ * statistics, future ones) are skipped by their type. Bytes that end inside a struct,
+ * or a type the protocol does not have, throw: the caller reports the object as damaged.
  */
 import type { DataPageHeader, DictionaryPageHeader, PageHeader } from 'hyparquet'
+import { Encodings, PageTypes } from 'hyparquet/src/constants.js'
 
 type DataPageHeaderV2 = NonNullable<PageHeader['data_page_header_v2']>
-import { Encodings, PageTypes } from 'hyparquet/src/constants.js'
 
 /** Where a header is read from: the same shape as hyparquet's DataReader. */
 export interface HeaderReader {
@@ -55,7 +55,7 @@ class Fields {
 }
 
 function u8(r: HeaderReader): number {
-  if (r.offset >= r.view.byteLength) throw new Error('page header runs past its bytes')
+  if (r.offset >= r.view.byteLength) throw new Error('thrift struct runs past its bytes')
   return r.view.getUint8(r.offset++)
 }
 
@@ -66,7 +66,7 @@ function varint(r: HeaderReader): number {
     result |= (byte & 0x7f) << shift
     if (!(byte & 0x80)) return result
   }
-  throw new Error('page header holds a varint over 32 bits')
+  throw new Error('thrift struct holds a varint over 32 bits')
 }
 
 /** An i64 varint as a number (offsets and row counts stay far below 2^53). */
@@ -77,7 +77,7 @@ function varint64(r: HeaderReader): number {
     result += (byte & 0x7f) * scale
     if (!(byte & 0x80)) return result
   }
-  throw new Error('page location holds a varint over 64 bits')
+  throw new Error('thrift struct holds a varint over 64 bits')
 }
 
 /** An i64 field's value. */
@@ -139,7 +139,7 @@ function skip(r: HeaderReader, type: number): void {
       return
     }
     default:
-      throw new Error(`page header holds thrift type ${type}`)
+      throw new Error(`thrift struct holds type ${type}`)
   }
 }
 

@@ -9,7 +9,8 @@
  * Covers what partitions use: data pages v1 and v2, PLAIN and dictionary
  * (PLAIN_DICTIONARY, RLE_DICTIONARY) values, RLE booleans, RLE definition levels
  * of optional columns, and any codec hyparquet or the given compressors know.
- * Page headers, decompression and the page index stay hyparquet's.
+ * Page headers (and the scan's offset indexes) are read by page-header.ts; decompression
+ * stays hyparquet's.
  */
 import type { CompressionCodec, Compressors, PageHeader } from 'hyparquet'
 import { decompressPage } from 'hyparquet/src/datapage.js'
