@@ -32,6 +32,11 @@ export interface FixedVector extends VectorBase {
   type: 'fixed'
   width: number
   bytes: Uint8Array
+  /**
+   * `bytes` as 32-bit words when the width is a multiple of 4 and `bytes` starts 4-byte
+   * aligned, else null: text encoders read hashes and addresses a word at a time.
+   */
+  words: Uint32Array | null
 }
 
 export interface BinaryVector extends VectorBase {
@@ -70,6 +75,12 @@ const SHAPES: Record<Kind, VectorShape> = {
 }
 
 export const shapeOf = (kind: Kind): VectorShape => SHAPES[kind]
+
+/** A fixed vector of `length` rows of `width` bytes, with its words where they line up. */
+export function fixedVector(width: number, bytes: Uint8Array, valid: Uint8Array | null, length = bytes.length / width): FixedVector {
+  const words = width % 4 === 0 && bytes.byteOffset % 4 === 0 ? new Uint32Array(bytes.buffer, bytes.byteOffset, (length * width) / 4) : null
+  return { type: 'fixed', length, width, bytes, words, valid }
+}
 
 export function u64Vector(values: BigUint64Array, valid: Uint8Array | null = null): U64Vector {
   return { type: 'u64', length: values.length, values, words: new Uint32Array(values.buffer, values.byteOffset, values.length * 2), valid }
@@ -170,7 +181,7 @@ export function vectorOf(kind: Kind, values: readonly (StoredValue | null | unde
         if (!(x instanceof Uint8Array) || x.length !== w) throw new TypeError(`expected ${w} bytes for a ${kind} value`)
         out.set(x, i * w)
       }
-      return { type: 'fixed', length: n, width: w, bytes: out, valid }
+      return fixedVector(w, out, valid, n)
     }
     case 'binary': {
       if (shape.text && NativeBuffer) return textFrom(kind, values, valid, NativeBuffer)
@@ -248,7 +259,7 @@ export function sliceVector(v: Vector, start: number, end: number): Vector {
     case 'bool':
       return { type: 'bool', length, values: v.values.subarray(start, end), valid }
     case 'fixed':
-      return { type: 'fixed', length, width: v.width, bytes: v.bytes.subarray(start * v.width, end * v.width), valid }
+      return fixedVector(v.width, v.bytes.subarray(start * v.width, end * v.width), valid, length)
     case 'binary': {
       const base = v.offsets[start]
       const offsets = v.offsets.slice(start, end + 1)
@@ -369,7 +380,7 @@ function takeInto(v: Vector, rows: ArrayLike<number>, base: number, alloc: (byte
           for (let k = 0; k < w; k++) bytes[to + k] = src[from + k]
         }
       }
-      return { type: 'fixed', length: n, width: w, bytes, valid }
+      return fixedVector(w, bytes, valid, n)
     }
     case 'binary': {
       const offsets = new Int32Array(n + 1)
@@ -426,7 +437,7 @@ export function concatVectors(vs: readonly Vector[]): Vector {
     case 'bool':
       return { type: 'bool', length, values: concatBytes(vs.map(v => same<BoolVector>(v).values)), valid }
     case 'fixed':
-      return { type: 'fixed', length, width: first.width, bytes: concatBytes(vs.map(v => same<FixedVector>(v).bytes)), valid }
+      return fixedVector(first.width, concatBytes(vs.map(v => same<FixedVector>(v).bytes)), valid, length)
     case 'binary': {
       const offsets = new Int32Array(length + 1)
       let row = 0

@@ -22,7 +22,7 @@
  */
 import { Worker } from 'node:worker_threads'
 import type { RowBatch } from '../columns/batch.ts'
-import type { Vector } from '../columns/vector.ts'
+import { fixedVector, u64Vector, type Vector } from '../columns/vector.ts'
 import { formatEncoder, handsOutColumns, type EncoderFactory, type Format, type StreamEncoder } from '../format/encode.ts'
 import { BatchShapeError, CHUNK_SIZE, type BatchEncoder } from '../format/sink.ts'
 import { BufferPool } from '../query/column-buffers.ts'
@@ -123,8 +123,9 @@ export function packedBuffers(columns: Record<string, PackedVector>): ArrayBuffe
 
 /** The vector a packed column stands for. */
 export function unpackVector(p: PackedVector): Vector {
-  if (p.type !== 'u64') return p
-  return { ...p, words: new Uint32Array(p.values.buffer, p.values.byteOffset, p.length * 2) }
+  if (p.type === 'u64') return u64Vector(p.values, p.valid)
+  if (p.type === 'fixed') return fixedVector(p.width, p.bytes, p.valid, p.length)
+  return p
 }
 
 /** The distinct buffers under `chunks`, to transfer them. */

@@ -14,7 +14,7 @@
  */
 import type { CompressionCodec, Compressors, PageHeader } from 'hyparquet'
 import { decompressPage } from 'hyparquet/src/datapage.js'
-import { copyWords, u64Vector, VectorBuffers, type Vector, type VectorMemory, type VectorShape } from '../columns/vector.ts'
+import { copyWords, fixedVector, u64Vector, VectorBuffers, type Vector, type VectorMemory, type VectorShape } from '../columns/vector.ts'
 import { crc32 } from '../store/crc32.ts'
 import { readPageHeader } from './page-header.ts'
 
@@ -846,7 +846,7 @@ class Builder implements PageSink {
       case 'bool':
         return { type: 'bool', length, values: this.fixed, valid }
       case 'fixed':
-        return { type: 'fixed', length, width: this.width, bytes: this.fixed, valid }
+        return fixedVector(this.width, this.fixed, valid, length)
       case 'binary':
         return { type: 'binary', length, offsets: this.offsets!, bytes: this.data.subarray(0, this.used), valid, text: this.shape.text }
     }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { BARE_VALUES, JSON_VALUES, putHex, putQuantity, putU64Decimal, putU64Hex, type PlacedValue } from '../../src/format/text.ts'
 import { ByteSink } from '../../src/format/sink.ts'
-import { vectorOf, type BinaryVector, type U64Vector, type Vector } from '../../src/columns/vector.ts'
+import { fixedVector, vectorOf, type BinaryVector, type FixedVector, type U64Vector, type Vector } from '../../src/columns/vector.ts'
 import { KINDS, type Kind, type StoredValue } from '../../src/schema/kinds.ts'
 import { rng, u256 } from './cases.ts'
 
@@ -122,6 +122,27 @@ describe('BARE_VALUES and JSON_VALUES', () => {
         expect(valueText(BARE_VALUES[kind], v, i)).toBe(KINDS[kind].toText(x))
         expect(JSON.parse(valueText(JSON_VALUES[kind], v, i))).toEqual(KINDS[kind].toJson(x))
       })
+    }
+  })
+})
+
+describe('fixed kinds from words', () => {
+  it('write the same from 32-bit words as from bytes, and read bytes where words do not line up', () => {
+    const r = rng(7)
+    for (const kind of ['u256pad', 'hash', 'address', 'address32', 'int'] as const) {
+      const width = KINDS[kind].width!
+      const values = Array.from({ length: 50 }, () => Uint8Array.from({ length: width }, () => Math.floor(r() * 256)))
+      const aligned = vectorOf(kind, values) as FixedVector
+      expect(aligned.words === null).toBe(width % 4 !== 0)
+      const shifted = new Uint8Array(aligned.bytes.length + 1).subarray(1)
+      shifted.set(aligned.bytes)
+      const unaligned = fixedVector(width, shifted, null)
+      expect(unaligned.words).toBeNull()
+      for (const table of [BARE_VALUES, JSON_VALUES])
+        values.forEach((x, i) => {
+          expect(valueText(table[kind], aligned, i)).toBe(valueText(table[kind], unaligned, i))
+          if (kind !== 'int') expect(valueText(BARE_VALUES[kind], aligned, i)).toBe('0x' + Buffer.from(x).toString('hex'))
+        })
     }
   })
 })

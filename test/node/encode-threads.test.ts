@@ -9,7 +9,7 @@ import { encodeRows, FORMATS, type Format } from '../../src/format/encode.ts'
 import { packVector, threadEncoders, unpackVector } from '../../src/node/encode-threads.ts'
 import { logs } from '../../src/datasets/evm.ts'
 import type { RowBatch } from '../../src/columns/batch.ts'
-import type { BinaryVector, FixedVector, U64Vector, Vector } from '../../src/columns/vector.ts'
+import { fixedVector, type BinaryVector, type FixedVector, type U64Vector, type Vector } from '../../src/columns/vector.ts'
 import type { FieldDecl } from '../../src/schema/dataset.ts'
 import { ALL_KINDS, JSON_TEXTS, NASTY_STRINGS, makeBatches, packed } from '../format/cases.ts'
 import { expectRecycledOnceTaken } from '../format/recycling.ts'
@@ -246,7 +246,7 @@ describe('packVector', () => {
 
   it('copies into memory it is lent, exactly the rows asked for, and transfers that memory', () => {
     const bytes = new Uint8Array(64).map((_, i) => i)
-    const v: FixedVector = { type: 'fixed', length: 4, valid: null, width: 16, bytes }
+    const v: FixedVector = fixedVector(16, bytes, null)
     const lent = new ArrayBuffer(128)
     const transfer: ArrayBuffer[] = []
     const p = packVector(v, 3, transfer, n => (n === 48 ? lent : undefined))
