@@ -45,6 +45,7 @@ import { FAIR_SHARES_OFF } from '../src/api/limits.ts'
 import { fsStore } from '../src/store/fs.ts'
 import { abuserProcess, auth, drive, mix, pooled, quantile, sleepUntil, summary, type Run } from './lib/load-clients.ts'
 import { int, ms, table, target } from './report.ts'
+import { serveArgs } from './lib/serve-command.ts'
 import type { BenchContext, Section } from './section.ts'
 
 const USERS = Array.from({ length: 16 }, (_, i) => `load${i}`)
@@ -216,7 +217,7 @@ async function startWorkerd(
 
 async function startNode(root: string, sample: string, open: boolean, vars: Record<string, string>): Promise<Server> {
   const preload = join(root, 'bench', 'lib', 'loop-delay.ts')
-  const child = spawn(process.execPath, ['--import', preload, join(root, 'scripts', 'serve.ts'), '--data', sample, '--port', '0'], {
+  const child = spawn(process.execPath, ['--import', preload, ...serveArgs(root), '--data', sample, '--port', '0'], {
     env: { ...process.env, API_USERS, ...(open ? OPEN_LIMITS : {}), ...vars },
     stdio: ['ignore', 'pipe', 'inherit'],
   })

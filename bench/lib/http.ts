@@ -42,6 +42,7 @@ import { createApp } from '../../src/http/app.ts'
 import { parseUsers } from '../../src/api/auth.ts'
 import { buildBundle, bundleMiniflare } from '../../scripts/dev/bundle.ts'
 import { convertV4MiniflareOptions, Miniflare } from 'miniflare'
+import { serveArgs } from './serve-command.ts'
 import { median } from '../report.ts'
 
 /** Where a query is served from. */
@@ -567,9 +568,9 @@ async function startWorkerd(root: string, outdir: string, source: ObjectStore): 
   return { name: 'workerd', url, stop: () => mf.dispose() }
 }
 
-/** `scripts/serve.ts` over `dir`, in its own Node process. */
+/** `scripts/serve.ts` over `dir`, in its own Node process, with `npm run serve`'s flags. */
 async function startNode(root: string, dir: string): Promise<Server> {
-  const child: ChildProcess = spawn(process.execPath, [join(root, 'scripts', 'serve.ts'), '--data', dir, '--port', '0'], {
+  const child: ChildProcess = spawn(process.execPath, [...serveArgs(root), '--data', dir, '--port', '0'], {
     env: { ...process.env, API_USERS: `${USER}:${USER}` },
     stdio: ['ignore', 'pipe', 'inherit'],
   })

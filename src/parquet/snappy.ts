@@ -1,6 +1,7 @@
 /**
- * Snappy decompression in WebAssembly: hysnappy's module (scripts/snappy-wasm.ts writes
- * it to snappy.wasm), about twice as fast as hyparquet's JavaScript snappy. The Worker
+ * Snappy decompression in WebAssembly: hysnappy's module with its byte-at-a-time memcpy
+ * and memmove made `memory.copy` (scripts/snappy-wasm.ts writes it to snappy.wasm), about
+ * twice as fast as hyparquet's JavaScript snappy. The Worker
  * imports the file, so that wrangler compiles it at deploy time (workerd refuses to
  * compile WebAssembly at run time, which is how hysnappy itself loads it); the Node
  * server compiles its bytes (`snappyModuleFromFile`).
