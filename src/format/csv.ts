@@ -9,7 +9,7 @@
 import type { BinaryVector } from '../columns/vector.ts'
 import type { FieldDecl } from '../schema/dataset.ts'
 import type { Kind } from '../schema/kinds.ts'
-import { recordWriter, type SinkWriter } from './record.ts'
+import { rowsWriter, type SinkWriter } from './record.ts'
 import { type BatchEncoder, ByteSink, CHUNK_SIZE, type ChunkSource, fieldColumns } from './sink.ts'
 import { BARE_VALUES, copyPlain, plainAscii, textAt, type PlacedValue } from './text.ts'
 
@@ -41,7 +41,7 @@ const CSV_WRITERS: Record<Kind, PlacedValue | SinkWriter> = {
 /** Encoder of the `csv` format. */
 export function csvEncoder(fields: readonly FieldDecl[], chunks?: ChunkSource, continues?: number): BatchEncoder {
   const sink = new ByteSink(CHUNK_SIZE, chunks)
-  const writeRecord = recordWriter(
+  const writeRows = rowsWriter(
     fields.map((f, j) => ({
       name: f.name,
       prefix: j === 0 ? '' : ',',
@@ -59,7 +59,7 @@ export function csvEncoder(fields: readonly FieldDecl[], chunks?: ChunkSource, c
     },
     batch: batch => {
       const cols = fieldColumns(batch, fields)
-      for (let i = 0; i < batch.length; i++) writeRecord(sink, cols, i)
+      writeRows(sink, cols, 0, batch.length)
       return sink.flush()
     },
     close: () => sink.flush(),

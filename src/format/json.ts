@@ -7,12 +7,11 @@
 import type { BinaryVector } from '../columns/vector.ts'
 import type { FieldDecl } from '../schema/dataset.ts'
 import type { Kind } from '../schema/kinds.ts'
-import { recordWriter, type RecordWriter, type SinkWriter } from './record.ts'
+import { recordWriter, rowsWriter, type FieldText, type RecordWriter, type RowsWriter, type SinkWriter } from './record.ts'
 import { type BatchEncoder, ByteSink, CHUNK_SIZE, type ChunkSource, fieldColumns } from './sink.ts'
 import { copyPlain, JSON_VALUES, plainAscii, textAt, type PlacedValue } from './text.ts'
 
 const QUOTE = 34
-const COMMA = 44
 const OPEN = 91
 const CLOSE = 93
 
@@ -58,21 +57,28 @@ const JSON_WRITERS: Record<Kind, PlacedValue | SinkWriter> = {
  * columns each laid out as its field's kind wants (see `fieldColumns`).
  */
 export function jsonRecordWriter(fields: readonly FieldDecl[], end: string): RecordWriter {
-  return recordWriter(
-    fields.map((f, j) => ({
-      name: f.name,
-      prefix: (j === 0 ? '{' : ',') + JSON.stringify(f.name) + ':',
-      value: JSON_WRITERS[f.kind],
-      ...(f.nullable ? { nullText: 'null' } : {}),
-    })),
-    end,
-  )
+  return recordWriter(jsonFields(fields, ''), end)
 }
+
+/** The rows writer of a field list (see `rowsWriter`), each record after `lead` and ended by `end`. */
+export function jsonRowsWriter(fields: readonly FieldDecl[], end: string, lead = ''): RowsWriter {
+  return rowsWriter(jsonFields(fields, lead), end)
+}
+
+const jsonFields = (fields: readonly FieldDecl[], lead: string): FieldText[] =>
+  fields.map((f, j) => ({
+    name: f.name,
+    prefix: (j === 0 ? lead + '{' : ',') + JSON.stringify(f.name) + ':',
+    value: JSON_WRITERS[f.kind],
+    ...(f.nullable ? { nullText: 'null' } : {}),
+  }))
 
 /** Encoder of the `json` format: `[`, records separated by commas, `]`. */
 export function jsonEncoder(fields: readonly FieldDecl[], chunks?: ChunkSource, continues?: number): BatchEncoder {
   const sink = new ByteSink(CHUNK_SIZE, chunks)
-  const writeRecord = jsonRecordWriter(fields, '}')
+  const writeFirst = jsonRecordWriter(fields, '}')
+  // Every record after the array's first follows a comma.
+  const writeRest = jsonRowsWriter(fields, '}', ',')
   let first = !continues
   return {
     open: () => {
@@ -82,11 +88,13 @@ export function jsonEncoder(fields: readonly FieldDecl[], chunks?: ChunkSource, 
     },
     batch: batch => {
       const cols = fieldColumns(batch, fields)
-      for (let i = 0; i < batch.length; i++) {
-        if (first) first = false
-        else sink.byte(COMMA)
-        writeRecord(sink, cols, i)
+      let from = 0
+      if (first && batch.length > 0) {
+        first = false
+        writeFirst(sink, cols, 0)
+        from = 1
       }
+      writeRest(sink, cols, from, batch.length)
       return sink.flush()
     },
     close: () => {

@@ -4,17 +4,17 @@
  */
 import type { FieldDecl } from '../schema/dataset.ts'
 import { type BatchEncoder, ByteSink, CHUNK_SIZE, type ChunkSource, fieldColumns } from './sink.ts'
-import { jsonRecordWriter } from './json.ts'
+import { jsonRowsWriter } from './json.ts'
 
 /** Encoder of the `json_stream` format. */
 export function jsonlEncoder(fields: readonly FieldDecl[], chunks?: ChunkSource): BatchEncoder {
   const sink = new ByteSink(CHUNK_SIZE, chunks)
-  const writeRecord = jsonRecordWriter(fields, '}\n')
+  const writeRows = jsonRowsWriter(fields, '}\n')
   return {
     open: () => [],
     batch: batch => {
       const cols = fieldColumns(batch, fields)
-      for (let i = 0; i < batch.length; i++) writeRecord(sink, cols, i)
+      writeRows(sink, cols, 0, batch.length)
       return sink.flush()
     },
     close: () => sink.flush(),

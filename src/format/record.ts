@@ -49,8 +49,21 @@ function put(view: DataView, p: number, w: Words): number {
   return p + w.length
 }
 
-/** The record writer of fields laid out as `fields` say, each record ended by `end`. */
-export function recordWriter(fields: readonly FieldText[], end: string): RecordWriter {
+/** What both writers need of a field list: its texts as words and each record's room. */
+interface Layout {
+  prefixes: Words[]
+  nulls: (Words | null)[]
+  /** Each field's placed writer, null for a value written through the sink. */
+  placed: (PlacedValue | null)[]
+  through: (SinkWriter | null)[]
+  ending: Words
+  /** Room from field j to the record's end, but for binary values' bytes and sink-written values. */
+  rest: Int32Array
+  /** The fields of binary values, whose bytes add two digits each to a record's room. */
+  binaries: number[]
+}
+
+function layoutOf(fields: readonly FieldText[], end: string): Layout {
   for (const f of [...fields.map(f => f.prefix + (f.nullText ?? '')), end])
     if (!/^[\x20-\x7e\n]*$/.test(f)) throw new Error(`record text must be printable ASCII: ${JSON.stringify(f)}`)
   const n = fields.length
@@ -59,7 +72,6 @@ export function recordWriter(fields: readonly FieldText[], end: string): RecordW
   const placed = fields.map(f => ('write' in f.value ? f.value : null))
   const through = fields.map(f => ('write' in f.value ? null : f.value))
   const ending = wordsOf(end)
-  /** Room from field j to the record's end, but for binary values' bytes and sink-written values. */
   const rest = new Int32Array(n + 1)
   rest[n] = 8 * ending.words.length
   for (let j = n - 1; j >= 0; j--) {
@@ -67,12 +79,25 @@ export function recordWriter(fields: readonly FieldText[], end: string): RecordW
     rest[j] = rest[j + 1] + 8 * prefixes[j].words.length + Math.max(value, 8 * (nulls[j]?.words.length ?? 0))
   }
   const binaries = placed.flatMap((p, j) => (p?.binary ? [j] : []))
+  return { prefixes, nulls, placed, through, ending, rest, binaries }
+}
+
+/** Two digits a byte of row i's binary values: what its record needs beyond `rest`. */
+function binaryRoom(binaries: readonly number[], cols: readonly Vector[], i: number): number {
+  let extra = 0
+  for (const j of binaries) {
+    const offsets = (cols[j] as BinaryVector).offsets
+    extra += 2 * (offsets[i + 1] - offsets[i])
+  }
+  return extra
+}
+
+/** The record writer of fields laid out as `fields` say, each record ended by `end`. */
+export function recordWriter(fields: readonly FieldText[], end: string): RecordWriter {
+  const { prefixes, nulls, placed, through, ending, rest, binaries } = layoutOf(fields, end)
+  const n = fields.length
   return (sink, cols, i) => {
-    let extra = 0
-    for (const j of binaries) {
-      const offsets = (cols[j] as BinaryVector).offsets
-      extra += 2 * (offsets[i + 1] - offsets[i])
-    }
+    const extra = binaryRoom(binaries, cols, i)
     sink.reserve(rest[0] + extra)
     let out = sink.buf
     let view = sink.view
@@ -99,5 +124,81 @@ export function recordWriter(fields: readonly FieldText[], end: string): RecordW
       p = sink.pos
     }
     sink.pos = put(view, p, ending)
+  }
+}
+
+/** Writes rows [from, to) of a batch's columns, taken in field order. */
+export type RowsWriter = (sink: ByteSink, columns: readonly Vector[], from: number, to: number) => void
+
+/** Rows written together at most: a block's slots (~700 bytes a log) stay in the core's cache. */
+const BLOCK = 256
+
+/**
+ * The rows writer of fields laid out as `fields` say. Records of placed values only are
+ * written a block of rows at a time and a column at a time, each record in a slot of its
+ * room, then moved together: a column's values are then one loop over one vector with
+ * one writer, where a record at a time turns through every column and writer per row
+ * (about 0.8x the time of `recordWriter`'s loop for logs' JSON lines). Records with a value
+ * written through the sink (string, json) go a record at a time.
+ */
+export function rowsWriter(fields: readonly FieldText[], end: string): RowsWriter {
+  const layout = layoutOf(fields, end)
+  if (layout.through.some(t => t !== null)) {
+    const one = recordWriter(fields, end)
+    return (sink, cols, from, to) => {
+      for (let i = from; i < to; i++) one(sink, cols, i)
+    }
+  }
+  const { prefixes, nulls, ending, rest, binaries } = layout
+  const placed = layout.placed as PlacedValue[]
+  const n = fields.length
+  const start = new Int32Array(BLOCK)
+  const pos = new Int32Array(BLOCK)
+  const roomOf = (cols: readonly Vector[], i: number): number => rest[0] + binaryRoom(binaries, cols, i)
+  return (sink, cols, from, to) => {
+    for (let b = from; b < to;) {
+      const first = roomOf(cols, b)
+      if (sink.pos + first > sink.buf.length) sink.reserve(first)
+      // As many rows as the buffer holds (at least the first), so a block never makes a chunk of its own.
+      const avail = sink.buf.length - sink.pos
+      let rows = 0
+      let total = 0
+      while (rows < BLOCK && b + rows < to) {
+        const r = rows === 0 ? first : roomOf(cols, b + rows)
+        if (rows > 0 && total + r > avail) break
+        start[rows++] = total
+        total += r
+      }
+      const out = sink.buf
+      const view = sink.view
+      const base = sink.pos
+      for (let r = 0; r < rows; r++) pos[r] = base + start[r]
+      for (let j = 0; j < n; j++) {
+        const v = cols[j]
+        const prefix = prefixes[j]
+        const write = placed[j].write
+        const valid = v.valid
+        if (valid === null) {
+          for (let r = 0; r < rows; r++) pos[r] = write(out, view, put(view, pos[r], prefix), v, b + r)
+          continue
+        }
+        const text = nulls[j]
+        for (let r = 0; r < rows; r++) {
+          const p = put(view, pos[r], prefix)
+          if (valid[b + r] === 1) pos[r] = write(out, view, p, v, b + r)
+          else if (text === null) throw requiredNull(fields[j].name)
+          else pos[r] = put(view, p, text)
+        }
+      }
+      let w = base
+      for (let r = 0; r < rows; r++) {
+        const s = base + start[r]
+        const e = put(view, pos[r], ending)
+        if (s !== w) out.copyWithin(w, s, e)
+        w += e - s
+      }
+      sink.pos = w
+      b += rows
+    }
   }
 }

@@ -2,13 +2,15 @@
  * The record writer under every chunk size: records are written into a reservation made
  * once per record (again after a value written through the sink), with word stores that
  * may run up to three bytes past their text. Small sinks cut chunks inside records and
- * inside values, and the text must come out whole all the same.
+ * inside values, and the text must come out whole all the same. The rows writer (a block
+ * of records a column at a time) must give the record writer's bytes, whatever the rows,
+ * blocks and chunks.
  */
 import { describe, expect, it } from 'vitest'
-import { jsonRecordWriter } from '../../src/format/json.ts'
-import { recordWriter } from '../../src/format/record.ts'
+import { jsonRecordWriter, jsonRowsWriter } from '../../src/format/json.ts'
+import { recordWriter, rowsWriter, type FieldText } from '../../src/format/record.ts'
 import { BatchShapeError, ByteSink, fieldColumns } from '../../src/format/sink.ts'
-import { BARE_VALUES } from '../../src/format/text.ts'
+import { BARE_VALUES, JSON_VALUES } from '../../src/format/text.ts'
 import { KINDS } from '../../src/schema/kinds.ts'
 import { ALL_KINDS, makeBatches, packed } from './cases.ts'
 import type { FieldDecl } from '../../src/schema/dataset.ts'
@@ -107,5 +109,75 @@ describe('recordWriter', () => {
 
   it('refuses record text it cannot store as ASCII words', () => {
     expect(() => recordWriter([{ name: 'x', prefix: '"ü":', value: BARE_VALUES.bool }], '\n')).toThrow('printable ASCII')
+  })
+})
+
+/** JSON texts of the placed kinds (string and json are written through the sink), a record after `lead`. */
+function placedJson(fields: readonly FieldDecl[], lead = ''): FieldText[] {
+  return fields.map((f, j) => ({
+    name: f.name,
+    prefix: (j === 0 ? lead + '{' : ',') + JSON.stringify(f.name) + ':',
+    value: JSON_VALUES[f.kind as keyof typeof JSON_VALUES],
+    ...(f.nullable ? { nullText: 'null' } : {}),
+  }))
+}
+
+const PLACED = ALL_KINDS.filter(f => f.kind !== 'string' && f.kind !== 'json')
+
+describe('rowsWriter', () => {
+  const rows = 700
+  for (const [name, fields] of [
+    ['every placed kind', PLACED],
+    ['binary values first', [...PLACED.filter(f => f.kind === 'bytes'), ...PLACED.filter(f => f.kind !== 'bytes')]],
+  ] as const) {
+    it(`gives the record writer's bytes over blocks, ranges and chunk sizes (${name})`, () => {
+      const [plain] = makeBatches(fields, [rows], 11)
+      const cols = fieldColumns(packed(fields, plain), fields)
+      const texts = placedJson(fields, ',')
+      const one = recordWriter(texts, '}\n')
+      const reference = new ByteSink(1 << 20)
+      for (let i = 0; i < rows; i++) one(reference, cols, i)
+      const expected = Buffer.concat(reference.flush())
+      expect(expected.toString().split('\n')).toHaveLength(rows + 1)
+      const write = rowsWriter(texts, '}\n')
+      for (const chunk of [1, 7, 100, 5000, 64 * 1024, 1 << 20])
+        for (const cuts of [
+          [0, rows],
+          [0, 1, 255, 256, 257, 513, rows],
+          [0, 300, 300, 699, rows],
+        ]) {
+          const sink = new ByteSink(chunk)
+          for (let k = 1; k < cuts.length; k++) write(sink, cols, cuts[k - 1], cuts[k])
+          expect(Buffer.concat(sink.flush()).equals(expected), `chunk ${chunk}, cuts ${cuts.join(' ')}`).toBe(true)
+        }
+    })
+  }
+
+  it('writes a record at a time where a value goes through the sink, with the same bytes', () => {
+    const [plain] = makeBatches(ALL_KINDS, [300], 3)
+    const cols = fieldColumns(packed(ALL_KINDS, plain), ALL_KINDS)
+    const reference = new ByteSink(1 << 20)
+    const one = jsonRecordWriter(ALL_KINDS, '}\n')
+    for (let i = 0; i < 300; i++) one(reference, cols, i)
+    const expected = Buffer.concat(reference.flush())
+    for (const chunk of [5, 333, 1 << 20]) {
+      const sink = new ByteSink(chunk)
+      const write = jsonRowsWriter(ALL_KINDS, '}\n')
+      write(sink, cols, 0, 17)
+      write(sink, cols, 17, 300)
+      expect(Buffer.concat(sink.flush()).equals(expected)).toBe(true)
+    }
+  })
+
+  it('fails a block with a null in a field declared never null, naming it', () => {
+    const fields: FieldDecl[] = [{ name: 'n', kind: 'u64int' }]
+    const write = rowsWriter([{ name: 'n', prefix: '', value: BARE_VALUES.u64int }], '\n')
+    const batch = packed(fields, { length: 3, columns: { n: [1n, 2n, null] } })
+    const cols = fieldColumns(batch, fields)
+    const sink = new ByteSink()
+    write(sink, cols, 0, 2)
+    expect(Buffer.concat(sink.flush()).toString()).toBe('1\n2\n')
+    expect(() => write(new ByteSink(), cols, 0, 3)).toThrow(BatchShapeError)
+    expect(() => write(new ByteSink(), cols, 0, 3)).toThrow('"n"')
   })
 })
