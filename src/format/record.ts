@@ -5,6 +5,8 @@
  * written at positions (text.ts's placed writers) without a bounds check each; prefixes
  * and endings go in as 8-byte words. A value that needs escaping (string, json) is written
  * through the sink by its format, and the rest of the record reserves again after it.
+ * The encoders write a batch through `rowsWriter`: the same bytes, a block of records a
+ * column at a time where every value is placed.
  */
 import type { BinaryVector, Vector } from '../columns/vector.ts'
 import { requiredNull, type ByteSink } from './sink.ts'

@@ -7,7 +7,7 @@ import { shapeOf, type Vector, type VectorShape } from '../columns/vector.ts'
 import type { FieldDecl } from '../schema/dataset.ts'
 import type { RowBatch } from '../columns/batch.ts'
 
-/** Size of a response's first chunk, and of every chunk of the Node server's encoding thread (64 KiB). */
+/** Size of a response's first chunk (64 KiB); the Node server's encoding thread writes THREAD_CHUNK_SIZE ones (src/node/encode-threads.ts). */
 export const CHUNK_SIZE = 64 * 1024
 
 /**

@@ -7,11 +7,12 @@
  */
 import { parentPort } from 'node:worker_threads'
 import { formatEncoder } from '../format/encode.ts'
-import { CHUNK_SIZE, type BatchEncoder } from '../format/sink.ts'
+import type { BatchEncoder } from '../format/sink.ts'
 import {
   chunkBuffers,
   packedBuffers,
   SPARE_BUFFERS,
+  THREAD_CHUNK_SIZE,
   unpackVector,
   type EncodeReply,
   type EncodeRequest,
@@ -24,7 +25,7 @@ const encoders = new Map<number, BatchEncoder>()
 const spare: ArrayBuffer[] = []
 const chunks = () => {
   const buffer = spare.pop()
-  return buffer ? new Uint8Array(buffer) : new Uint8Array(CHUNK_SIZE)
+  return buffer ? new Uint8Array(buffer) : new Uint8Array(THREAD_CHUNK_SIZE)
 }
 
 /** Encodes, and answers with the chunks and the memory of the batch's columns (`spent`), which nothing here reads any more. */
@@ -72,6 +73,6 @@ port.on('message', (m: EncodeRequest) => {
       encoders.delete(m.stream)
       return
     case 'recycle':
-      for (const buffer of m.buffers) if (buffer.byteLength === CHUNK_SIZE && spare.length < SPARE_BUFFERS) spare.push(buffer)
+      for (const buffer of m.buffers) if (buffer.byteLength === THREAD_CHUNK_SIZE && spare.length < SPARE_BUFFERS) spare.push(buffer)
   }
 })

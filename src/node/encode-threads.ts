@@ -24,18 +24,25 @@ import { Worker } from 'node:worker_threads'
 import type { RowBatch } from '../columns/batch.ts'
 import { fixedVector, u64Vector, type Vector } from '../columns/vector.ts'
 import { formatEncoder, handsOutColumns, type EncoderFactory, type Format, type StreamEncoder } from '../format/encode.ts'
-import { BatchShapeError, CHUNK_SIZE, type BatchEncoder } from '../format/sink.ts'
+import { BatchShapeError, type BatchEncoder } from '../format/sink.ts'
 import { BufferPool } from '../query/column-buffers.ts'
 import type { FieldDecl } from '../schema/dataset.ts'
 
 /** Rows of a batch from which a text stream is encoded in the thread (with every later batch). */
 export const THREAD_MIN_ROWS = 2048
 
-/** Written chunk buffers the thread keeps for reuse (4 MiB). */
-export const SPARE_BUFFERS = 64
+/**
+ * The size of the thread's chunk buffers. Each chunk is a write of the socket, a system
+ * call: 100 blocks' 24 MB of JSON in 64 KiB chunks cost the main thread ~18 ms of writes
+ * (BENCHMARKS.md "Text records a column at a time").
+ */
+export const THREAD_CHUNK_SIZE = 256 * 1024
 
-/** Written chunk buffers handed back to the thread together. */
-const RECYCLE_BATCH = 16
+/** Written chunk buffers the thread keeps for reuse (4 MiB). */
+export const SPARE_BUFFERS = 16
+
+/** Written chunk buffers handed back to the thread together (1 MiB). */
+const RECYCLE_BATCH = 4
 
 /** Idle memory kept for copies of batches, which the thread returns once it has encoded them (32 MiB). */
 const PACK_MEMORY = 32 * 1024 * 1024
@@ -202,7 +209,7 @@ export function threadEncoders(options: { minRows?: number; workerUrl?: URL } = 
       packs.give(m.spent.map(buffer => new Uint8Array(buffer)))
       const users = new Map<ArrayBuffer, number>()
       for (const c of m.chunks) users.set(c.buffer as ArrayBuffer, (users.get(c.buffer as ArrayBuffer) ?? 0) + 1)
-      for (const [buffer, n] of users) if (n === 1 && buffer.byteLength === CHUNK_SIZE) made.set(buffer, w)
+      for (const [buffer, n] of users) if (n === 1 && buffer.byteLength === THREAD_CHUNK_SIZE) made.set(buffer, w)
       entry.resolve(m.chunks)
     })
     const end = (err: Error) => {
