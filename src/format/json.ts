@@ -65,7 +65,8 @@ export function jsonRowsWriter(fields: readonly FieldDecl[], end: string, lead =
   return rowsWriter(jsonFields(fields, lead), end)
 }
 
-const jsonFields = (fields: readonly FieldDecl[], lead: string): FieldText[] =>
+/** The JSON texts of a field list for the record writers, a record's first key after `lead`. */
+export const jsonFields = (fields: readonly FieldDecl[], lead: string): FieldText[] =>
   fields.map((f, j) => ({
     name: f.name,
     prefix: (j === 0 ? lead + '{' : ',') + JSON.stringify(f.name) + ':',

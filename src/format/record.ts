@@ -96,7 +96,11 @@ function binaryRoom(binaries: readonly number[], cols: readonly Vector[], i: num
 
 /** The record writer of fields laid out as `fields` say, each record ended by `end`. */
 export function recordWriter(fields: readonly FieldText[], end: string): RecordWriter {
-  const { prefixes, nulls, placed, through, ending, rest, binaries } = layoutOf(fields, end)
+  return recordWriterOf(fields, layoutOf(fields, end))
+}
+
+function recordWriterOf(fields: readonly FieldText[], layout: Layout): RecordWriter {
+  const { prefixes, nulls, placed, through, ending, rest, binaries } = layout
   const n = fields.length
   return (sink, cols, i) => {
     const extra = binaryRoom(binaries, cols, i)
@@ -146,7 +150,7 @@ const BLOCK = 256
 export function rowsWriter(fields: readonly FieldText[], end: string): RowsWriter {
   const layout = layoutOf(fields, end)
   if (layout.through.some(t => t !== null)) {
-    const one = recordWriter(fields, end)
+    const one = recordWriterOf(fields, layout)
     return (sink, cols, from, to) => {
       for (let i = from; i < to; i++) one(sink, cols, i)
     }

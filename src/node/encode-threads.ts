@@ -39,10 +39,10 @@ export const THREAD_MIN_ROWS = 2048
 export const THREAD_CHUNK_SIZE = 256 * 1024
 
 /** Written chunk buffers the thread keeps for reuse (4 MiB). */
-export const SPARE_BUFFERS = 16
+export const SPARE_BUFFERS = (4 * 1024 * 1024) / THREAD_CHUNK_SIZE
 
 /** Written chunk buffers handed back to the thread together (1 MiB). */
-const RECYCLE_BATCH = 4
+const RECYCLE_BATCH = (1024 * 1024) / THREAD_CHUNK_SIZE
 
 /** Idle memory kept for copies of batches, which the thread returns once it has encoded them (32 MiB). */
 const PACK_MEMORY = 32 * 1024 * 1024

@@ -7,10 +7,10 @@
  * blocks and chunks.
  */
 import { describe, expect, it } from 'vitest'
-import { jsonRecordWriter, jsonRowsWriter } from '../../src/format/json.ts'
-import { recordWriter, rowsWriter, type FieldText } from '../../src/format/record.ts'
+import { jsonFields, jsonRecordWriter, jsonRowsWriter } from '../../src/format/json.ts'
+import { recordWriter, rowsWriter } from '../../src/format/record.ts'
 import { BatchShapeError, ByteSink, fieldColumns } from '../../src/format/sink.ts'
-import { BARE_VALUES, JSON_VALUES } from '../../src/format/text.ts'
+import { BARE_VALUES } from '../../src/format/text.ts'
 import { KINDS } from '../../src/schema/kinds.ts'
 import { ALL_KINDS, makeBatches, packed } from './cases.ts'
 import type { FieldDecl } from '../../src/schema/dataset.ts'
@@ -112,16 +112,7 @@ describe('recordWriter', () => {
   })
 })
 
-/** JSON texts of the placed kinds (string and json are written through the sink), a record after `lead`. */
-function placedJson(fields: readonly FieldDecl[], lead = ''): FieldText[] {
-  return fields.map((f, j) => ({
-    name: f.name,
-    prefix: (j === 0 ? lead + '{' : ',') + JSON.stringify(f.name) + ':',
-    value: JSON_VALUES[f.kind as keyof typeof JSON_VALUES],
-    ...(f.nullable ? { nullText: 'null' } : {}),
-  }))
-}
-
+/** The kinds written at positions (string and json go through the sink). */
 const PLACED = ALL_KINDS.filter(f => f.kind !== 'string' && f.kind !== 'json')
 
 describe('rowsWriter', () => {
@@ -133,7 +124,7 @@ describe('rowsWriter', () => {
     it(`gives the record writer's bytes over blocks, ranges and chunk sizes (${name})`, () => {
       const [plain] = makeBatches(fields, [rows], 11)
       const cols = fieldColumns(packed(fields, plain), fields)
-      const texts = placedJson(fields, ',')
+      const texts = jsonFields(fields, ',')
       const one = recordWriter(texts, '}\n')
       const reference = new ByteSink(1 << 20)
       for (let i = 0; i < rows; i++) one(reference, cols, i)
