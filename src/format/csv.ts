@@ -10,7 +10,7 @@ import type { BinaryVector } from '../columns/vector.ts'
 import type { FieldDecl } from '../schema/dataset.ts'
 import type { Kind } from '../schema/kinds.ts'
 import { rowsWriter, type SinkWriter } from './record.ts'
-import { type BatchEncoder, ByteSink, CHUNK_SIZE, type ChunkSource, fieldColumns } from './sink.ts'
+import { type BatchEncoder, ByteSink, CHUNK_SIZE, fieldColumns, type TextOptions } from './sink.ts'
 import { BARE_VALUES, copyPlain, plainAscii, textAt, type PlacedValue } from './text.ts'
 
 const NEWLINE = 10
@@ -39,7 +39,7 @@ const CSV_WRITERS: Record<Kind, PlacedValue | SinkWriter> = {
 }
 
 /** Encoder of the `csv` format. */
-export function csvEncoder(fields: readonly FieldDecl[], chunks?: ChunkSource, continues?: number): BatchEncoder {
+export function csvEncoder(fields: readonly FieldDecl[], { chunks, continues, hex }: TextOptions = {}): BatchEncoder {
   const sink = new ByteSink(CHUNK_SIZE, chunks)
   const writeRows = rowsWriter(
     fields.map((f, j) => ({
@@ -49,6 +49,7 @@ export function csvEncoder(fields: readonly FieldDecl[], chunks?: ChunkSource, c
       ...(f.nullable ? { nullText: '' } : {}),
     })),
     '\n',
+    hex,
   )
   return {
     open: () => {

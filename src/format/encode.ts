@@ -9,7 +9,8 @@ import { arrowEncoder } from './arrow.ts'
 import { csvEncoder } from './csv.ts'
 import { jsonEncoder } from './json.ts'
 import { jsonlEncoder } from './jsonl.ts'
-import type { BatchEncoder, ChunkSource } from './sink.ts'
+import type { BatchEncoder, TextOptions } from './sink.ts'
+import type { HexKernel } from './hex-kernel.ts'
 import type { RowBatch } from '../columns/batch.ts'
 import type { Vector } from '../columns/vector.ts'
 
@@ -31,7 +32,7 @@ export function contentTypeOf(format: Format): string {
   return CONTENT_TYPES[format]
 }
 
-const ENCODERS: Record<Format, (fields: readonly FieldDecl[], chunks?: ChunkSource, continues?: number) => BatchEncoder> = {
+const ENCODERS: Record<Format, (fields: readonly FieldDecl[], options?: TextOptions) => BatchEncoder> = {
   json: jsonEncoder,
   json_stream: jsonlEncoder,
   csv: csvEncoder,
@@ -56,14 +57,15 @@ export interface StreamEncoder {
 /** Makes the encoder of one response. */
 export type EncoderFactory = (format: Format, fields: readonly FieldDecl[]) => StreamEncoder
 
-/**
- * The format's own encoder, in this thread; text formats take their buffers from `chunks`
- * when given. With `continues`, a text encoder takes over a stream another encoder opened
- * and wrote that many rows of (the Node server's move to its encoding thread): no opening
- * bytes, and JSON's records go on after a comma.
- */
-export const formatEncoder = (format: Format, fields: readonly FieldDecl[], chunks?: ChunkSource, continues?: number): BatchEncoder =>
-  ENCODERS[format](fields, chunks, continues)
+/** The format's own encoder, in this thread (text formats as `options` say). */
+export const formatEncoder = (format: Format, fields: readonly FieldDecl[], options?: TextOptions): BatchEncoder =>
+  ENCODERS[format](fields, options)
+
+/** formatEncoder as an EncoderFactory writing hex through `hex` (the Worker's, the Node server's without a thread). */
+export const hexEncoders =
+  (hex: HexKernel): EncoderFactory =>
+  (format, fields) =>
+    formatEncoder(format, fields, { hex })
 
 /** Arrow's body is the batches' own buffers (arrow.ts): its columns stay readable until the body is written, so they are neither copied to another thread nor lent again. */
 export const handsOutColumns = (format: Format): boolean => format === 'arrow'

@@ -7,8 +7,9 @@
 import type { BinaryVector } from '../columns/vector.ts'
 import type { FieldDecl } from '../schema/dataset.ts'
 import type { Kind } from '../schema/kinds.ts'
+import type { HexKernel } from './hex-kernel.ts'
 import { recordWriter, rowsWriter, type FieldText, type RecordWriter, type RowsWriter, type SinkWriter } from './record.ts'
-import { type BatchEncoder, ByteSink, CHUNK_SIZE, type ChunkSource, fieldColumns } from './sink.ts'
+import { type BatchEncoder, ByteSink, CHUNK_SIZE, fieldColumns, type TextOptions } from './sink.ts'
 import { copyPlain, JSON_VALUES, plainAscii, textAt, type PlacedValue } from './text.ts'
 
 const QUOTE = 34
@@ -61,8 +62,8 @@ export function jsonRecordWriter(fields: readonly FieldDecl[], end: string): Rec
 }
 
 /** The rows writer of a field list (see `rowsWriter`), each record after `lead` and ended by `end`. */
-export function jsonRowsWriter(fields: readonly FieldDecl[], end: string, lead = ''): RowsWriter {
-  return rowsWriter(jsonFields(fields, lead), end)
+export function jsonRowsWriter(fields: readonly FieldDecl[], end: string, lead = '', hex?: HexKernel): RowsWriter {
+  return rowsWriter(jsonFields(fields, lead), end, hex)
 }
 
 /** The JSON texts of a field list for the record writers, a record's first key after `lead`. */
@@ -75,11 +76,11 @@ export const jsonFields = (fields: readonly FieldDecl[], lead: string): FieldTex
   }))
 
 /** Encoder of the `json` format: `[`, records separated by commas, `]`. */
-export function jsonEncoder(fields: readonly FieldDecl[], chunks?: ChunkSource, continues?: number): BatchEncoder {
+export function jsonEncoder(fields: readonly FieldDecl[], { chunks, continues, hex }: TextOptions = {}): BatchEncoder {
   const sink = new ByteSink(CHUNK_SIZE, chunks)
   const writeFirst = jsonRecordWriter(fields, '}')
   // Every record after the array's first follows a comma.
-  const writeRest = jsonRowsWriter(fields, '}', ',')
+  const writeRest = jsonRowsWriter(fields, '}', ',', hex)
   let first = !continues
   return {
     open: () => {

@@ -3,13 +3,13 @@
  * ended by `\n`, so an empty result is an empty body.
  */
 import type { FieldDecl } from '../schema/dataset.ts'
-import { type BatchEncoder, ByteSink, CHUNK_SIZE, type ChunkSource, fieldColumns } from './sink.ts'
+import { type BatchEncoder, ByteSink, CHUNK_SIZE, fieldColumns, type TextOptions } from './sink.ts'
 import { jsonRowsWriter } from './json.ts'
 
 /** Encoder of the `json_stream` format. */
-export function jsonlEncoder(fields: readonly FieldDecl[], chunks?: ChunkSource): BatchEncoder {
+export function jsonlEncoder(fields: readonly FieldDecl[], { chunks, hex }: TextOptions = {}): BatchEncoder {
   const sink = new ByteSink(CHUNK_SIZE, chunks)
-  const writeRows = jsonRowsWriter(fields, '}\n')
+  const writeRows = jsonRowsWriter(fields, '}\n', '', hex)
   return {
     open: () => [],
     batch: batch => {

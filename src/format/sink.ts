@@ -6,6 +6,7 @@
 import { shapeOf, type Vector, type VectorShape } from '../columns/vector.ts'
 import type { FieldDecl } from '../schema/dataset.ts'
 import type { RowBatch } from '../columns/batch.ts'
+import type { HexKernel } from './hex-kernel.ts'
 
 /** Size of a response's first chunk (64 KiB); the Node server's encoding thread writes THREAD_CHUNK_SIZE ones (src/node/encode-threads.ts). */
 export const CHUNK_SIZE = 64 * 1024
@@ -81,6 +82,18 @@ const encoder = new TextEncoder()
  * chunk is only ever the part written.
  */
 export type ChunkSource = () => Uint8Array
+
+/**
+ * How a text encoder writes: its buffers from `chunks` when given; with `continues`, it
+ * takes over a stream another encoder opened and wrote that many rows of (the Node
+ * server's move to its encoding thread): no opening bytes, and JSON's records go on
+ * after a comma; hex through `hex` when given (hex-kernel.ts). Same bytes either way.
+ */
+export interface TextOptions {
+  chunks?: ChunkSource
+  continues?: number
+  hex?: HexKernel
+}
 
 /**
  * A write buffer that fills fixed-size chunks. Hot writers may `reserve(n)` and

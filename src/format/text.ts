@@ -24,6 +24,8 @@ export interface PlacedValue {
   write: PlacedWriter
   room: number
   binary: boolean
+  /** The same text as hex-kernel.ts writes it a column at a time: `0x` and digits of a fixed (16 bytes or more) or binary vector's value, in JSON quotes where `quoted`. */
+  hex?: { layout: 'fixed' | 'binary'; quoted: boolean }
 }
 
 const HEX_DIGITS = '0123456789abcdef'
@@ -166,7 +168,10 @@ function putBool(out: Uint8Array, view: DataView, p: number, v: BoolVector, i: n
   return p + 5
 }
 
-const placed = (write: PlacedWriter, room: number, binary = false): PlacedValue => ({ write, room, binary })
+const placed = (write: PlacedWriter, room: number, binary = false, hex?: PlacedValue['hex']): PlacedValue =>
+  hex === undefined ? { write, room, binary } : { write, room, binary, hex }
+const FIXED_HEX = { layout: 'fixed', quoted: false } as const
+const BINARY_HEX = { layout: 'binary', quoted: false } as const
 /** Hex digits of a fixed width: `0x` and two a byte. */
 const hexRoom = (kind: Kind) => 2 + 2 * KINDS[kind].width!
 
@@ -179,13 +184,13 @@ export const BARE_VALUES = {
   u64hex: placed(putU64Hex as PlacedWriter, 18),
   u64int: placed(putU64Decimal as PlacedWriter, 20),
   u256hex: placed(putFixedQuantity as PlacedWriter, hexRoom('u256hex')),
-  u256pad: placed(putFixedHex as PlacedWriter, hexRoom('u256pad')),
+  u256pad: placed(putFixedHex as PlacedWriter, hexRoom('u256pad'), false, FIXED_HEX),
   // Two's complement of up to 33 bytes: a sign and at most 80 digits.
   int: placed(putFixedInt as PlacedWriter, 81),
-  hash: placed(putFixedHex as PlacedWriter, hexRoom('hash')),
-  address: placed(putFixedHex as PlacedWriter, hexRoom('address')),
-  address32: placed(putFixedHex as PlacedWriter, hexRoom('address32')),
-  bytes: placed(putBinaryHex as PlacedWriter, 2, true),
+  hash: placed(putFixedHex as PlacedWriter, hexRoom('hash'), false, FIXED_HEX),
+  address: placed(putFixedHex as PlacedWriter, hexRoom('address'), false, FIXED_HEX),
+  address32: placed(putFixedHex as PlacedWriter, hexRoom('address32'), false, FIXED_HEX),
+  bytes: placed(putBinaryHex as PlacedWriter, 2, true, BINARY_HEX),
   bool: placed(putBool as PlacedWriter, 5),
 } satisfies Record<Exclude<Kind, 'string' | 'json'>, PlacedValue>
 
@@ -214,6 +219,8 @@ const quotedFixedHex = (kind: Kind) =>
       return p + 1
     }) as PlacedWriter,
     hexRoom(kind) + 2,
+    false,
+    { layout: 'fixed', quoted: true },
   )
 
 /** Every bare kind's JSON token: quoted where `KINDS[kind].toJson` gives a string. */
@@ -230,6 +237,7 @@ export const JSON_VALUES = {
     ((out, view, p, v: BinaryVector, i) => putQuotedHex(out, view, p, v.bytes, v.offsets[i], v.offsets[i + 1])) as PlacedWriter,
     4,
     true,
+    { layout: 'binary', quoted: true },
   ),
   bool: BARE_VALUES.bool,
 } satisfies Record<Exclude<Kind, 'string' | 'json'>, PlacedValue>

@@ -7,6 +7,7 @@
  */
 import { parentPort } from 'node:worker_threads'
 import { formatEncoder } from '../format/encode.ts'
+import { hexModuleFromFile, HexKernel } from '../format/hex-kernel.ts'
 import type { BatchEncoder } from '../format/sink.ts'
 import {
   chunkBuffers,
@@ -20,6 +21,8 @@ import {
 } from './encode-threads.ts'
 
 const port = parentPort!
+/** One kernel for every stream: a batch is encoded at a time. Messages wait in the port until the handler below is set. */
+const hex = new HexKernel(await hexModuleFromFile())
 const encoders = new Map<number, BatchEncoder>()
 /** Chunk buffers the main thread has written out and handed back, for the next chunks. */
 const spare: ArrayBuffer[] = []
@@ -53,7 +56,7 @@ port.on('message', (m: EncodeRequest) => {
           let encoder = encoders.get(m.stream)
           let opening: Uint8Array[] = []
           if (!encoder) {
-            encoder = formatEncoder(m.format, m.fields, chunks, m.continues)
+            encoder = formatEncoder(m.format, m.fields, { chunks, continues: m.continues, hex })
             encoders.set(m.stream, encoder)
             opening = encoder.open()
           }

@@ -23,6 +23,7 @@
 import { Worker } from 'node:worker_threads'
 import type { RowBatch } from '../columns/batch.ts'
 import { fixedVector, u64Vector, type Vector } from '../columns/vector.ts'
+import type { HexKernel } from '../format/hex-kernel.ts'
 import { formatEncoder, handsOutColumns, type EncoderFactory, type Format, type StreamEncoder } from '../format/encode.ts'
 import { BatchShapeError, type BatchEncoder } from '../format/sink.ts'
 import { BufferPool } from '../query/column-buffers.ts'
@@ -169,7 +170,7 @@ export interface ThreadEncoders {
  * copied for the thread before `batch` returns: the caller may recycle its columns then
  * (format/encode.ts `recyclingEncoders`).
  */
-export function threadEncoders(options: { minRows?: number; workerUrl?: URL } = {}): ThreadEncoders {
+export function threadEncoders(options: { minRows?: number; workerUrl?: URL; hex?: HexKernel } = {}): ThreadEncoders {
   const minRows = options.minRows ?? THREAD_MIN_ROWS
   let worker: Worker | undefined
   let seq = 0
@@ -244,7 +245,7 @@ export function threadEncoders(options: { minRows?: number; workerUrl?: URL } = 
     let remote: Worker | undefined
     /** The stream starts in this thread: its encoder, opened (the opening bytes come first). */
     const stayHere = (): [BatchEncoder, Uint8Array[]] => {
-      local = formatEncoder(format, fields)
+      local = formatEncoder(format, fields, { hex: options.hex })
       return [local, local.open()]
     }
     const encoder: StreamEncoder = {

@@ -20,7 +20,8 @@ import type { ScanOptions } from '../query/scan.ts'
 import type { DatasetDecl } from '../schema/dataset.ts'
 import type { ObjectStore } from '../store/types.ts'
 import { staticAssets } from './assets.ts'
-import { formatEncoder, recyclingEncoders } from '../format/encode.ts'
+import { hexEncoders, recyclingEncoders } from '../format/encode.ts'
+import { hexModuleFromFile, HexKernel } from '../format/hex-kernel.ts'
 import { threadEncoders, type ThreadEncoders } from './encode-threads.ts'
 import { LiveService, type LiveServiceOptions } from './live.ts'
 import { serve, type RunningServer } from './serve.ts'
@@ -71,10 +72,11 @@ export async function startNodeServer(options: NodeServerOptions): Promise<NodeS
   const scan = options.scan ?? (await nodeScan())
   const requests = options.requests ?? new WindowLimiter()
   const live = new LiveService({ ...options, scan, requests })
-  const encoding = options.encodeThread === false ? undefined : threadEncoders(options.encodeThread)
+  const hex = new HexKernel(await hexModuleFromFile())
+  const encoding = options.encodeThread === false ? undefined : threadEncoders({ ...options.encodeThread, hex })
   // Text encoders hand the scan's columns back to its memory once they have taken them.
   const columns = scan.columns
-  const encoders = encoding?.encoders ?? formatEncoder
+  const encoders = encoding?.encoders ?? hexEncoders(hex)
   const app = createApp({
     limits: { requests, streams: options.streams, reads: options.reads, turns: options.turns },
     store: options.store,

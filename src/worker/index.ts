@@ -8,6 +8,9 @@
  * data unauthenticated.
  */
 import type { Hono } from 'hono'
+import { hexEncoders } from '../format/encode.ts'
+import { HexKernel } from '../format/hex-kernel.ts'
+import hexModule from '../format/hex.wasm'
 import { createApp } from '../http/app.ts'
 import type { PipelineEnv } from '../http/middleware.ts'
 import { ManifestReader } from '../manifest/read.ts'
@@ -53,6 +56,8 @@ async function build(env: Env): Promise<Hono<PipelineEnv>> {
     manifest: new ManifestReader(store),
     users: await usersOf(env.API_USERS),
     scan: workerScan(),
+    // Hex through the module wrangler compiled at deploy time (src/format/hex-kernel.ts).
+    encoders: hexEncoders(new HexKernel(hexModule)),
     limits: workerLimits(env),
     // Workers Logs keeps what the Worker prints: one line per request.
     accessLog: line => console.log(line),

@@ -4,11 +4,12 @@
  * may run up to three bytes past their text. Small sinks cut chunks inside records and
  * inside values, and the text must come out whole all the same. The rows writer (a block
  * of records a column at a time) must give the record writer's bytes, whatever the rows,
- * blocks and chunks.
+ * blocks and chunks, and so must it with hex written by the kernel (src/format/hex-kernel.ts).
  */
 import { describe, expect, it } from 'vitest'
 import { jsonFields, jsonRecordWriter, jsonRowsWriter } from '../../src/format/json.ts'
-import { recordWriter, rowsWriter } from '../../src/format/record.ts'
+import { HexKernel, hexModuleFromFile } from '../../src/format/hex-kernel.ts'
+import { recordWriter, rowsWriter, type FieldText } from '../../src/format/record.ts'
 import { BatchShapeError, ByteSink, fieldColumns } from '../../src/format/sink.ts'
 import { BARE_VALUES } from '../../src/format/text.ts'
 import { KINDS } from '../../src/schema/kinds.ts'
@@ -115,34 +116,48 @@ describe('recordWriter', () => {
 /** The kinds written at positions (string and json go through the sink). */
 const PLACED = ALL_KINDS.filter(f => f.kind !== 'string' && f.kind !== 'json')
 
+/** CSV's texts of a field list (bare values, nulls empty), as csv.ts lays them out. */
+const csvTexts = (fields: readonly FieldDecl[]): FieldText[] =>
+  fields.map((f, j) => ({
+    name: f.name,
+    prefix: j === 0 ? '' : ',',
+    value: BARE_VALUES[f.kind as keyof typeof BARE_VALUES],
+    ...(f.nullable ? { nullText: '' } : {}),
+  }))
+
+const kernel = new HexKernel(await hexModuleFromFile())
+
 describe('rowsWriter', () => {
   const rows = 700
   for (const [name, fields] of [
     ['every placed kind', PLACED],
     ['binary values first', [...PLACED.filter(f => f.kind === 'bytes'), ...PLACED.filter(f => f.kind !== 'bytes')]],
-  ] as const) {
-    it(`gives the record writer's bytes over blocks, ranges and chunk sizes (${name})`, () => {
-      const [plain] = makeBatches(fields, [rows], 11)
-      const cols = fieldColumns(packed(fields, plain), fields)
-      const texts = jsonFields(fields, ',')
-      const one = recordWriter(texts, '}\n')
-      const reference = new ByteSink(1 << 20)
-      for (let i = 0; i < rows; i++) one(reference, cols, i)
-      const expected = Buffer.concat(reference.flush())
-      expect(expected.toString().split('\n')).toHaveLength(rows + 1)
-      const write = rowsWriter(texts, '}\n')
-      for (const chunk of [1, 7, 100, 5000, 64 * 1024, 1 << 20])
-        for (const cuts of [
-          [0, rows],
-          [0, 1, 255, 256, 257, 513, rows],
-          [0, 300, 300, 699, rows],
-        ]) {
-          const sink = new ByteSink(chunk)
-          for (let k = 1; k < cuts.length; k++) write(sink, cols, cuts[k - 1], cuts[k])
-          expect(Buffer.concat(sink.flush()).equals(expected), `chunk ${chunk}, cuts ${cuts.join(' ')}`).toBe(true)
-        }
-    })
-  }
+  ] as const)
+    for (const [format, texts, end] of [
+      ['JSON', jsonFields(fields, ','), '}\n'],
+      ['CSV', csvTexts(fields), '\n'],
+    ] as const)
+      for (const hex of [undefined, kernel])
+        it(`gives the record writer's bytes over blocks, ranges and chunk sizes (${name}, ${format}${hex ? ', hex kernel' : ''})`, () => {
+          const [plain] = makeBatches(fields, [rows], 11)
+          const cols = fieldColumns(packed(fields, plain), fields)
+          const one = recordWriter(texts, end)
+          const reference = new ByteSink(1 << 20)
+          for (let i = 0; i < rows; i++) one(reference, cols, i)
+          const expected = Buffer.concat(reference.flush())
+          expect(expected.toString().split('\n')).toHaveLength(rows + 1)
+          const write = rowsWriter(texts, end, hex)
+          for (const chunk of [1, 7, 100, 5000, 64 * 1024, 1 << 20])
+            for (const cuts of [
+              [0, rows],
+              [0, 1, 255, 256, 257, 513, rows],
+              [0, 300, 300, 699, rows],
+            ]) {
+              const sink = new ByteSink(chunk)
+              for (let k = 1; k < cuts.length; k++) write(sink, cols, cuts[k - 1], cuts[k])
+              expect(Buffer.concat(sink.flush()).equals(expected), `chunk ${chunk}, cuts ${cuts.join(' ')}`).toBe(true)
+            }
+        })
 
   it('writes a record at a time where a value goes through the sink, with the same bytes', () => {
     const [plain] = makeBatches(ALL_KINDS, [300], 3)

@@ -4,9 +4,19 @@ import { resolve } from 'node:path'
 import { describe, expect, it } from 'vitest'
 
 const ROOT = resolve(import.meta.dirname, '../..')
-const COMMANDS = ['serve', 'ingest', 'reindex', 'redecode', 'devnet', 'hash-password', 'move-sample', 'snappy-wasm', 'start', 'lint'].map(
-  name => `scripts/${name}.ts`,
-)
+const COMMANDS = [
+  'serve',
+  'ingest',
+  'reindex',
+  'redecode',
+  'devnet',
+  'hash-password',
+  'move-sample',
+  'snappy-wasm',
+  'hex-wasm',
+  'start',
+  'lint',
+].map(name => `scripts/${name}.ts`)
 const run = (script: string, arg: string) =>
   spawnSync(process.execPath, [script, arg], { cwd: ROOT, encoding: 'utf8', timeout: 30_000, stdio: ['ignore', 'pipe', 'pipe'] })
 
