@@ -75,7 +75,7 @@ const ROWS = (body: string, step: string) => `
       (if (local.get $valid) (then (local.set $valid (i32.add (local.get $valid) (i32.const 1)))))
       (br $row)))`
 
-/** The module's text: memory (the digit table at 0), `fixed`, `binary` and `compact`. */
+/** The module's text: memory (the digit table at 0), `fixed`, `binary`, `text` and `compact`. */
 export const HEX_WAT = `(module
   (memory (export "memory") 1)
   (data (i32.const 0) "0123456789abcdef")
@@ -98,6 +98,23 @@ export const HEX_WAT = `(module
     ${VALUE}`,
       '(local.set $offsets (i32.add (local.get $offsets) (i32.const 4)))',
     )})
+
+  ;; $len bytes from $src at each of the $rows positions at $pos, 8 at a time (up to 7 bytes past them), each position moved past its text.
+  (func (export "text") (param $rows i32) (param $pos i32) (param $src i32) (param $len i32)
+    (local $end i32) (local $p i32) (local $k i32)
+    (local.set $end (i32.add (local.get $pos) (i32.shl (local.get $rows) (i32.const 2))))
+    (block $done (loop $row
+      (br_if $done (i32.ge_u (local.get $pos) (local.get $end)))
+      (local.set $p (i32.load (local.get $pos)))
+      (local.set $k (i32.const 0))
+      (block $copied (loop $word
+        (br_if $copied (i32.ge_u (local.get $k) (local.get $len)))
+        (i64.store align=1 (i32.add (local.get $p) (local.get $k)) (i64.load align=1 (i32.add (local.get $src) (local.get $k))))
+        (local.set $k (i32.add (local.get $k) (i32.const 8)))
+        (br $word)))
+      (i32.store (local.get $pos) (i32.add (local.get $p) (local.get $len)))
+      (local.set $pos (i32.add (local.get $pos) (i32.const 4)))
+      (br $row))))
 
   ;; Moves rows [$starts[r], $ends[r]) together from $to, in order; returns where the last ends.
   (func (export "compact") (param $rows i32) (param $starts i32) (param $ends i32) (param $to i32) (result i32)

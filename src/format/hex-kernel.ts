@@ -3,13 +3,13 @@
  * scripts/hex-wasm.ts): hex is most of every text response (~500 of a log's ~625 bytes
  * of JSON), and the module writes a column's digits for a block of rows at ~3.8x the
  * speed of text.ts's table (BENCHMARKS.md, "Hex in WebAssembly"). The rows writer
- * (record.ts) then writes a block in the module's memory: every column's prefixes and
- * other values by the usual writers, the hex columns by the module, and copies the block
- * out once. The Worker imports the file (workerd compiles WebAssembly only at deploy
+ * (record.ts) then writes a block in the module's memory: the prefixes and endings and
+ * the hex columns by the module, the other values by the usual writers, and copies the
+ * block out once. The Worker imports the file (workerd compiles WebAssembly only at deploy
  * time); the Node server and its encoding thread compile it (`hexModuleFromFile`).
  *
- * Memory: the digit table at 0; the block's positions (`pos`), record starts and
- * validity bytes below `OUT`; the block's records from `OUT`; a column's input copied
+ * Memory: the digit table at 0; the block's positions (`pos`), record starts,
+ * validity bytes, offsets and a text to write at every row (`text`) below `OUT`; the block's records from `OUT`; a column's input copied
  * in after them.
  */
 import type { BinaryVector, FixedVector } from '../columns/vector.ts'
@@ -18,6 +18,7 @@ interface HexExports {
   memory: WebAssembly.Memory
   fixed(width: number, rows: number, src: number, pos: number, valid: number, quoted: number): void
   binary(rows: number, offsets: number, src: number, pos: number, valid: number, quoted: number): void
+  text(rows: number, pos: number, src: number, len: number): void
   compact(rows: number, starts: number, ends: number, to: number): number
 }
 
@@ -27,8 +28,12 @@ const POS = 1024
 const STARTS = POS + 4 * KERNEL_ROWS
 const VALID = STARTS + 4 * KERNEL_ROWS
 const OFFSETS = VALID + KERNEL_ROWS
+/** Where a text written at every row (a prefix, an ending) is copied in. */
+const TEXT = OFFSETS + 4 * (KERNEL_ROWS + 1)
+/** Longest such text: record.ts checks its texts against it. */
+export const KERNEL_TEXT = 256
 /** Where a block's records start. */
-export const OUT = (OFFSETS + 4 * (KERNEL_ROWS + 1) + 63) & ~63
+export const OUT = (TEXT + KERNEL_TEXT + 8 + 63) & ~63
 const PAGE = 64 * 1024
 
 /** A column's input goes after the block's records (and the 7 bytes a last word may write past them). */
@@ -90,6 +95,12 @@ export class HexKernel {
     new Int32Array(this.#exports.memory.buffer, OFFSETS, rows + 1).set(v.offsets.subarray(from, from + rows + 1))
     this.bytes.set(v.bytes.subarray(start, start + n), at)
     this.#exports.binary(rows, OFFSETS, at, POS, this.#valid(v.valid, from, rows), quoted ? 1 : 0)
+  }
+
+  /** Writes `text` (ASCII, at most KERNEL_TEXT bytes) at every row's position of the block's first `rows`, storing up to 7 bytes past it. */
+  text(rows: number, text: Uint8Array): void {
+    this.bytes.set(text, TEXT)
+    this.#exports.text(rows, POS, TEXT, text.length)
   }
 
   /** Moves the block's records [starts[r], pos[r]) together from OUT; returns where they end. */

@@ -9,7 +9,7 @@
  * column at a time where every value is placed.
  */
 import type { BinaryVector, FixedVector, Vector } from '../columns/vector.ts'
-import { KERNEL_ROWS, OUT, type HexKernel } from './hex-kernel.ts'
+import { KERNEL_ROWS, KERNEL_TEXT, OUT, type HexKernel } from './hex-kernel.ts'
 import { requiredNull, type ByteSink } from './sink.ts'
 import type { PlacedValue } from './text.ts'
 
@@ -160,11 +160,83 @@ export function rowsWriter(fields: readonly FieldText[], end: string, kernel?: H
   }
   const { prefixes, nulls, ending, rest, binaries } = layout
   const placed = layout.placed as PlacedValue[]
+  const texts = [...prefixes, ending].map(w => new Uint8Array(w.words.buffer, 0, w.length))
+  // A text longer than the kernel takes leaves the whole writer to the table writers.
+  if (texts.some(t => t.length > KERNEL_TEXT)) kernel = undefined
+  const prefixText = texts.slice(0, -1)
+  const endingText = texts[texts.length - 1]
   const hexes = placed.map(p => (kernel === undefined ? undefined : p.hex))
   const n = fields.length
   const start = new Int32Array(BLOCK)
-  const own = new Int32Array(BLOCK)
+  const pos = new Int32Array(BLOCK)
   const roomOf = (cols: readonly Vector[], i: number): number => rest[0] + binaryRoom(binaries, cols, i)
+
+  /** Rows [b, b + rows) in their slots from the sink's position, then moved together there. */
+  function here(sink: ByteSink, cols: readonly Vector[], b: number, rows: number): void {
+    const out = sink.buf
+    const view = sink.view
+    const base = sink.pos
+    for (let r = 0; r < rows; r++) pos[r] = base + start[r]
+    for (let j = 0; j < n; j++) {
+      const v = cols[j]
+      const prefix = prefixes[j]
+      const write = placed[j].write
+      const valid = v.valid
+      if (valid === null) {
+        for (let r = 0; r < rows; r++) pos[r] = write(out, view, put(view, pos[r], prefix), v, b + r)
+        continue
+      }
+      const text = nulls[j]
+      for (let r = 0; r < rows; r++) {
+        const p = put(view, pos[r], prefix)
+        if (valid[b + r] === 1) pos[r] = write(out, view, p, v, b + r)
+        else if (text === null) throw requiredNull(fields[j].name)
+        else pos[r] = put(view, p, text)
+      }
+    }
+    let w = base
+    for (let r = 0; r < rows; r++) {
+      const s = base + start[r]
+      const e = put(view, pos[r], ending)
+      if (s !== w) out.copyWithin(w, s, e)
+      w += e - s
+    }
+    sink.pos = w
+  }
+
+  /** The same in the kernel's memory: prefixes, endings and hex values by the kernel, other values and nulls between its calls; then copied to the sink. */
+  function inKernel(k: HexKernel, sink: ByteSink, cols: readonly Vector[], b: number, rows: number, total: number): void {
+    k.reserve(OUT + total + 8)
+    for (let r = 0; r < rows; r++) k.pos[r] = OUT + start[r]
+    k.starts.set(k.pos.subarray(0, rows))
+    for (let j = 0; j < n; j++) {
+      const v = cols[j]
+      k.text(rows, prefixText[j])
+      const hex = hexes[j]
+      if (hex?.layout === 'fixed') k.fixed(v as FixedVector, b, rows, OUT + total, hex.quoted)
+      else if (hex?.layout === 'binary') k.binary(v as BinaryVector, b, rows, OUT + total, hex.quoted)
+      // The kernel's views are new if its memory grew.
+      const { bytes: out, view, pos } = k
+      const valid = v.valid
+      const text = nulls[j]
+      const write = hex === undefined ? placed[j].write : null
+      if (valid === null) {
+        if (write !== null) for (let r = 0; r < rows; r++) pos[r] = write(out, view, pos[r], v, b + r)
+        continue
+      }
+      for (let r = 0; r < rows; r++) {
+        if (valid[b + r] === 1) {
+          if (write !== null) pos[r] = write(out, view, pos[r], v, b + r)
+        } else if (text === null) throw requiredNull(fields[j].name)
+        else pos[r] = put(view, pos[r], text)
+      }
+    }
+    k.text(rows, endingText)
+    const e = k.compact(rows)
+    sink.buf.set(k.bytes.subarray(OUT, e), sink.pos)
+    sink.pos += e - OUT
+  }
+
   return (sink, cols, from, to) => {
     for (let b = from; b < to;) {
       const first = roomOf(cols, b)
@@ -179,61 +251,8 @@ export function rowsWriter(fields: readonly FieldText[], end: string, kernel?: H
         start[rows++] = total
         total += r
       }
-      // The block's records are written at `base` of the sink's buffer, or of the kernel's memory.
-      const base = kernel === undefined ? sink.pos : OUT
-      kernel?.reserve(OUT + total + 8)
-      let pos = kernel?.pos ?? own
-      let view = kernel?.view ?? sink.view
-      for (let r = 0; r < rows; r++) pos[r] = base + start[r]
-      if (kernel !== undefined) kernel.starts.set(pos.subarray(0, rows))
-      for (let j = 0; j < n; j++) {
-        const v = cols[j]
-        const prefix = prefixes[j]
-        const valid = v.valid
-        const text = nulls[j]
-        const hex = hexes[j]
-        if (hex !== undefined) {
-          // Prefixes and nulls here, the values by the kernel (which skips null rows).
-          for (let r = 0; r < rows; r++) {
-            const p = put(view, pos[r], prefix)
-            if (valid === null || valid[b + r] === 1) pos[r] = p
-            else if (text === null) throw requiredNull(fields[j].name)
-            else pos[r] = put(view, p, text)
-          }
-          if (hex.layout === 'fixed') kernel!.fixed(v as FixedVector, b, rows, base + total, hex.quoted)
-          else kernel!.binary(v as BinaryVector, b, rows, base + total, hex.quoted)
-          pos = kernel!.pos
-          view = kernel!.view
-          continue
-        }
-        const out = kernel?.bytes ?? sink.buf
-        const write = placed[j].write
-        if (valid === null) {
-          for (let r = 0; r < rows; r++) pos[r] = write(out, view, put(view, pos[r], prefix), v, b + r)
-          continue
-        }
-        for (let r = 0; r < rows; r++) {
-          const p = put(view, pos[r], prefix)
-          if (valid[b + r] === 1) pos[r] = write(out, view, p, v, b + r)
-          else if (text === null) throw requiredNull(fields[j].name)
-          else pos[r] = put(view, p, text)
-        }
-      }
-      for (let r = 0; r < rows; r++) pos[r] = put(view, pos[r], ending)
-      if (kernel !== undefined) {
-        const e = kernel.compact(rows)
-        sink.buf.set(kernel.bytes.subarray(OUT, e), sink.pos)
-        sink.pos += e - OUT
-      } else {
-        const out = sink.buf
-        let w = base
-        for (let r = 0; r < rows; r++) {
-          const s = base + start[r]
-          if (s !== w) out.copyWithin(w, s, pos[r])
-          w += pos[r] - s
-        }
-        sink.pos = w
-      }
+      if (kernel === undefined) here(sink, cols, b, rows)
+      else inKernel(kernel, sink, cols, b, rows, total)
       b += rows
     }
   }

@@ -9,6 +9,6 @@ describe('src/format/hex.wasm', () => {
     expect(WebAssembly.validate(assembled)).toBe(true)
     expect(committed).toEqual(assembled)
     const exported = WebAssembly.Module.exports(new WebAssembly.Module(committed)).map(e => `${e.kind} ${e.name}`)
-    expect(exported.sort()).toEqual(['function binary', 'function compact', 'function fixed', 'memory memory'])
+    expect(exported.sort()).toEqual(['function binary', 'function compact', 'function fixed', 'function text', 'memory memory'])
   })
 })
