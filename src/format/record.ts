@@ -6,7 +6,7 @@
  * and endings go in as 8-byte words. A value that needs escaping (string, json) is written
  * through the sink by its format, and the rest of the record reserves again after it.
  * The encoders write a batch through `rowsWriter`: the same bytes, a block of records a
- * column at a time where every value is placed.
+ * column at a time where every value is placed (with hex-kernel.ts where they are given it).
  */
 import type { BinaryVector, FixedVector, Vector } from '../columns/vector.ts'
 import { KERNEL_ROWS, KERNEL_TEXT, OUT, type HexKernel } from './hex-kernel.ts'
@@ -146,9 +146,9 @@ const BLOCK = KERNEL_ROWS
  * room, then moved together: a column's values are then one loop over one vector with
  * one writer, where a record at a time turns through every column and writer per row
  * (about 0.8x the time of `recordWriter`'s loop for logs' JSON lines). With a `kernel`,
- * the block is written in its memory, hex columns by the kernel (hex-kernel.ts), and
- * copied into the sink once. Records with a value written through the sink (string,
- * json) go a record at a time.
+ * the block is written in its memory, the prefixes, endings and hex values by the kernel
+ * (hex-kernel.ts), and copied into the sink once. Records with a value written through
+ * the sink (string, json) go a record at a time.
  */
 export function rowsWriter(fields: readonly FieldText[], end: string, kernel?: HexKernel): RowsWriter {
   const layout = layoutOf(fields, end)

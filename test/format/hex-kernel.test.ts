@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest'
 import { fixedVector, type BinaryVector } from '../../src/columns/vector.ts'
-import { HexKernel, hexModuleFromFile, OUT } from '../../src/format/hex-kernel.ts'
+import { HexKernel, hexModuleFromFile, KERNEL_TEXT, OUT } from '../../src/format/hex-kernel.ts'
 import { jsonFields } from '../../src/format/json.ts'
 import { recordWriter, rowsWriter } from '../../src/format/record.ts'
 import { ByteSink, fieldColumns } from '../../src/format/sink.ts'
@@ -82,5 +82,29 @@ describe('HexKernel', () => {
     expect(kernel.bytes.length).toBeGreaterThan(before + 2 * big.length)
     expect(Buffer.concat(sink.flush()).equals(expected)).toBe(true)
     expect(JSON.parse(expected.toString().split('\n')[1])).toEqual({ data: KINDS.bytes.toJson(big), hash: null })
+  })
+
+  it('leaves a writer whose key is longer than the kernel takes to the table writers, with the same bytes', () => {
+    const fields: FieldDecl[] = [
+      { name: 'k'.repeat(KERNEL_TEXT), kind: 'hash' },
+      { name: 'short', kind: 'address' },
+    ]
+    const batch = packed(fields, {
+      length: 2,
+      columns: {
+        [fields[0].name]: [new Uint8Array(32).fill(7), new Uint8Array(32)],
+        short: [new Uint8Array(20).fill(255), new Uint8Array(20)],
+      },
+    })
+    const cols = fieldColumns(batch, fields)
+    const texts = jsonFields(fields, '')
+    const reference = new ByteSink()
+    rowsWriter(texts, '}\n')(reference, cols, 0, 2)
+    const kernel = new HexKernel(module)
+    const sink = new ByteSink()
+    rowsWriter(texts, '}\n', kernel)(sink, cols, 0, 2)
+    expect(Buffer.concat(sink.flush()).equals(Buffer.concat(reference.flush()))).toBe(true)
+    // Nothing was written in the kernel's memory: its records start at OUT.
+    expect(kernel.bytes.subarray(OUT, OUT + 64).every(b => b === 0)).toBe(true)
   })
 })
