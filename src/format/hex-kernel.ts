@@ -48,6 +48,8 @@ export class HexKernel {
   pos!: Int32Array
   /** Row r's record start. */
   starts!: Int32Array
+  /** A binary column's offsets for the block, copied in. */
+  #offsets!: Int32Array
 
   constructor(module: WebAssembly.Module) {
     this.#exports = new WebAssembly.Instance(module).exports as unknown as HexExports
@@ -60,6 +62,7 @@ export class HexKernel {
     this.view = new DataView(buffer)
     this.pos = new Int32Array(buffer, POS, KERNEL_ROWS)
     this.starts = new Int32Array(buffer, STARTS, KERNEL_ROWS)
+    this.#offsets = new Int32Array(buffer, OFFSETS, KERNEL_ROWS + 1)
   }
 
   /** Makes the memory hold `size` bytes; the views are new after it grew. */
@@ -92,7 +95,7 @@ export class HexKernel {
     const start = v.offsets[from]
     const n = v.offsets[from + rows] - start
     this.reserve(at + n)
-    new Int32Array(this.#exports.memory.buffer, OFFSETS, rows + 1).set(v.offsets.subarray(from, from + rows + 1))
+    this.#offsets.set(v.offsets.subarray(from, from + rows + 1))
     this.bytes.set(v.bytes.subarray(start, start + n), at)
     this.#exports.binary(rows, OFFSETS, at, POS, this.#valid(v.valid, from, rows), quoted ? 1 : 0)
   }

@@ -165,7 +165,7 @@ export function rowsWriter(fields: readonly FieldText[], end: string, kernel?: H
   if (texts.some(t => t.length > KERNEL_TEXT)) kernel = undefined
   const prefixText = texts.slice(0, -1)
   const endingText = texts[texts.length - 1]
-  const hexes = placed.map(p => (kernel === undefined ? undefined : p.hex))
+  const hexes = placed.map(p => p.hex)
   const n = fields.length
   const start = new Int32Array(BLOCK)
   const pos = new Int32Array(BLOCK)
