@@ -67,29 +67,47 @@ export const hexEncoders =
   (format, fields) =>
     formatEncoder(format, fields, { hex })
 
-/** Arrow's body is the batches' own buffers (arrow.ts): its columns stay readable until the body is written, so they are neither copied to another thread nor lent again. */
+/** Arrow's body is the batches' own buffers (arrow.ts): its columns stay readable until the body is written, so they are not copied to another thread, and come back only once written. */
 export const handsOutColumns = (format: Format): boolean => format === 'arrow'
 
+/** Where the columns of encoded batches go back (the Node server's ColumnBuffers). */
+export interface ColumnReturn {
+  /** Nothing reads `column` any more. */
+  recycle(column: Vector): void
+  /** `columns` are read by those of `chunks` that view their memory until each is written out (the list is read during the call: the stream empties it later). */
+  handOut(columns: Iterable<Vector>, chunks: readonly Uint8Array[]): void
+}
+
 /**
- * `encoders` telling `recycle` of each text batch's columns (each once) as soon as its
- * encoder has taken the batch: the format encoders have written it out by then, and the
- * Node server's encoding thread has its own copy, so nothing reads the columns again
- * and the scan's memory may lend them out anew (src/query/column-buffers.ts). Arrow
- * hands its batches' buffers out as the response itself: never recycled.
+ * `encoders` handing each batch's columns (each once) back to `columns` as soon as its
+ * encoder has taken the batch: a text batch's are recycled then (the format encoders have
+ * written it out, and the Node server's encoding thread has its own copy, so nothing reads
+ * the columns again and the scan's memory may lend them out anew, src/query/column-buffers.ts);
+ * an Arrow batch's are handed out with its chunks, its body being their memory.
  */
-export function recyclingEncoders(encoders: EncoderFactory, recycle: (column: Vector) => void): EncoderFactory {
+export function recyclingEncoders(encoders: EncoderFactory, columns: ColumnReturn): EncoderFactory {
   return (format, fields) => {
     const encoder = encoders(format, fields)
-    if (handsOutColumns(format)) return encoder
+    const out = handsOutColumns(format)
+    const taken = (b: RowBatch) => new Set(fields.flatMap(f => b.columns[f.name] ?? []))
     return {
       get ahead() {
         return encoder.ahead
       },
       open: () => encoder.open(),
       batch(b: RowBatch) {
-        const out = encoder.batch(b)
-        for (const column of new Set(fields.map(f => b.columns[f.name]))) if (column) recycle(column)
-        return out
+        const chunks = encoder.batch(b)
+        if (!out) {
+          for (const column of taken(b)) columns.recycle(column)
+          return chunks
+        }
+        if (!Array.isArray(chunks))
+          return chunks.then(c => {
+            columns.handOut(taken(b), c)
+            return c
+          })
+        columns.handOut(taken(b), chunks)
+        return chunks
       },
       close: () => encoder.close(),
       release: () => encoder.release?.(),

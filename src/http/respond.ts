@@ -5,7 +5,7 @@
  * a plain JSON response over too many blocks, then stream the encoder's bytes,
  * gzipped when the client asked.
  */
-import { contentTypeOf, encodeRows, handsOutColumns, type EncoderFactory, type Format } from '../format/encode.ts'
+import { contentTypeOf, encodeRows, type EncoderFactory, type Format } from '../format/encode.ts'
 import type { ManifestReader } from '../manifest/read.ts'
 import { runQuery } from '../query/engine.ts'
 import type { ScanOptions } from '../query/scan.ts'
@@ -184,8 +184,6 @@ export async function queryResponse(
   turn?: Turn,
 ): Promise<Response> {
   checkJsonRange(query, format)
-  // Columns handed out as the body (Arrow) never come back to lent memory: they are scanned into fresh memory.
-  if (handsOutColumns(format) && deps.scan?.columns) deps = { ...deps, scan: { ...deps.scan, columns: undefined } }
   const slice = await deps.unfinalized?.slice(query.chain, {
     storage: query.dataset.storage,
     from: typeof query.from === 'number' ? query.from : null,

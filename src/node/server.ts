@@ -74,7 +74,7 @@ export async function startNodeServer(options: NodeServerOptions): Promise<NodeS
   const live = new LiveService({ ...options, scan, requests })
   const hex = new HexKernel(await hexModuleFromFile())
   const encoding = options.encodeThread === false ? undefined : threadEncoders({ ...options.encodeThread, hex })
-  // Text encoders hand the scan's columns back to its memory once they have taken them.
+  // Encoders hand the scan's columns back to its memory once they have taken them (Arrow's once the socket has written them).
   const columns = scan.columns
   const encoders = encoding?.encoders ?? hexEncoders(hex)
   const app = createApp({
@@ -89,7 +89,7 @@ export async function startNodeServer(options: NodeServerOptions): Promise<NodeS
     liveLag: chain => live.chains.get(chainKey(chain))?.lag() ?? null,
     unfinalized: { slice: async (chain, req) => live.chains.get(chainKey(chain))?.slice(req) ?? null },
     accessLog: options.accessLog,
-    encoders: columns ? recyclingEncoders(encoders, v => columns.recycle(v)) : encoders,
+    encoders: columns ? recyclingEncoders(encoders, columns) : encoders,
   })
   const fetch = (request: Request) => app.fetch(request)
   const assets = staticAssets()
@@ -97,7 +97,10 @@ export async function startNodeServer(options: NodeServerOptions): Promise<NodeS
     fetch: request => assets(request) ?? fetch(request),
     port: options.port,
     host: options.host,
-    ...(encoding ? { written: encoding.written } : {}),
+    written: chunk => {
+      encoding?.written(chunk)
+      columns?.wrote(chunk)
+    },
   })
   running.server.on('upgrade', (req, socket, head) => live.handleUpgrade(req, socket, head, fetch))
   const started = live.start()

@@ -10,10 +10,12 @@
  * vector built in them is their owner. Whoever consumes a vector last hands it back with
  * `recycle`: the text encoders (`recyclingEncoders`, src/format/encode.ts), once a batch is
  * written or copied for the encoding thread, and the scan for the columns it only selected
- * with. A vector never recycled (an Arrow answer hands out its buffers; a WebSocket
- * message; a filter column dropped) leaves its memory to the garbage collector, as
- * before. Recycling a vector something still reads would lend its bytes to another scan,
- * so only a batch's last reader may do it.
+ * with. An Arrow answer's body is its columns' own memory (format/arrow.ts): `handOut`
+ * takes it back once the socket has written every chunk that views it (`written`), or at
+ * once where the encoder copied it. A vector never handed back (a WebSocket message, a
+ * filter column dropped, an Arrow body compressed or cut off) leaves its memory to the
+ * garbage collector, as before. Recycling a vector something still reads would lend its
+ * bytes to another scan, so only a batch's last reader may do it.
  */
 import type { Vector, VectorMemory } from '../columns/vector.ts'
 
@@ -80,8 +82,16 @@ export class BufferPool {
 /** A BufferPool whose buffers belong to the vectors built in them until they are recycled. */
 export class ColumnBuffers extends BufferPool implements VectorMemory {
   private readonly owners = new WeakMap<Vector, Uint8Array[]>()
+  /**
+   * Lent buffers viewed by chunks of a response, by their memory, with the bytes of those
+   * chunks not yet written. Weak: a chunk never written (compressed, or the client gone)
+   * leaves the buffer to the garbage collector.
+   */
+  private readonly out = new WeakMap<ArrayBufferLike, { buffer: Uint8Array; unwritten: number }>()
   /** Vectors handed back so far. */
   recycled = 0
+  /** Buffers of handed-out vectors that came back once their chunks were written. */
+  written = 0
 
   owns(vector: Vector, buffers: Uint8Array[]): void {
     this.owners.set(vector, buffers)
@@ -94,5 +104,37 @@ export class ColumnBuffers extends BufferPool implements VectorMemory {
     this.owners.delete(vector)
     this.recycled++
     this.give(buffers)
+  }
+
+  /**
+   * Takes back the memory of `vectors` once `chunks` (a response's bytes, some of them views
+   * of that memory) are written: a buffer comes back when every byte of the chunks viewing
+   * it has been reported by `wrote`, at once when none views it. Nothing else may read the
+   * vectors afterwards.
+   */
+  handOut(vectors: Iterable<Vector>, chunks: readonly Uint8Array[]): void {
+    for (const vector of vectors) {
+      const buffers = this.owners.get(vector)
+      if (!buffers) continue
+      this.owners.delete(vector)
+      this.recycled++
+      for (const buffer of buffers) {
+        let unwritten = 0
+        for (const c of chunks) if (c.buffer === buffer.buffer) unwritten += c.byteLength
+        if (unwritten === 0) this.give([buffer])
+        else this.out.set(buffer.buffer, { buffer, unwritten })
+      }
+    }
+  }
+
+  /** The socket has taken `chunk`: memory whose last unwritten bytes it held comes back. */
+  wrote(chunk: Uint8Array): void {
+    const entry = this.out.get(chunk.buffer)
+    if (!entry) return
+    entry.unwritten -= chunk.byteLength
+    if (entry.unwritten > 0) return
+    this.out.delete(chunk.buffer)
+    this.written++
+    this.give([entry.buffer])
   }
 }

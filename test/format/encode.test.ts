@@ -43,7 +43,7 @@ function counted(fail?: Error) {
 }
 
 describe('recyclingEncoders', () => {
-  it("over the format encoders: a text batch's columns are handed back once written, each once, and an Arrow batch's never", () =>
+  it("over the format encoders: a text batch's columns are handed back once written, each once, and an Arrow batch's handed out with the chunks that view them", () =>
     expectRecycledOnceTaken(formatEncoder))
 })
 

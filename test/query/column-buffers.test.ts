@@ -1,6 +1,7 @@
 /**
  * The memory decoded columns are built in and handed out again: a buffer comes back
- * only through the vector that owns it, once, and is lent again for a request it fits.
+ * only through the vector that owns it, once, and is lent again for a request it fits;
+ * a buffer a response's chunks view comes back only once all their bytes are written.
  */
 import { describe, expect, it } from 'vitest'
 import { BufferPool, ColumnBuffers } from '../../src/query/column-buffers.ts'
@@ -41,5 +42,41 @@ describe('ColumnBuffers', () => {
     columns.recycle(built)
     expect([columns.recycled, columns.size]).toEqual([1, 4096])
     expect(columns.take(4096)).toBe(lent)
+  })
+
+  it('takes back memory handed out in chunks once every byte of them is written, and memory no chunk views at once', () => {
+    const columns = new ColumnBuffers({ minBytes: 1024 })
+    const [a, b, c] = [columns.take(4096)!, columns.take(8192)!, columns.take(2048)!]
+    const first = vectorOf('u64int', [1n])
+    const second = vectorOf('u64int', [2n])
+    columns.owns(first, [a, b])
+    columns.owns(second, [c])
+    // a is in two chunks (one split again on its way), b in none (copied), c in one; one chunk is other memory.
+    const chunks = [a.subarray(0, 1000), a.subarray(1000, 4096), new Uint8Array(64), c.subarray(0, 100)]
+    columns.handOut([first, second, first], chunks)
+    expect([columns.recycled, columns.size]).toEqual([2, 8192])
+    columns.wrote(chunks[0])
+    columns.wrote(chunks[2])
+    columns.wrote(a.subarray(1000, 3000))
+    expect(columns.size).toBe(8192)
+    columns.wrote(a.subarray(3000, 4096))
+    expect([columns.written, columns.size]).toEqual([1, 8192 + 4096])
+    columns.wrote(chunks[3])
+    columns.wrote(chunks[3])
+    expect([columns.written, columns.size]).toEqual([2, 8192 + 4096 + 2048])
+    // Handed out again or recycled after that: nothing comes back twice.
+    columns.handOut([first], [a])
+    columns.recycle(second)
+    expect([columns.recycled, columns.size]).toEqual([2, 8192 + 4096 + 2048])
+  })
+
+  it('leaves memory whose chunks are never written (a compressed body, a client gone) out of the pool', () => {
+    const columns = new ColumnBuffers({ minBytes: 1024 })
+    const a = columns.take(4096)!
+    const v = vectorOf('u64int', [1n])
+    columns.owns(v, [a])
+    columns.handOut([v], [a])
+    columns.wrote(new Uint8Array(4096))
+    expect([columns.written, columns.size]).toEqual([0, 0])
   })
 })
