@@ -11,7 +11,7 @@
  * `recycle`: the text encoders (`recyclingEncoders`, src/format/encode.ts), once a batch is
  * written or copied for the encoding thread, and the scan for the columns it only selected
  * with. An Arrow answer's body is its columns' own memory (format/arrow.ts): `handOut`
- * takes it back once the socket has written every chunk that views it (`written`), or at
+ * takes it back once the socket has written every chunk that views it (`wrote`), or at
  * once where the encoder copied it. A vector never handed back (a WebSocket message, a
  * filter column dropped, an Arrow body compressed or cut off) leaves its memory to the
  * garbage collector, as before. Recycling a vector something still reads would lend its
@@ -99,11 +99,17 @@ export class ColumnBuffers extends BufferPool implements VectorMemory {
 
   /** Takes back the memory `vector` was built in, if it came from here; nothing may read the vector afterwards. */
   recycle(vector: Vector): void {
+    const buffers = this.release(vector)
+    if (buffers) this.give(buffers)
+  }
+
+  /** The buffers `vector` owns, no longer its (counted as handed back); undefined when it owns none, or no longer. */
+  private release(vector: Vector): Uint8Array[] | undefined {
     const buffers = this.owners.get(vector)
-    if (!buffers) return
+    if (!buffers) return undefined
     this.owners.delete(vector)
     this.recycled++
-    this.give(buffers)
+    return buffers
   }
 
   /**
@@ -114,11 +120,7 @@ export class ColumnBuffers extends BufferPool implements VectorMemory {
    */
   handOut(vectors: Iterable<Vector>, chunks: readonly Uint8Array[]): void {
     for (const vector of vectors) {
-      const buffers = this.owners.get(vector)
-      if (!buffers) continue
-      this.owners.delete(vector)
-      this.recycled++
-      for (const buffer of buffers) {
+      for (const buffer of this.release(vector) ?? []) {
         let unwritten = 0
         for (const c of chunks) if (c.buffer === buffer.buffer) unwritten += c.byteLength
         if (unwritten === 0) this.give([buffer])
