@@ -2,7 +2,7 @@
  * `npm run bench [-- <section> …]`
  *
  * Measures the service and prints the figures as Markdown (what BENCHMARKS.md holds),
- * headed by the machine, the date and the commit. Sections: ingest, query, formats,
+ * headed by the machine, the date and the commit. Sections: ingest, query, replay, formats,
  * history, integrity, manifest, layout, move, live, load, dex, bundle; `all` runs every one. Without arguments every
  * section runs except the slow ones (layout: it writes five 1M-log lakes the first
  * time; load: minutes of clients at full speed). Data is built under .data/bench (git-ignored) and reused while the code
@@ -22,10 +22,11 @@ import { load } from './load.ts'
 import { manifest } from './manifest.ts'
 import { move } from './move.ts'
 import { query } from './query.ts'
+import { replay } from './replay.ts'
 import { machine } from './report.ts'
 import type { BenchContext, Section } from './section.ts'
 
-const SECTIONS: Section[] = [ingest, query, history, formats, integrity, manifest, layout, move, live, load, dex, bundle]
+const SECTIONS: Section[] = [ingest, query, replay, history, formats, integrity, manifest, layout, move, live, load, dex, bundle]
 
 // Local runs never reach Cloudflare's servers (Miniflare's Request.cf and metrics).
 process.env.CLOUDFLARE_CF_FETCH_ENABLED ??= 'false'

@@ -121,7 +121,7 @@ export interface HttpBench {
 }
 
 const CHAIN = CHAINS.find(c => c.code === 'ETH')!
-const USER = 'bench'
+export const USER = 'bench'
 /** Pause before each timed run (see the timing loop). */
 const SETTLE_MS = 300
 const AUTH = `Basic ${btoa(`${USER}:${USER}`)}`
@@ -569,7 +569,8 @@ async function startWorkerd(root: string, outdir: string, source: ObjectStore): 
 }
 
 /** `scripts/serve.ts` over `dir`, in its own Node process, with `npm run serve`'s flags. */
-async function startNode(root: string, dir: string): Promise<Server> {
+/** The Node server as `npm run serve` starts it, over the lake in `dir`, with the bench's user (`USER`). */
+export async function startNode(root: string, dir: string): Promise<Server> {
   const child: ChildProcess = spawn(process.execPath, [...serveArgs(root), '--data', dir, '--port', '0'], {
     env: { ...process.env, API_USERS: `${USER}:${USER}` },
     stdio: ['ignore', 'pipe', 'inherit'],

@@ -411,7 +411,7 @@ export class LiveChain implements ChainView {
     if (e.type === 'block') {
       await this.opts.persistence?.append(e.block)
       this.stats.blocks++
-      const encoded = new Map<string, string[]>()
+      const encoded = new Map<string, Uint8Array[]>()
       for (const sub of [...this.subscriptions.values()]) sub.onBlock(e.block, e.batches, encoded)
       return
     }

@@ -5,9 +5,18 @@
  * integers, because `from_block` takes them back as they are.
  */
 import { jsonRecordWriter } from '../format/json.ts'
-import { ByteSink, fieldColumns } from '../format/sink.ts'
+import { ByteSink, CHUNK_SIZE, fieldColumns } from '../format/sink.ts'
 import type { FieldDecl } from '../schema/dataset.ts'
+import { concatBytes } from '../schema/hex.ts'
 import type { RowBatch } from '../columns/batch.ts'
+
+/**
+ * A server message: JSON text, or that text as UTF-8 bytes, sent as a text frame all the
+ * same. `rows` messages are written as bytes and stay bytes where the runtime can send
+ * them so (the Node server): decoding a replay's text into strings, only for the socket to
+ * encode it again, cost more than writing it.
+ */
+export type Message = string | Uint8Array
 
 /** First message of a subscription: what it will deliver. */
 export interface SubscribedInfo {
@@ -73,9 +82,10 @@ const COMMA = 44
 export const MESSAGE_BYTES = 1024 * 1024
 
 /**
- * The `rows` messages of a batch, at most `maxRows` records and about `maxBytes`
- * each, in the batch's order. With `removed`, the messages say so (rows of blocks
- * a reorg dropped).
+ * The `rows` messages of a batch as UTF-8 JSON, at most `maxRows` records and about
+ * `maxBytes` each, in the batch's order. With `removed`, the messages say so (rows of
+ * blocks a reorg dropped). A message is one buffer: after the first, each is written into
+ * one of the size the records so far predict, so that it is rarely copied out of pieces.
  */
 export function rowsMessages(
   fields: readonly FieldDecl[],
@@ -83,29 +93,28 @@ export function rowsMessages(
   maxRows: number,
   removed = false,
   maxBytes = MESSAGE_BYTES,
-): string[] {
+): Uint8Array[] {
   const writeRecord = jsonRecordWriter(fields, '}')
   const columns = fieldColumns(batch, fields)
-  const out: string[] = []
+  const out: Uint8Array[] = []
+  /** Bytes a record, in the messages so far (0 before the first). */
+  let perRecord = 0
   for (let start = 0; start < batch.length;) {
     const end = Math.min(batch.length, start + maxRows)
-    const sink = new ByteSink()
+    // Room for the records expected, the one past the cap, and some.
+    const expected = perRecord && Math.min(maxBytes, perRecord * (end - start)) + 2 * perRecord + 1024
+    const sink = new ByteSink(Math.max(CHUNK_SIZE, Math.ceil(expected)))
     sink.ascii(removed ? OPEN_REMOVED : OPEN_ROWS)
     let i = start
     while (i < end && (i === start || sink.size < maxBytes)) {
       if (i > start) sink.byte(COMMA)
       writeRecord(sink, columns, i++)
     }
+    perRecord = sink.size / (i - start)
     start = i
     sink.ascii(']}')
-    out.push(textOf(sink.flush()))
+    const chunks = sink.flush()
+    out.push(chunks.length === 1 ? chunks[0] : concatBytes(chunks))
   }
   return out
-}
-
-function textOf(chunks: Uint8Array[]): string {
-  const decoder = new TextDecoder()
-  let text = ''
-  for (const c of chunks) text += decoder.decode(c, { stream: true })
-  return text + decoder.decode()
 }

@@ -25,13 +25,23 @@ import { columnOf, type FieldDecl } from '../schema/dataset.ts'
 import { bytesToHex } from '../schema/hex.ts'
 import type { StoredValue } from '../schema/kinds.ts'
 import { rowSelector, type RowSelector } from './match.ts'
-import { endMessage, errorMessage, gapMessage, progressMessage, reorgMessage, rowsMessages, subscribedMessage } from './messages.ts'
+import {
+  endMessage,
+  errorMessage,
+  gapMessage,
+  progressMessage,
+  reorgMessage,
+  rowsMessages,
+  subscribedMessage,
+  type Message,
+} from './messages.ts'
 import { CLOSE, type LiveLimits } from './protocol.ts'
 import type { UnfinalizedWindow, WindowBlock } from './window.ts'
 
 /** The server side of one WebSocket, whatever the runtime. */
 export interface Connection {
-  send(text: string): void
+  /** Sends one message as a text frame (a Uint8Array: its UTF-8 text). */
+  send(message: Message): void
   close(code: number, reason: string): void
   /** Bytes handed to `send` and not yet written to the network. */
   buffered(): number
@@ -205,7 +215,7 @@ export class Subscription {
    * messages of this block by query key), so a block is filtered and encoded once
    * per distinct query, not once per subscriber.
    */
-  onBlock(block: WindowBlock, batches: Record<string, ColumnBatch>, encoded: Map<string, string[]> = new Map()): void {
+  onBlock(block: WindowBlock, batches: Record<string, ColumnBatch>, encoded: Map<string, Uint8Array[]> = new Map()): void {
     if (this.state !== 'live') return
     if (this.cursor !== block.number - 1) {
       this.state = 'history'
@@ -298,7 +308,7 @@ export class Subscription {
   }
 
   /** Sends one window block's rows messages and moves the cursor onto it. */
-  private deliver(block: WindowBlock, messages: readonly string[]): void {
+  private deliver(block: WindowBlock, messages: readonly Uint8Array[]): void {
     for (const m of messages) this.conn.send(m)
     this.moveCursor(block.number)
     this.progress(block.hash)
@@ -420,8 +430,8 @@ export class Subscription {
     for (const m of rowsMessages(this.spec.fields, batch, this.view.limits.maxRowsPerMessage)) this.conn.send(m)
   }
 
-  private send(text: string): void {
-    if (this.state !== 'closed') this.conn.send(text)
+  private send(message: Message): void {
+    if (this.state !== 'closed') this.conn.send(message)
   }
 
   /**

@@ -261,8 +261,9 @@ export class LiveService {
     this.sockets.add(ws)
     const grace = this.opts.closeGraceMs ?? 5_000
     const conn: Connection = {
-      send: text => {
-        if (ws.readyState === ws.OPEN) ws.send(text)
+      // Bytes go out as they are, in a text frame (messages.ts).
+      send: message => {
+        if (ws.readyState === ws.OPEN) ws.send(message, { binary: false })
       },
       close: (code, reason) => {
         ws.close(code, reason)

@@ -214,11 +214,17 @@ export function storagePersistence(storage: DurableObjectStorage): WindowPersist
   }
 }
 
-/** A hibernatable socket as a Connection; the cursor goes into its attachment, unsent bytes are estimated by pacing.ts. */
+/**
+ * A hibernatable socket as a Connection; the cursor goes into its attachment, unsent bytes are
+ * estimated by pacing.ts. A message given as bytes is sent as text: workerd sends bytes only
+ * as a binary frame.
+ */
 function connectionOf(ws: WebSocket, att: Attachment): Connection {
   const window = new PacedWindow(PACED_BYTES_PER_SECOND)
+  const decoder = new TextDecoder()
   return {
-    send: text => {
+    send: message => {
+      const text = typeof message === 'string' ? message : decoder.decode(message)
       window.sending(text)
       try {
         ws.send(text)

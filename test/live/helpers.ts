@@ -261,7 +261,11 @@ export function wsClient(url: string, opts: { headers?: Record<string, string>; 
       ws.on('close', (code, reason) => r({ code, reason: reason.toString() })),
     )
     let onText: (text: string) => void = () => {}
-    ws.on('message', data => onText(data.toString()))
+    // Every server message is a text frame, whether the server wrote it as a string or as bytes.
+    ws.on('message', (data, isBinary) => {
+      expect(isBinary, 'a binary frame from the server').toBe(false)
+      onText(data.toString())
+    })
     ws.once('unexpected-response', (_req, res) => {
       let body = ''
       res.on('data', (c: Buffer) => (body += c))

@@ -13,7 +13,11 @@ function session(requests: { limit(user: string): Promise<number> }) {
   const sent: unknown[] = []
   const closes: number[] = []
   const subscribed: string[] = []
-  const conn: Connection = { send: t => sent.push(JSON.parse(t)), close: code => closes.push(code), buffered: () => 0 }
+  const conn: Connection = {
+    send: m => sent.push(JSON.parse(typeof m === 'string' ? m : new TextDecoder().decode(m))),
+    close: code => closes.push(code),
+    buffered: () => 0,
+  }
   const chain = {
     limits: { authTimeoutMs: 10, maxClientMessageBytes: 4096 },
     users: { max: 16 },

@@ -116,23 +116,25 @@ describe('UnfinalizedWindow', () => {
 
 describe('live rows are HTTP rows', () => {
   const block = recorded[2].batches
+  /** A rows message as the client reads it: UTF-8 JSON text. */
+  const parsed = (m: Uint8Array) => JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(m))
 
   it('rows messages hold the records of the HTTP JSON format, split by count', () => {
     const fields = logs.fields.filter(f => !f.extra)
     const selected = rowSelector([], fields, ETH.id).select(block.logs)
     const http = jsonEncoder(fields)
     const bytes = Buffer.concat([...http.open(), ...http.batch(selected), ...http.close()])
-    const messages = rowsMessages(fields, selected, 100).map(m => JSON.parse(m))
+    const messages = rowsMessages(fields, selected, 100).map(parsed)
     expect(messages.length).toBe(Math.ceil(selected.length / 100))
     expect(messages.every(m => m.type === 'rows' && m.rows.length <= 100 && m.removed === undefined)).toBe(true)
     expect(messages.flatMap(m => m.rows)).toEqual(JSON.parse(bytes.toString('utf8')))
     const removed = rowSelector([], fields, ETH.id).select(block.logs, { removed: true })
-    const again = rowsMessages(fields, removed, 1000, true).map(m => JSON.parse(m))
+    const again = rowsMessages(fields, removed, 1000, true).map(parsed)
     expect(again[0].removed).toBe(true)
     expect(again[0].rows).toEqual(JSON.parse(bytes.toString('utf8')).map((r: object) => ({ ...r, removed: true })))
   })
 
-  it('rows messages end after the record that takes them past the byte cap, so no frame is huge', () => {
+  it('rows messages end after the record that takes them past the byte cap (in UTF-8 bytes), so no frame is huge', () => {
     const fields = logs.fields.filter(f => !f.extra)
     const selected = rowSelector([], fields, ETH.id).select(block.logs)
     const all = rowsMessages(fields, selected, 10_000)
@@ -140,7 +142,7 @@ describe('live rows are HTTP rows', () => {
     const cap = Math.floor(all[0].length / 5)
     const split = rowsMessages(fields, selected, 10_000, false, cap)
     expect(split.length).toBeGreaterThanOrEqual(5)
-    const record = (m: string) => JSON.parse(m).rows as object[]
+    const record = (m: Uint8Array) => parsed(m).rows as object[]
     for (const m of split.slice(0, -1)) {
       // Past the cap, and only by its last record.
       expect(m.length).toBeGreaterThanOrEqual(cap)
@@ -183,7 +185,7 @@ describe('live rows are HTTP rows', () => {
         .filter(keep)
         .map(l => ({ log_index: l.logIndex, address: l.address.toLowerCase(), topic3: l.topics[3] ?? null }))
       expect(out.length).toBe(expected.length)
-      expect(rowsMessages(fields, out, 10_000).flatMap(m => JSON.parse(m).rows)).toEqual(expected)
+      expect(rowsMessages(fields, out, 10_000).flatMap(m => parsed(m).rows)).toEqual(expected)
     }
   })
 })

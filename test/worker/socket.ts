@@ -20,7 +20,11 @@ export async function upgradeOnWorker(path: string, users: string, headers: Reco
   const socket = res.webSocket!
   const texts: string[] = []
   const closed = new Promise<number>(resolve => socket.addEventListener('close', e => resolve(e.code)))
-  socket.addEventListener('message', e => texts.push(e.data as string))
+  // Every server message is a text frame (workerd sends bytes as a binary one).
+  socket.addEventListener('message', e => {
+    expect(typeof e.data, 'a binary frame from the server').toBe('string')
+    texts.push(e.data as string)
+  })
   socket.accept()
   return { texts, closed }
 }
