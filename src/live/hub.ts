@@ -24,6 +24,7 @@ import type { ScanOptions } from '../query/scan.ts'
 import type { QuerySpec } from '../query/types.ts'
 import type { DatasetDecl } from '../schema/dataset.ts'
 import { bytesToHex } from '../schema/hex.ts'
+import type { HexKernel } from '../format/hex-kernel.ts'
 import type { ObjectStore } from '../store/types.ts'
 import { compactBlocks, type CompactionResult } from './compact.ts'
 import { HeadFollower, ReorgTooDeepError, type FollowerEvent } from './follower.ts'
@@ -102,6 +103,8 @@ export interface LiveChainOptions {
   users?: UserLimiter
   layout?: LayoutOptions
   scan?: ScanOptions
+  /** Writes rows messages' hex values in WebAssembly (the Node server's kernel). */
+  hex?: HexKernel
   persistence?: WindowPersistence
   /** Sees every follower event before it is fanned out (benchmarks time delivery from here). */
   observe?: (e: FollowerEvent) => void
@@ -141,6 +144,7 @@ export class LiveChain implements ChainView {
   readonly chain: Chain
   readonly ref: ChainRef
   readonly limits: LiveLimits
+  readonly hex?: HexKernel
   readonly stats: LiveStats = { blocks: 0, reorgs: 0, compactions: 0, compactedBlocks: 0, slowConsumerCloses: 0, subscriptionsOpened: 0 }
   readonly subscriptions = new Map<string, Subscription>()
   readonly users: UserLimiter
@@ -167,6 +171,7 @@ export class LiveChain implements ChainView {
     this.chain = options.chain
     this.ref = chainRefOf(options.chain)
     this.limits = { ...DEFAULT_LIMITS, ...options.limits }
+    this.hex = options.hex
     this.users = options.users ?? new UserLimiter(this.limits.maxSubscriptionsPerUser)
     this.manifest = new ManifestReader(options.store, { rootTtlMs: 0 })
     this.finality = Math.max(1, options.finalityDepth ?? options.chain.confirmations)

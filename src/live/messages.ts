@@ -4,7 +4,8 @@
  * Block numbers of the protocol itself (cursor, fork point, gap bounds) are plain
  * integers, because `from_block` takes them back as they are.
  */
-import { jsonRecordWriter } from '../format/json.ts'
+import { jsonRecordWriter, jsonRowsWriter } from '../format/json.ts'
+import type { HexKernel } from '../format/hex-kernel.ts'
 import { ByteSink, CHUNK_SIZE, fieldColumns } from '../format/sink.ts'
 import type { FieldDecl } from '../schema/dataset.ts'
 import { concatBytes } from '../schema/hex.ts'
@@ -84,8 +85,13 @@ export const MESSAGE_BYTES = 1024 * 1024
 /**
  * The `rows` messages of a batch as UTF-8 JSON, at most `maxRows` records and about
  * `maxBytes` each, in the batch's order. With `removed`, the messages say so (rows of
- * blocks a reorg dropped). A message is one buffer: after the first, each is written into
- * one of the size the records so far predict, so that it is rarely copied out of pieces.
+ * blocks a reorg dropped). `hex` writes hex values in WebAssembly (the Node server's kernel).
+ *
+ * A message's records after its first are written together, as the HTTP JSON format
+ * writes them (a block of rows a column at a time), where the records so far say they stay
+ * under the cap; a message that passes it all the same is written again a record at a
+ * time, so that it ends after the record that takes it past the cap. Each message is one
+ * buffer, sized by the records so far so that it is rarely joined from pieces.
  */
 export function rowsMessages(
   fields: readonly FieldDecl[],
@@ -93,22 +99,39 @@ export function rowsMessages(
   maxRows: number,
   removed = false,
   maxBytes = MESSAGE_BYTES,
+  hex?: HexKernel,
 ): Uint8Array[] {
   const writeRecord = jsonRecordWriter(fields, '}')
+  const writeRest = jsonRowsWriter(fields, '}', ',', hex)
   const columns = fieldColumns(batch, fields)
   const out: Uint8Array[] = []
   /** Bytes a record, in the messages so far (0 before the first). */
   let perRecord = 0
-  for (let start = 0; start < batch.length;) {
-    const end = Math.min(batch.length, start + maxRows)
+  const open = (start: number, end: number) => {
     // Room for the records expected, the one past the cap, and some.
     const expected = perRecord && Math.min(maxBytes, perRecord * (end - start)) + 2 * perRecord + 1024
     const sink = new ByteSink(Math.max(CHUNK_SIZE, Math.ceil(expected)))
     sink.ascii(removed ? OPEN_REMOVED : OPEN_ROWS)
-    let i = start
-    while (i < end && (i === start || sink.size < maxBytes)) {
-      if (i > start) sink.byte(COMMA)
-      writeRecord(sink, columns, i++)
+    writeRecord(sink, columns, start)
+    return sink
+  }
+  for (let start = 0; start < batch.length;) {
+    const end = Math.min(batch.length, start + maxRows)
+    let sink: ByteSink | undefined
+    let i = end
+    if (perRecord * (end - start) < 0.75 * maxBytes) {
+      sink = open(start, end)
+      writeRest(sink, columns, start + 1, end)
+      // Every record but the last began under the cap, as one at a time would have it.
+      if (sink.size >= maxBytes) sink = undefined
+    }
+    if (!sink) {
+      sink = open(start, end)
+      i = start + 1
+      while (i < end && sink.size < maxBytes) {
+        sink.byte(COMMA)
+        writeRecord(sink, columns, i++)
+      }
     }
     perRecord = sink.size / (i - start)
     start = i

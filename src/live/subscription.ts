@@ -25,6 +25,7 @@ import { columnOf, type FieldDecl } from '../schema/dataset.ts'
 import { bytesToHex } from '../schema/hex.ts'
 import type { StoredValue } from '../schema/kinds.ts'
 import { rowSelector, type RowSelector } from './match.ts'
+import type { HexKernel } from '../format/hex-kernel.ts'
 import {
   endMessage,
   errorMessage,
@@ -33,6 +34,7 @@ import {
   reorgMessage,
   rowsMessages,
   subscribedMessage,
+  MESSAGE_BYTES,
   type Message,
 } from './messages.ts'
 import { CLOSE, type LiveLimits } from './protocol.ts'
@@ -57,6 +59,8 @@ export interface ChainView {
   /** True while a head follower feeds the window. */
   readonly live: boolean
   readonly limits: LiveLimits
+  /** Writes the hex values of rows messages in WebAssembly, where the runtime has the kernel (the Node server). */
+  readonly hex?: HexKernel
   window(): UnfinalizedWindow | null
   /** Highest block known (window tip, else stored end); null when there is none. */
   head(): number | null
@@ -234,7 +238,7 @@ export class Subscription {
     if (!rows) return
     let messages = encoded.get(this.queryKey)
     if (!messages) {
-      messages = rowsMessages(this.spec.fields, this.selector.select(rows), this.view.limits.maxRowsPerMessage)
+      messages = this.messagesOf(this.selector.select(rows))
       encoded.set(this.queryKey, messages)
     }
     this.deliver(block, messages)
@@ -257,13 +261,7 @@ export class Subscription {
     for (const b of seen) {
       const batch = rows.get(b)
       if (!batch) continue
-      for (const m of rowsMessages(
-        this.spec.fields,
-        this.selector.select(batch, { removed: true }),
-        this.view.limits.maxRowsPerMessage,
-        true,
-      ))
-        this.conn.send(m)
+      for (const m of this.messagesOf(this.selector.select(batch, { removed: true }), true)) this.conn.send(m)
     }
     this.moveCursor(forkPoint)
   }
@@ -339,7 +337,7 @@ export class Subscription {
         const rows = await this.view.rows(block, this.storage)
         // Checked after the await: a reorg or compaction may have moved things meanwhile.
         if (this.state !== 'history' || this.cursor !== next - 1 || this.view.window()?.get(next) !== block) continue
-        this.deliver(block, rowsMessages(this.spec.fields, this.selector.select(rows), this.view.limits.maxRowsPerMessage))
+        this.deliver(block, this.messagesOf(this.selector.select(rows)))
         continue
       }
       // Below the window (or without one, up to `to`): the stored partitions.
@@ -427,7 +425,12 @@ export class Subscription {
   }
 
   private sendRows(batch: RowBatch): void {
-    for (const m of rowsMessages(this.spec.fields, batch, this.view.limits.maxRowsPerMessage)) this.conn.send(m)
+    for (const m of this.messagesOf(batch)) this.conn.send(m)
+  }
+
+  /** The `rows` messages of `batch` (`removed`: of blocks a reorg dropped). */
+  private messagesOf(batch: RowBatch, removed = false): Uint8Array[] {
+    return rowsMessages(this.spec.fields, batch, this.view.limits.maxRowsPerMessage, removed, MESSAGE_BYTES, this.view.hex)
   }
 
   private send(message: Message): void {

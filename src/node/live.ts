@@ -25,6 +25,7 @@ import type { AcceptedUpgrade } from '../api/upgrade.ts'
 import type { UpgradeHook } from '../http/app.ts'
 import { toRequest, type FetchHandler } from './serve.ts'
 import type { ScanOptions } from '../query/scan.ts'
+import type { HexKernel } from '../format/hex-kernel.ts'
 import { PROTOCOL } from '../api/websocket.ts'
 
 /** A chain to follow: its node, and options of its LiveChain. */
@@ -64,6 +65,8 @@ export interface LiveServiceOptions {
   closeGraceMs?: number
   /** Scanner options for replays (the server's decompressors and tail cache). */
   scan?: ScanOptions
+  /** Writes rows messages' hex values in WebAssembly (the server's kernel). */
+  hex?: HexKernel
   log?: (line: string) => void
 }
 
@@ -123,6 +126,7 @@ export class LiveService {
         users: this.users,
         limits: this.limits,
         scan: options.scan,
+        hex: options.hex,
         log: options.log,
       })
       this.chains.set(chainKey(f.chain), live)
@@ -141,6 +145,7 @@ export class LiveService {
         users: this.users,
         limits: this.limits,
         scan: this.opts.scan,
+        hex: this.opts.hex,
         log: this.opts.log,
       })
       this.chains.set(key, live)

@@ -26,7 +26,7 @@ import { threadEncoders, type ThreadEncoders } from './encode-threads.ts'
 import { LiveService, type LiveServiceOptions } from './live.ts'
 import { serve, type RunningServer } from './serve.ts'
 
-export interface NodeServerOptions extends Omit<LiveServiceOptions, 'scan'> {
+export interface NodeServerOptions extends Omit<LiveServiceOptions, 'scan' | 'hex'> {
   store: ObjectStore
   users: Users | null
   /** 0 picks a free port (default 0). */
@@ -71,8 +71,8 @@ export async function nodeScan(): Promise<ScanOptions> {
 export async function startNodeServer(options: NodeServerOptions): Promise<NodeServer> {
   const scan = options.scan ?? (await nodeScan())
   const requests = options.requests ?? new WindowLimiter()
-  const live = new LiveService({ ...options, scan, requests })
   const hex = new HexKernel(await hexModuleFromFile())
+  const live = new LiveService({ ...options, scan, requests, hex })
   const encoding = options.encodeThread === false ? undefined : threadEncoders({ ...options.encodeThread, hex })
   // Encoders hand the scan's columns back to its memory once they have taken them (Arrow's once the socket has written them).
   const columns = scan.columns

@@ -10,6 +10,7 @@ import { rowSelector } from '../../src/live/match.ts'
 import { rowsMessages } from '../../src/live/messages.ts'
 import { BrokenLinkError, UnfinalizedWindow, windowBlock, type WindowBlock } from '../../src/live/window.ts'
 import { jsonEncoder } from '../../src/format/json.ts'
+import { HexKernel, hexModuleFromFile } from '../../src/format/hex-kernel.ts'
 import { ManifestReader } from '../../src/manifest/read.ts'
 import { runQuery } from '../../src/query/engine.ts'
 import type { Predicate } from '../../src/query/types.ts'
@@ -155,6 +156,36 @@ describe('live rows are HTTP rows', () => {
         .map(record)
         .every(r => r.length === 1),
     ).toBe(true)
+  })
+
+  it('rows messages are the records of the HTTP JSON format cut as one at a time would cut them, with or without the hex kernel', async () => {
+    const kernel = new HexKernel(await hexModuleFromFile())
+    for (const [decl, rows] of [
+      [logs, block.logs],
+      [transactions, block.transactions],
+    ] as const) {
+      const fields = decl.fields.filter(f => !f.extra)
+      const selected = rowSelector([], fields, ETH.id).select(rows)
+      const http = jsonEncoder(fields)
+      const texts = (
+        JSON.parse(Buffer.concat([...http.open(), ...http.batch(selected), ...http.close()]).toString('utf8')) as object[]
+      ).map(r => JSON.stringify(r))
+      const total = texts.reduce((n, t) => n + t.length + 1, 0)
+      for (const maxRows of [1, 7, 100, 100_000]) {
+        for (const cap of [1, Math.floor(total / 7), Math.floor(total / 2), total + 100]) {
+          // The reference: a message ends at maxRows records, or after the record that takes it to the cap.
+          const expected: string[] = []
+          for (let i = 0; i < texts.length;) {
+            let m = '{"type":"rows","rows":[' + texts[i++]
+            for (let n = 1; i < texts.length && n < maxRows && m.length < cap; n++) m += ',' + texts[i++]
+            expected.push(m + ']}')
+          }
+          const text = (ms: Uint8Array[]) => ms.map(m => Buffer.from(m).toString('utf8'))
+          expect(text(rowsMessages(fields, selected, maxRows, false, cap))).toEqual(expected)
+          expect(text(rowsMessages(fields, selected, maxRows, false, cap, kernel))).toEqual(expected)
+        }
+      }
+    }
   })
 
   it('filters exactly like the reference: __in lists, equality, null topics, virtual chain', () => {
