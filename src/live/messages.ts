@@ -89,7 +89,7 @@ export const MESSAGE_BYTES = 1024 * 1024
  *
  * A message's records after its first are written together, as the HTTP JSON format
  * writes them (a block of rows a column at a time), where the records so far say they stay
- * under the cap; a message that passes it all the same is written again a record at a
+ * under 3/4 of the cap; a message that passes the cap all the same is written again a record at a
  * time, so that it ends after the record that takes it past the cap. Each message is one
  * buffer, sized by the records so far so that it is rarely joined from pieces.
  */
@@ -122,7 +122,7 @@ export function rowsMessages(
     if (perRecord * (end - start) < 0.75 * maxBytes) {
       sink = open(start, end)
       writeRest(sink, columns, start + 1, end)
-      // Every record but the last began under the cap, as one at a time would have it.
+      // Still under the cap, every record began under it: one at a time would have written them all.
       if (sink.size >= maxBytes) sink = undefined
     }
     if (!sink) {
