@@ -10,7 +10,7 @@
 import { Agent } from 'node:http'
 import WebSocket from 'ws'
 import { lakeDir } from './cache.ts'
-import { curlGet, startNode, timedGet, USER } from './lib/http.ts'
+import { AUTH, curlGet, startNode, timedGet } from './lib/http.ts'
 import { benchLake } from './lib/lake.ts'
 import { bytes, int, median, ms, ratio, table, target } from './report.ts'
 import type { Section } from './section.ts'
@@ -31,7 +31,7 @@ function readReplay(url: string, count: boolean): Promise<Replayed> {
   return new Promise((resolve, reject) => {
     const started = performance.now()
     const got: Replayed = { ms: 0, bytes: 0, messages: 0, rows: 0 }
-    const ws = new WebSocket(url, { headers: { authorization: `Basic ${Buffer.from(`${USER}:${USER}`).toString('base64')}` } })
+    const ws = new WebSocket(url, { headers: { authorization: AUTH } })
     ws.on('message', (data: Buffer) => {
       got.messages++
       got.bytes += data.length

@@ -121,10 +121,11 @@ export interface HttpBench {
 }
 
 const CHAIN = CHAINS.find(c => c.code === 'ETH')!
-export const USER = 'bench'
+const USER = 'bench'
 /** Pause before each timed run (see the timing loop). */
 const SETTLE_MS = 300
-const AUTH = `Basic ${btoa(`${USER}:${USER}`)}`
+/** The Authorization header of the bench's user. */
+export const AUTH = `Basic ${btoa(`${USER}:${USER}`)}`
 const DEFAULT_FIELDS = logs.fields.filter(f => !f.extra)
 const hex = (b: Uint8Array) => bytesToHex(b).slice(2)
 
@@ -568,8 +569,7 @@ async function startWorkerd(root: string, outdir: string, source: ObjectStore): 
   return { name: 'workerd', url, stop: () => mf.dispose() }
 }
 
-/** `scripts/serve.ts` over `dir`, in its own Node process, with `npm run serve`'s flags. */
-/** The Node server as `npm run serve` starts it, over the lake in `dir`, with the bench's user (`USER`). */
+/** `scripts/serve.ts` over `dir`, in its own Node process, with `npm run serve`'s flags and the bench's user (`AUTH`). */
 export async function startNode(root: string, dir: string): Promise<Server> {
   const child: ChildProcess = spawn(process.execPath, [...serveArgs(root), '--data', dir, '--port', '0'], {
     env: { ...process.env, API_USERS: `${USER}:${USER}` },
