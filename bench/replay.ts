@@ -75,7 +75,7 @@ export const replay: Section = {
         const http = `${server.url}/${query}&format=json_stream`
         const counted = await readReplay(ws, true)
         const agent = new Agent({ keepAlive: false })
-        const answer = await timedGet(http, agent, true)
+        const answer = await timedGet(http, agent, 'lines')
         agent.destroy()
         if (answer.status !== 200) throw new Error(`HTTP answered ${answer.status} to ${http}`)
         const httpRows = answer.newlines

@@ -433,18 +433,18 @@ interface Fetched {
   ms: number
   ttfbMs: number
   bytes: number
-  /** Newlines in the body, counted only when it is kept. */
+  /** Newlines in the body, counted only when asked for (`lines` or `body`). */
   newlines: number
   headers: Record<string, string | string[] | undefined>
   body?: Uint8Array
 }
 
 /**
- * A GET over a plain socket (no decompression), draining the body; `keep` also returns it
- * and counts its lines. A timed run only counts bytes, so the client costs the server's
- * two cores as little as `curl -o /dev/null` would.
+ * A GET over a plain socket (no decompression), draining the body; `lines` also counts its
+ * lines, `body` counts them and returns the body. A timed run only counts bytes, so the
+ * client costs the server's two cores as little as `curl -o /dev/null` would.
  */
-export function timedGet(url: string, agent: Agent, keep = false): Promise<Fetched> {
+export function timedGet(url: string, agent: Agent, keep?: 'lines' | 'body'): Promise<Fetched> {
   return new Promise((resolve, reject) => {
     const start = performance.now()
     request(url, { agent, headers: { authorization: AUTH } }, res => {
@@ -456,7 +456,7 @@ export function timedGet(url: string, agent: Agent, keep = false): Promise<Fetch
         bytes += c.length
         if (!keep) return
         newlines += countNewlines(c)
-        chunks.push(c)
+        if (keep === 'body') chunks.push(c)
       })
       res.on('end', () =>
         resolve({
@@ -466,7 +466,7 @@ export function timedGet(url: string, agent: Agent, keep = false): Promise<Fetch
           bytes,
           newlines,
           headers: res.headers,
-          ...(keep ? { body: Buffer.concat(chunks) } : {}),
+          ...(keep === 'body' ? { body: Buffer.concat(chunks) } : {}),
         }),
       )
       res.on('error', reject)
@@ -784,7 +784,7 @@ export async function benchHttp(options: HttpBenchOptions): Promise<HttpBench> {
       const path = `/v1/api/${q.dataset ?? 'logs'}?${q.query}`
       let rows = -1
       for (const s of servers) {
-        const warm = await timedGet(s.url + path, agent, true)
+        const warm = await timedGet(s.url + path, agent, 'body')
         if (warm.status !== 200)
           throw new Error(`${s.name} answered ${warm.status} to ${path}: ${new TextDecoder().decode(warm.body!).slice(0, 300)}`)
         const n = await rowsOf(q.format, warm)

@@ -82,10 +82,19 @@ const COMMA = 44
  */
 export const MESSAGE_BYTES = 1024 * 1024
 
+/** How `rowsMessages` cuts and writes a batch's messages. */
+export interface RowsMessageOptions {
+  /** The messages are of blocks a reorg dropped, and say so. */
+  removed?: boolean
+  /** About the bytes of a message (default `MESSAGE_BYTES`). */
+  maxBytes?: number
+  /** Writes hex values in WebAssembly (the Node server's kernel). */
+  hex?: HexKernel
+}
+
 /**
  * The `rows` messages of a batch as UTF-8 JSON, at most `maxRows` records and about
- * `maxBytes` each, in the batch's order. With `removed`, the messages say so (rows of
- * blocks a reorg dropped). `hex` writes hex values in WebAssembly (the Node server's kernel).
+ * `maxBytes` bytes each, in the batch's order.
  *
  * A message's records after its first are written together, as the HTTP JSON format
  * writes them (a block of rows a column at a time), where the records so far say they stay
@@ -97,9 +106,7 @@ export function rowsMessages(
   fields: readonly FieldDecl[],
   batch: RowBatch,
   maxRows: number,
-  removed = false,
-  maxBytes = MESSAGE_BYTES,
-  hex?: HexKernel,
+  { removed = false, maxBytes = MESSAGE_BYTES, hex }: RowsMessageOptions = {},
 ): Uint8Array[] {
   const writeRecord = jsonRecordWriter(fields, '}')
   const writeRest = jsonRowsWriter(fields, '}', ',', hex)

@@ -34,7 +34,6 @@ import {
   reorgMessage,
   rowsMessages,
   subscribedMessage,
-  MESSAGE_BYTES,
   type Message,
 } from './messages.ts'
 import { CLOSE, type LiveLimits } from './protocol.ts'
@@ -430,7 +429,7 @@ export class Subscription {
 
   /** The `rows` messages of `batch` (`removed`: of blocks a reorg dropped). */
   private messagesOf(batch: RowBatch, removed = false): Uint8Array[] {
-    return rowsMessages(this.spec.fields, batch, this.view.limits.maxRowsPerMessage, removed, MESSAGE_BYTES, this.view.hex)
+    return rowsMessages(this.spec.fields, batch, this.view.limits.maxRowsPerMessage, { removed, hex: this.view.hex })
   }
 
   private send(message: Message): void {

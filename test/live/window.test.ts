@@ -130,7 +130,7 @@ describe('live rows are HTTP rows', () => {
     expect(messages.every(m => m.type === 'rows' && m.rows.length <= 100 && m.removed === undefined)).toBe(true)
     expect(messages.flatMap(m => m.rows)).toEqual(JSON.parse(bytes.toString('utf8')))
     const removed = rowSelector([], fields, ETH.id).select(block.logs, { removed: true })
-    const again = rowsMessages(fields, removed, 1000, true).map(parsed)
+    const again = rowsMessages(fields, removed, 1000, { removed: true }).map(parsed)
     expect(again[0].removed).toBe(true)
     expect(again[0].rows).toEqual(JSON.parse(bytes.toString('utf8')).map((r: object) => ({ ...r, removed: true })))
   })
@@ -141,7 +141,7 @@ describe('live rows are HTTP rows', () => {
     const all = rowsMessages(fields, selected, 10_000)
     expect(all.length).toBe(1)
     const cap = Math.floor(all[0].length / 5)
-    const split = rowsMessages(fields, selected, 10_000, false, cap)
+    const split = rowsMessages(fields, selected, 10_000, { maxBytes: cap })
     expect(split.length).toBeGreaterThanOrEqual(5)
     const record = (m: Uint8Array) => parsed(m).rows as object[]
     for (const m of split.slice(0, -1)) {
@@ -152,7 +152,7 @@ describe('live rows are HTTP rows', () => {
     }
     expect(split.flatMap(record)).toEqual(record(all[0]))
     expect(
-      rowsMessages(fields, selected, 10_000, false, 1)
+      rowsMessages(fields, selected, 10_000, { maxBytes: 1 })
         .map(record)
         .every(r => r.length === 1),
     ).toBe(true)
@@ -181,8 +181,8 @@ describe('live rows are HTTP rows', () => {
             expected.push(m + ']}')
           }
           const text = (ms: Uint8Array[]) => ms.map(m => Buffer.from(m).toString('utf8'))
-          expect(text(rowsMessages(fields, selected, maxRows, false, cap))).toEqual(expected)
-          expect(text(rowsMessages(fields, selected, maxRows, false, cap, kernel))).toEqual(expected)
+          expect(text(rowsMessages(fields, selected, maxRows, { maxBytes: cap }))).toEqual(expected)
+          expect(text(rowsMessages(fields, selected, maxRows, { maxBytes: cap, hex: kernel }))).toEqual(expected)
         }
       }
     }
