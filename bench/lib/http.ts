@@ -450,15 +450,15 @@ export function timedGet(url: string, agent: Agent, keep?: 'lines' | 'body'): Pr
     const start = performance.now()
     request(url, { agent, headers: { authorization: AUTH } }, res => {
       const ttfbMs = performance.now() - start
-      if (keep && res.statusCode !== 200) keep = 'body'
+      const kept = keep && res.statusCode !== 200 ? 'body' : keep
       let bytes = 0
       let newlines = 0
       const chunks: Buffer[] = []
       res.on('data', (c: Buffer) => {
         bytes += c.length
-        if (!keep) return
+        if (!kept) return
         newlines += countNewlines(c)
-        if (keep === 'body') chunks.push(c)
+        if (kept === 'body') chunks.push(c)
       })
       res.on('end', () =>
         resolve({
@@ -468,7 +468,7 @@ export function timedGet(url: string, agent: Agent, keep?: 'lines' | 'body'): Pr
           bytes,
           newlines,
           headers: res.headers,
-          ...(keep === 'body' ? { body: Buffer.concat(chunks) } : {}),
+          ...(kept === 'body' ? { body: Buffer.concat(chunks) } : {}),
         }),
       )
       res.on('error', reject)
@@ -549,6 +549,13 @@ export async function miniflareR2Cost(): Promise<{ msPerRequest: number; msPerMB
 }
 
 /** Rows of a response in `format` (arrow decoded; text formats by newlines). */
+/**
+ * What `rowsOf` needs of an answer in `format`: formats of a row a line only their lines,
+ * counted as they come, so text answers of up to 619 MB, twice a query, are not kept in this
+ * process's heap, whose collection would share the cores with the timed runs.
+ */
+const rowsNeed = (format: Format): 'lines' | 'body' => (format === 'csv' || format === 'json_stream' ? 'lines' : 'body')
+
 async function rowsOf(format: Format, got: Fetched): Promise<number> {
   if (format === 'arrow') return arrowRows(got.body!)
   if (format === 'csv') return got.newlines - 1
@@ -786,9 +793,7 @@ export async function benchHttp(options: HttpBenchOptions): Promise<HttpBench> {
       const path = `/v1/api/${q.dataset ?? 'logs'}?${q.query}`
       let rows = -1
       for (const s of servers) {
-        // Lines are counted as they come (text answers of up to 619 MB, twice a query, are not
-        // kept in this process's heap, whose collection would share the cores with the timed runs).
-        const warm = await timedGet(s.url + path, agent, q.format === 'csv' || q.format === 'json_stream' ? 'lines' : 'body')
+        const warm = await timedGet(s.url + path, agent, rowsNeed(q.format))
         if (warm.status !== 200)
           throw new Error(`${s.name} answered ${warm.status} to ${path}: ${new TextDecoder().decode(warm.body!).slice(0, 300)}`)
         const n = await rowsOf(q.format, warm)
